@@ -1,0 +1,1 @@
+console.log("hello from ts", process.argv.slice(2));
