@@ -4,4 +4,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./main.ts');
+const { main } = await import('./main.ts');
+const code = await main(process.argv.slice(2));
+// Exit explicitly: idle keep-alive sockets must not hold a finished command open.
+process.exit(code);

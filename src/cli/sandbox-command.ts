@@ -1,0 +1,77 @@
+import dayjs from 'dayjs';
+import utc from 'dayjs/plugin/utc.js';
+import { ConfigError } from '../errors.ts';
+import { startSandbox, type SandboxOptions } from '../sandbox/server.ts';
+import { defineCommand } from './command.ts';
+import { EXIT } from './exit-codes.ts';
+
+dayjs.extend(utc);
+
+/** `exledger sandbox`: the built-in exchange, for trying exledger without an account. */
+export const sandboxCommand = defineCommand({
+  command: 'sandbox',
+  describe: 'Start the sandbox exchange (a real HTTP server over a generated account history) and print its address and credentials',
+  builder: (yargs) =>
+    yargs
+      .option('port', { type: 'number', default: 0, describe: 'TCP port on 127.0.0.1 (0 picks a free one)' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+      .option('seed', { type: 'number', default: 1, describe: 'Seed of the generated history (same seed and end, same data)' })
+      .option('scale', { choices: ['small', 'medium', 'large'] as const, default: 'small' as const, describe: 'History size per account: small ~5k, medium ~100k, large ~1M records' })
+      .option('faults', { choices: ['none', 'light', 'heavy'] as const, default: 'none' as const, describe: 'Inject 5xx, connection resets, slow and malformed responses (light ~2%, heavy ~20%)' })
+      .option('accounts', { type: 'number', default: 1, describe: 'Number of accounts (API keys), each with its own history' })
+      .option('end', { type: 'string', describe: 'End of the history (exclusive), YYYY-MM-DD in UTC; the history covers the year before it [default: today]' })
+      .option('spot-quota', { type: 'number', default: 500, describe: 'Weight per window per endpoint, per IP and per UID, for /api/v2' })
+      .option('futures-quota', { type: 'number', default: 1000, describe: 'Weight per window per endpoint, per IP and per UID, for /capi/v2' })
+      .option('window-ms', { type: 'number', default: 10_000, describe: 'Sliding rate-limit window, ms' })
+      .option('bounds', { choices: ['inclusive', 'exclusive', 'half-open'] as const, default: 'inclusive' as const, describe: 'How history endpoints treat their start/end time bounds' })
+      .option('transfer-cursor', { choices: ['documented', 'reversed'] as const, default: 'documented' as const, describe: "Meaning of transferRecords' after/before (documented: after = older than)" })
+      .option('history-horizon-days', { type: 'number', describe: 'Refuse history older than this many days with 40704, as the real exchange does for some histories' })
+      .option('clock-skew-ms', { type: 'number', default: 0, describe: "Offset of the server's clock from this machine's, ms" })
+      .option('request-log', { type: 'string', describe: 'Also append every request to this file as JSON lines' }),
+  handler: async (args) => {
+    const options: SandboxOptions = {
+      host: args.host,
+      port: args.port,
+      seed: args.seed,
+      scale: args.scale,
+      faults: args.faults,
+      accounts: args.accounts,
+      endMs: args.end === undefined ? undefined : parseDay('--end', args.end),
+      spotQuota: args.spotQuota,
+      futuresQuota: args.futuresQuota,
+      windowMs: args.windowMs,
+      bounds: args.bounds,
+      transferCursor: args.transferCursor,
+      historyHorizonDays: args.historyHorizonDays ?? null,
+      clockSkewMs: args.clockSkewMs,
+      requestLogFile: args.requestLog,
+    };
+    const sandbox = await startSandbox(options);
+    const { exchange } = sandbox;
+    console.log(`sandbox exchange listening on ${sandbox.url}`);
+    console.log(`history ${new Date(exchange.startMs).toISOString()} .. ${new Date(exchange.endMs).toISOString()} (seed ${exchange.seed}, scale ${exchange.scale}, faults ${args.faults})`);
+    console.log('request log: GET /__sandbox/requests; info: GET /__sandbox/info');
+    console.log('');
+    console.log('# point exledger at it (sandbox credentials are throwaway test values):');
+    console.log(`export EXLEDGER_SPOT_BASE_URL=${sandbox.url}`);
+    console.log(`export EXLEDGER_CONTRACT_BASE_URL=${sandbox.url}`);
+    exchange.accounts.forEach((account, index) => {
+      const prefix = exchange.accounts.length > 1 ? `# account ${index + 1} (uid ${account.uid})\n` : '';
+      console.log(`${prefix}export EXLEDGER_API_KEY=${account.apiKey}\nexport EXLEDGER_API_SECRET=${account.secret}\nexport EXLEDGER_API_PASSPHRASE=${account.passphrase}`);
+    });
+    console.log('\nCtrl-C stops it.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await sandbox.close();
+    return EXIT.ok;
+  },
+});
+
+/** Parses a YYYY-MM-DD flag as midnight UTC. */
+export function parseDay(flag: string, value: string): number {
+  const day = dayjs.utc(value);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || !day.isValid() || day.format('YYYY-MM-DD') !== value) throw new ConfigError(flag, `"${value}" is not a date of the form YYYY-MM-DD`);
+  return day.valueOf();
+}

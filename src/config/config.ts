@@ -1,0 +1,175 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import type { Credentials } from '../exchange/exchange-client.ts';
+import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
+import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
+
+/**
+ * Configuration, resolved once: defaults, then the config file, then the environment, then
+ * flags; validated, frozen and passed down. This is the only module that reads process.env.
+ */
+
+/** One exchange account (one API key). */
+export interface AccountConfig extends Credentials {
+  /** A short name used in tables, logs and the database (`main` for the environment's account). */
+  name: string;
+}
+
+/** The resolved configuration. */
+export interface Config {
+  /** Where the config file was read from, or null when none was. */
+  configFile: string | null;
+  /** DuckDB database path. @default './data/exledger.duckdb' */
+  db: string;
+  /** Root URL of /api/v2 endpoints. */
+  spotBaseUrl: string | null;
+  /** Root URL of /capi/v2 endpoints. */
+  contractBaseUrl: string | null;
+  accounts: readonly AccountConfig[];
+  budget: RateBudgetOptions;
+  retry: RetryOptions;
+  /** Per-request timeout, ms. @default 15000 */
+  timeoutMs: number;
+}
+
+/** The default config file name, looked for in the working directory. */
+export const DEFAULT_CONFIG_FILE = 'exledger.config.json';
+
+const nonEmpty = z.string().trim().min(1, 'must not be empty');
+const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const group = z.strictObject({ quota: z.number().positive(), windowMs: z.number().int().positive() });
+
+const fileSchema = z.strictObject({
+  db: nonEmpty.optional(),
+  spotBaseUrl: url.optional(),
+  contractBaseUrl: url.optional(),
+  accounts: z
+    .array(z.strictObject({ name: z.string().regex(/^[a-z0-9_-]+$/i, 'letters, digits, - and _ only'), apiKey: nonEmpty, secret: nonEmpty, passphrase: nonEmpty }))
+    .optional(),
+  budget: z
+    .strictObject({
+      spot: group.optional(),
+      contract: group.optional(),
+      utilization: z.number().gt(0).lte(1).optional(),
+      burst: z.number().gt(0).lt(1).optional(),
+    })
+    .optional(),
+  retry: z
+    .strictObject({
+      retries: z.number().int().min(0).optional(),
+      minTimeoutMs: z.number().int().min(0).optional(),
+      maxTimeoutMs: z.number().int().positive().optional(),
+      maxRetryTimeMs: z.number().int().positive().optional(),
+    })
+    .optional(),
+  timeoutMs: z.number().int().positive().optional(),
+});
+
+/** What a command passes in: the flags that override configuration. */
+export interface ConfigOverrides {
+  /** `--config`: an explicit config file (must exist). */
+  configPath?: string;
+  db?: string;
+  spotBaseUrl?: string;
+  contractBaseUrl?: string;
+}
+
+/** Resolves the configuration. `env` defaults to process.env, `cwd` to process.cwd(). */
+export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
+  const configFile = findConfigFile(overrides.configPath, cwd);
+  const file = configFile === null ? {} : readConfigFile(configFile);
+
+  const accounts: AccountConfig[] = [...(file.accounts ?? [])];
+  const envKey = env.EXLEDGER_API_KEY;
+  const envSecret = env.EXLEDGER_API_SECRET;
+  const envPassphrase = env.EXLEDGER_API_PASSPHRASE;
+  const envCredentials = [envKey, envSecret, envPassphrase].filter((value) => value !== undefined && value !== '');
+  if (envCredentials.length > 0) {
+    if (envCredentials.length < 3) {
+      const missing = [['EXLEDGER_API_KEY', envKey], ['EXLEDGER_API_SECRET', envSecret], ['EXLEDGER_API_PASSPHRASE', envPassphrase]]
+        .filter(([, value]) => value === undefined || value === '')
+        .map(([name]) => name);
+      throw new ConfigError(missing.join(', '), 'is not set, but other API credentials are: set all three of EXLEDGER_API_KEY, EXLEDGER_API_SECRET, EXLEDGER_API_PASSPHRASE');
+    }
+    // The environment's credentials replace the first account (or make one called `main`).
+    const environmentAccount = { name: accounts[0]?.name ?? 'main', apiKey: envKey!, secret: envSecret!, passphrase: envPassphrase! };
+    accounts.splice(0, 1, environmentAccount);
+  }
+  const names = new Set<string>();
+  for (const account of accounts) {
+    if (names.has(account.name)) throw new ConfigError(`accounts.${account.name}`, 'two accounts have this name; names must be unique');
+    names.add(account.name);
+  }
+
+  const config: Config = {
+    configFile,
+    db: overrides.db ?? env.EXLEDGER_DB ?? file.db ?? './data/exledger.duckdb',
+    spotBaseUrl: checkUrl('EXLEDGER_SPOT_BASE_URL', overrides.spotBaseUrl ?? env.EXLEDGER_SPOT_BASE_URL) ?? file.spotBaseUrl ?? null,
+    contractBaseUrl: checkUrl('EXLEDGER_CONTRACT_BASE_URL', overrides.contractBaseUrl ?? env.EXLEDGER_CONTRACT_BASE_URL) ?? file.contractBaseUrl ?? null,
+    accounts: accounts.map((account) => Object.freeze(account)),
+    budget: {
+      spot: { ...DEFAULT_RATE_BUDGET.spot, ...file.budget?.spot },
+      contract: { ...DEFAULT_RATE_BUDGET.contract, ...file.budget?.contract },
+      utilization: file.budget?.utilization ?? DEFAULT_RATE_BUDGET.utilization,
+      burst: file.budget?.burst ?? DEFAULT_RATE_BUDGET.burst,
+    },
+    retry: { ...DEFAULT_RETRY, ...file.retry },
+    timeoutMs: file.timeoutMs ?? 15_000,
+  };
+  return deepFreeze(config);
+}
+
+/** The configuration with every credential replaced, safe to print or log. */
+export function redactConfig(config: Config): unknown {
+  return {
+    ...config,
+    accounts: config.accounts.map((account) => ({ name: account.name, apiKey: mask(account.apiKey), secret: '[redacted]', passphrase: '[redacted]' })),
+  };
+}
+
+function mask(value: string): string {
+  return value.length <= 6 ? '[redacted]' : `${value.slice(0, 4)}…`;
+}
+
+function findConfigFile(explicit: string | undefined, cwd: string): string | null {
+  if (explicit !== undefined) {
+    const resolved = path.resolve(cwd, explicit);
+    if (!existsSync(resolved)) throw new ConfigError('--config', `the file ${resolved} does not exist`);
+    return resolved;
+  }
+  const candidate = path.resolve(cwd, DEFAULT_CONFIG_FILE);
+  return existsSync(candidate) ? candidate : null;
+}
+
+function readConfigFile(file: string): z.infer<typeof fileSchema> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(file, `is not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
+    // The message names the field, never its value: the file holds secrets.
+    throw new ConfigError(`${path.basename(file)}: ${where}`, issue.message);
+  }
+  return parsed.data;
+}
+
+function checkUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!url.safeParse(value).success) throw new ConfigError(name, `"${value}" is not an http(s) URL`);
+  return value;
+}
+
+function deepFreeze<T>(value: T): Readonly<T> {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

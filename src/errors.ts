@@ -1,0 +1,88 @@
+/**
+ * The error family of exledger. Errors carry fields, not just strings, so the CLI's top level
+ * can print one actionable line and choose the exit code, and the retry layer can ask
+ * `isRetryable` instead of parsing messages.
+ *
+ * Messages never contain credentials: no error is built from request headers, and request
+ * parameters that reach a message are the exchange-visible ones (symbol, times, pages).
+ */
+
+/** Base class: every error exledger raises on purpose. */
+export abstract class ExledgerError extends Error {
+  /** Whether trying the same thing again later can succeed. */
+  abstract readonly isRetryable: boolean;
+  /** What the user should do about it, printed after the message by the CLI. */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options?: { hint?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.hint = options?.hint;
+  }
+}
+
+/** Bad configuration, flag or environment variable. `key` names the thing to fix. */
+export class ConfigError extends ExledgerError {
+  readonly isRetryable = false;
+  readonly key: string;
+
+  constructor(key: string, message: string, options?: { hint?: string; cause?: unknown }) {
+    super(`${key}: ${message}`, options);
+    this.key = key;
+  }
+}
+
+/** Fields that describe a failed exchange request. */
+export interface ExchangeErrorFields {
+  /** HTTP status, or 0 when no response arrived (reset, timeout, refused). */
+  status: number;
+  /** The exchange's error code (`"40009"`), or a local one for transport faults (`"ECONNRESET"`, `"TIMEOUT"`, `"MALFORMED_BODY"`, `"HTTP_503"`). */
+  code: string;
+  /** The endpoint id, e.g. `spot.fills`. */
+  endpoint: string;
+  /** Whether the same request may succeed later. */
+  isRetryable: boolean;
+  hint?: string;
+  cause?: unknown;
+}
+
+/** A request the exchange refused or could not answer. */
+export class ExchangeError extends ExledgerError {
+  readonly isRetryable: boolean;
+  readonly status: number;
+  readonly code: string;
+  readonly endpoint: string;
+
+  constructor(message: string, fields: ExchangeErrorFields) {
+    super(message, { hint: fields.hint, cause: fields.cause });
+    this.status = fields.status;
+    this.code = fields.code;
+    this.endpoint = fields.endpoint;
+    this.isRetryable = fields.isRetryable;
+  }
+}
+
+/** Credentials, signature, clock or permission refused: retrying never helps. */
+export class AuthError extends ExchangeError {
+  constructor(message: string, fields: Omit<ExchangeErrorFields, 'isRetryable'>) {
+    super(message, { ...fields, isRetryable: false });
+  }
+}
+
+/** Over the exchange's request-weight budget (HTTP 429): slow down and try again. */
+export class RateLimitError extends ExchangeError {
+  constructor(message: string, fields: Omit<ExchangeErrorFields, 'isRetryable' | 'code' | 'status'>) {
+    super(message, { ...fields, status: 429, code: '429', isRetryable: true });
+  }
+}
+
+/** A response that breaks the API contract (missing or mistyped field). Final: data is not stored. */
+export class DataError extends ExledgerError {
+  readonly isRetryable = false;
+  readonly endpoint: string | undefined;
+
+  constructor(message: string, options?: { endpoint?: string; hint?: string; cause?: unknown }) {
+    super(message, options);
+    this.endpoint = options?.endpoint;
+  }
+}

@@ -1,0 +1,214 @@
+import Bottleneck from 'bottleneck';
+import { ENDPOINTS, type BaseKind, type EndpointId } from './endpoints.ts';
+
+/**
+ * The one rate layer: request weight budgets, spent through bottleneck.
+ *
+ * The exchange counts weight per endpoint, per IP and separately per UID, over a sliding window
+ * (exchange-notes.md "Rate limits": 500 per 10 s for /api/v2, 1000 per 10 s for /capi/v2).
+ * Each (scope, endpoint) gets a token bucket: a bottleneck reservoir that starts at `capacity`
+ * and is refilled at `rate` by elapsed wall time. A bucket never lets more than
+ * capacity + rate * window through in any window, so choosing
+ *   capacity + rate * windowMs = utilization * quota
+ * keeps every sliding window under the quota with a margin of (1 - utilization) for network
+ * jitter, while the long-run rate stays close to the quota. A 429 (the notes found bursts may be
+ * limited tighter than documented) halves that bucket's rate and holds it for a whole window;
+ * each quiet window then gives back a tenth.
+ */
+
+/** The budget of one endpoint group. */
+export interface BudgetGroup {
+  /** Weight per window, per endpoint, per IP and per UID. */
+  quota: number;
+  /** Length of the exchange's sliding window, ms. */
+  windowMs: number;
+}
+
+/** Options of a rate budget. */
+export interface RateBudgetOptions {
+  /** /api/v2 endpoints (spot, account, public, rebate). @default { quota: 500, windowMs: 10000 } */
+  spot: BudgetGroup;
+  /** /capi/v2 endpoints (futures). @default { quota: 1000, windowMs: 10000 } */
+  contract: BudgetGroup;
+  /** Share of the quota the client may have in any window; the rest absorbs jitter. @default 0.97 */
+  utilization: number;
+  /** Bucket capacity (the burst allowed after a pause), as a share of the quota. @default 0.05 */
+  burst: number;
+}
+
+/** Defaults from exchange-notes.md "Rate limits". */
+export const DEFAULT_RATE_BUDGET: RateBudgetOptions = Object.freeze({
+  spot: Object.freeze({ quota: 500, windowMs: 10_000 }),
+  contract: Object.freeze({ quota: 1000, windowMs: 10_000 }),
+  utilization: 0.97,
+  burst: 0.05,
+});
+
+/** Weight spent and pressure seen by one bucket. */
+export interface BucketStats {
+  scope: string;
+  endpoint: EndpointId;
+  requests: number;
+  weight: number;
+  rateLimited: number;
+  /** Current share of the nominal rate (1 unless 429s were seen). */
+  factor: number;
+}
+
+const TICK_MS = 20;
+const MIN_FACTOR = 0.05;
+
+class WeightBucket {
+  readonly limiter: Bottleneck;
+  readonly capacity: number;
+  /** Nominal refill rate, weight per ms. */
+  readonly rate: number;
+  factor = 1;
+  requests = 0;
+  weight = 0;
+  rateLimited = 0;
+  private lastRefill = Date.now();
+  private holdUntil = 0;
+  private lastPenalty = 0;
+  private lastRecovery = Date.now();
+  private refilling = false;
+
+  constructor(
+    readonly scope: string,
+    readonly endpoint: EndpointId,
+    private readonly group: BudgetGroup,
+    options: RateBudgetOptions,
+    maxWeight: number,
+  ) {
+    const budget = group.quota * options.utilization;
+    this.capacity = Math.min(budget, Math.max(maxWeight, group.quota * options.burst));
+    this.rate = (budget - this.capacity) / group.windowMs;
+    this.limiter = new Bottleneck({ reservoir: this.capacity, maxConcurrent: null });
+  }
+
+  schedule<T>(weight: number, task: () => Promise<T>): Promise<T> {
+    return this.limiter.schedule({ weight }, () => {
+      this.requests += 1;
+      this.weight += weight;
+      return task();
+    });
+  }
+
+  /** Adds the tokens earned since the last refill, capped at capacity. */
+  async refill(now: number): Promise<void> {
+    if (this.refilling) return;
+    const elapsed = now - this.lastRefill;
+    this.lastRefill = now;
+    if (now < this.holdUntil) return;
+    if (now - this.lastRecovery >= this.group.windowMs) {
+      this.lastRecovery = now;
+      if (now - this.lastPenalty >= this.group.windowMs) this.factor = Math.min(1, this.factor + 0.1);
+    }
+    this.refilling = true;
+    try {
+      const current = (await this.limiter.currentReservoir()) ?? 0;
+      const add = Math.min(this.capacity - current, this.rate * this.factor * elapsed);
+      if (add > 0) await this.limiter.incrementReservoir(add);
+    } finally {
+      this.refilling = false;
+    }
+  }
+
+  /** A 429: empty the bucket, hold it for one window, and slow down (once per window). */
+  async penalize(now: number): Promise<void> {
+    this.rateLimited += 1;
+    this.holdUntil = now + this.group.windowMs;
+    this.lastRecovery = this.holdUntil;
+    if (now - this.lastPenalty >= this.group.windowMs) {
+      this.factor = Math.max(MIN_FACTOR, this.factor / 2);
+      this.lastPenalty = now;
+    }
+    await this.limiter.updateSettings({ reservoir: 0 });
+  }
+
+  stats(): BucketStats {
+    return { scope: this.scope, endpoint: this.endpoint, requests: this.requests, weight: this.weight, rateLimited: this.rateLimited, factor: this.factor };
+  }
+}
+
+/**
+ * The request-weight budget of one process. Create one and hand it to every ExchangeClient: the
+ * per-IP buckets are shared by all of them (every account of a run leaves from the same IP),
+ * the per-UID buckets belong to the API key named by each request.
+ */
+export class RateBudget {
+  readonly options: RateBudgetOptions;
+  private readonly buckets = new Map<string, WeightBucket>();
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(options: Partial<RateBudgetOptions> = {}) {
+    this.options = Object.freeze({ ...DEFAULT_RATE_BUDGET, ...options });
+  }
+
+  /** Runs `task` once the endpoint's IP budget and the key's UID budget both allow it. */
+  run<T>(endpoint: EndpointId, uidScope: string, task: () => Promise<T>): Promise<T> {
+    const spec = ENDPOINTS[endpoint];
+    const ip = this.bucket('ip', endpoint, spec.base, spec.ipWeight);
+    const { uidWeight } = spec;
+    if (uidWeight === null) return ip.schedule(spec.ipWeight, task);
+    const uid = this.bucket(`uid:${uidScope}`, endpoint, spec.base, uidWeight);
+    return uid.schedule(uidWeight, () => ip.schedule(spec.ipWeight, task));
+  }
+
+  /** Tells the budget the exchange answered 429 for this endpoint and key. */
+  async rateLimited(endpoint: EndpointId, uidScope: string): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [this.buckets.get(key('ip', endpoint)), this.buckets.get(key(`uid:${uidScope}`, endpoint))]
+        .filter((bucket) => bucket !== undefined)
+        .map((bucket) => bucket.penalize(now)),
+    );
+  }
+
+  /** The nominal weight rate (per second) the client aims at for one endpoint and scope. */
+  targetRate(endpoint: EndpointId): number {
+    const group = this.group(ENDPOINTS[endpoint].base);
+    return (group.quota * this.options.utilization) / (group.windowMs / 1000);
+  }
+
+  /** The group budget (quota and window) an endpoint is counted against. */
+  group(base: BaseKind): BudgetGroup {
+    return base === 'spot' ? this.options.spot : this.options.contract;
+  }
+
+  stats(): BucketStats[] {
+    return [...this.buckets.values()].map((bucket) => bucket.stats());
+  }
+
+  /** Stops the refill timer and the limiters; pending requests are dropped. */
+  async close(): Promise<void> {
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    this.ticker = undefined;
+    await Promise.all([...this.buckets.values()].map((bucket) => bucket.limiter.stop({ dropWaitingJobs: true })));
+    this.buckets.clear();
+  }
+
+  private bucket(scope: string, endpoint: EndpointId, base: BaseKind, weight: number): WeightBucket {
+    const id = key(scope, endpoint);
+    let bucket = this.buckets.get(id);
+    if (bucket === undefined) {
+      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight);
+      this.buckets.set(id, bucket);
+      this.startTicker();
+    }
+    return bucket;
+  }
+
+  private startTicker(): void {
+    if (this.ticker !== undefined) return;
+    this.ticker = setInterval(() => {
+      const now = Date.now();
+      for (const bucket of this.buckets.values()) void bucket.refill(now);
+    }, TICK_MS);
+    this.ticker.unref();
+  }
+}
+
+function key(scope: string, endpoint: EndpointId): string {
+  return `${scope}|${endpoint}`;
+}

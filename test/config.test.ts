@@ -1,0 +1,71 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { redactConfig, resolveConfig } from '../src/config/config.ts';
+import { ConfigError } from '../src/errors.ts';
+
+function dirWithConfig(content: unknown): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+  writeFileSync(path.join(dir, 'exledger.config.json'), typeof content === 'string' ? content : JSON.stringify(content));
+  return dir;
+}
+
+const FILE_ACCOUNT = { name: 'desk', apiKey: 'file-key-123456', secret: 'file-secret-abcdef', passphrase: 'file-pass' };
+
+describe('resolveConfig', () => {
+  it('applies defaults, then the file, then the environment, then flags', () => {
+    const dir = dirWithConfig({ db: 'from-file.duckdb', spotBaseUrl: 'http://file.example', accounts: [FILE_ACCOUNT], budget: { spot: { quota: 300, windowMs: 5000 } } });
+    const config = resolveConfig({ db: 'from-flag.duckdb' }, { EXLEDGER_DB: 'from-env.duckdb', EXLEDGER_SPOT_BASE_URL: 'http://env.example' }, dir);
+    expect(config.db).toBe('from-flag.duckdb');
+    expect(config.spotBaseUrl).toBe('http://env.example');
+    expect(config.contractBaseUrl).toBeNull();
+    expect(config.budget.spot).toEqual({ quota: 300, windowMs: 5000 });
+    expect(config.budget.contract).toEqual({ quota: 1000, windowMs: 10_000 });
+    expect(config.accounts).toEqual([FILE_ACCOUNT]);
+    expect(Object.isFrozen(config.budget.spot)).toBe(true);
+  });
+
+  it('lets the environment credentials replace the first account, keeping its name', () => {
+    const dir = dirWithConfig({ accounts: [FILE_ACCOUNT] });
+    const config = resolveConfig({}, { EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's', EXLEDGER_API_PASSPHRASE: 'p' }, dir);
+    expect(config.accounts).toEqual([{ name: 'desk', apiKey: 'k', secret: 's', passphrase: 'p' }]);
+  });
+
+  it('names the missing variable when only some credentials are set', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+    expect(() => resolveConfig({}, { EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's' }, dir)).toThrow(/EXLEDGER_API_PASSPHRASE/);
+  });
+
+  it('rejects a bad URL, an unknown key and invalid JSON with the thing to fix, never a secret', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+    expect(() => resolveConfig({}, { EXLEDGER_SPOT_BASE_URL: 'ftp://x' }, dir)).toThrow(ConfigError);
+    expect(() => resolveConfig({}, { EXLEDGER_SPOT_BASE_URL: 'ftp://x' }, dir)).toThrow(/EXLEDGER_SPOT_BASE_URL/);
+
+    const typo = dirWithConfig({ accounts: [FILE_ACCOUNT], budgte: {} });
+    expect(() => resolveConfig({}, {}, typo)).toThrow(/budgte/);
+
+    const badAccount = dirWithConfig({ accounts: [{ ...FILE_ACCOUNT, passphrase: '' }] });
+    const error = (() => {
+      try {
+        resolveConfig({}, {}, badAccount);
+      } catch (caught) {
+        return caught as Error;
+      }
+      return undefined;
+    })();
+    expect(error?.message).toMatch(/accounts\.0\.passphrase/);
+    expect(error?.message).not.toContain(FILE_ACCOUNT.secret);
+
+    expect(() => resolveConfig({}, {}, dirWithConfig('{ not json'))).toThrow(/not valid JSON/);
+    expect(() => resolveConfig({ configPath: 'missing.json' }, {}, dir)).toThrow(/--config/);
+  });
+
+  it('redacts every credential for printing', () => {
+    const dir = dirWithConfig({ accounts: [FILE_ACCOUNT] });
+    const printed = JSON.stringify(redactConfig(resolveConfig({}, {}, dir)));
+    expect(printed).not.toContain(FILE_ACCOUNT.secret);
+    expect(printed).not.toContain(FILE_ACCOUNT.passphrase);
+    expect(printed).not.toContain(FILE_ACCOUNT.apiKey);
+  });
+});
