@@ -1,0 +1,105 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+
+/**
+ * The DuckDB database: one instance and one connection per process. Schemas:
+ * - `raw`: what the exchange sent, one table per stream, exactly (see raw-tables.ts);
+ * - `meta`: cursors, runs and learned facts about the exchange;
+ * - `staging`, `intermediate`, `marts`: the SQL models (sql/).
+ */
+export class Database {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly connection: DuckDBConnection,
+    /** The file, or ':memory:'. */
+    readonly location: string,
+  ) {}
+
+  /** Opens (creating if needed) the database and its bookkeeping tables. */
+  static async open(location: string, options: { readOnly?: boolean } = {}): Promise<Database> {
+    if (location !== ':memory:' && options.readOnly !== true) mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
+    const instance = await DuckDBInstance.create(location, options.readOnly === true ? { access_mode: 'READ_ONLY' } : {});
+    const connection = await instance.connect();
+    const database = new Database(instance, connection, location);
+    if (options.readOnly !== true) await database.migrate();
+    return database;
+  }
+
+  /** Runs statements (no result). */
+  async run(sql: string, values?: DuckDBValue[]): Promise<void> {
+    await this.connection.run(sql, values);
+  }
+
+  /** Runs a query and returns its rows as objects; DECIMAL, BIGINT and times come back as exact strings. */
+  async all<T = Record<string, unknown>>(sql: string, values?: DuckDBValue[]): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, values);
+    return reader.getRowObjectsJson() as T[];
+  }
+
+  /**
+   * Runs `work` in one transaction: everything it wrote commits together or not at all. This is
+   * what makes a sync safe to kill at any instant (rows and the cursor covering them commit
+   * together).
+   */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    await this.connection.run('BEGIN TRANSACTION');
+    try {
+      const result = await work();
+      await this.connection.run('COMMIT');
+      return result;
+    } catch (error) {
+      await this.connection.run('ROLLBACK');
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+
+  private async migrate(): Promise<void> {
+    await this.run(`
+      CREATE SCHEMA IF NOT EXISTS raw;
+      CREATE SCHEMA IF NOT EXISTS meta;
+      CREATE SCHEMA IF NOT EXISTS staging;
+      CREATE TABLE IF NOT EXISTS meta.cursors (
+        account VARCHAR NOT NULL,
+        stream VARCHAR NOT NULL,
+        partition_key VARCHAR NOT NULL,
+        -- Everything before this instant has been read (epoch ms, exclusive).
+        covered_until_ms BIGINT NOT NULL,
+        -- Where the covered period starts (epoch ms, inclusive).
+        covered_from_ms BIGINT NOT NULL,
+        run_id VARCHAR NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (account, stream, partition_key)
+      );
+      CREATE TABLE IF NOT EXISTS meta.runs (
+        run_id VARCHAR NOT NULL,
+        account VARCHAR NOT NULL,
+        stream VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ,
+        status VARCHAR NOT NULL,
+        requests BIGINT NOT NULL,
+        weight BIGINT NOT NULL,
+        rows_fetched BIGINT NOT NULL,
+        rows_inserted BIGINT NOT NULL,
+        windows BIGINT NOT NULL,
+        errors BIGINT NOT NULL,
+        error_message VARCHAR,
+        duration_ms BIGINT,
+        PRIMARY KEY (run_id, account, stream)
+      );
+      CREATE TABLE IF NOT EXISTS meta.facts (
+        account VARCHAR NOT NULL,
+        fact VARCHAR NOT NULL,
+        value VARCHAR NOT NULL,
+        learned_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (account, fact)
+      );
+    `);
+  }
+}
