@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthError, ExchangeError } from '../src/errors.ts';
 import { ExchangeClient } from '../src/exchange/exchange-client.ts';
@@ -8,6 +10,15 @@ import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { clientFor, startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
 
 const TWO_POW_53 = 2n ** 53n;
+
+/** A loopback port nobody listens on: bind one, then let it go. */
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 describe('ExchangeClient against the sandbox', () => {
   let sandbox: RunningSandbox;
@@ -121,7 +132,8 @@ describe('ExchangeClient against the sandbox', () => {
   });
 
   it('gives a final, clear error for an address nobody listens on', async () => {
-    const client = new ExchangeClient({ spotBaseUrl: 'http://127.0.0.1:9', contractBaseUrl: 'http://127.0.0.1:9', budget: new RateBudget() });
+    const url = `http://127.0.0.1:${await unusedPort()}`;
+    const client = new ExchangeClient({ spotBaseUrl: url, contractBaseUrl: url, budget: new RateBudget() });
     await expect(client.call('spot.currencies')).rejects.toMatchObject({ code: 'ECONNREFUSED', isRetryable: false });
     expect(client.stats().requests).toBe(1);
   });

@@ -1,6 +1,8 @@
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
+import { statusCommand } from './status-command.ts';
+import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [demoCommand, sandboxCommand];
+export const COMMANDS: readonly AnyCommand[] = [syncCommand, statusCommand, sandboxCommand, demoCommand];

@@ -1,11 +1,7 @@
-import dayjs from 'dayjs';
-import utc from 'dayjs/plugin/utc.js';
-import { ConfigError } from '../errors.ts';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.ts';
 import { defineCommand } from './command.ts';
 import { EXIT } from './exit-codes.ts';
-
-dayjs.extend(utc);
+import { parseDay } from './parse-day.ts';
 
 /** `exledger sandbox`: the built-in exchange, for trying exledger without an account. */
 export const sandboxCommand = defineCommand({
@@ -68,10 +64,3 @@ export const sandboxCommand = defineCommand({
     return EXIT.ok;
   },
 });
-
-/** Parses a YYYY-MM-DD flag as midnight UTC. */
-export function parseDay(flag: string, value: string): number {
-  const day = dayjs.utc(value);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || !day.isValid() || day.format('YYYY-MM-DD') !== value) throw new ConfigError(flag, `"${value}" is not a date of the form YYYY-MM-DD`);
-  return day.valueOf();
-}

@@ -32,6 +32,21 @@ export interface Config {
   retry: RetryOptions;
   /** Per-request timeout, ms. @default 15000 */
   timeoutMs: number;
+  sync: SyncConfig;
+}
+
+/** How `exledger sync` reads histories. */
+export interface SyncConfig {
+  /** Spot symbols to read fills and open orders for; null discovers them (README "Spot symbols"). @default null */
+  spotSymbols: readonly string[] | null;
+  /** Quote coins that discovery pairs with the coins the account holds or traded. @default ['USDT', 'USDC', 'BTC', 'ETH'] */
+  quoteCoins: readonly string[];
+  /** Days re-read before each cursor on every run, to catch late records. @default 1 */
+  lookbackDays: number;
+  /** Where histories start on the first sync, YYYY-MM-DD (UTC); null means 365 days before today. @default null */
+  startDate: string | null;
+  /** Longest affiliate commission window, days (the exchange caps ranges at 3 months; 88 days fits any reading of that). @default 88 */
+  rebateWindowDays: number;
 }
 
 /** The default config file name, looked for in the working directory. */
@@ -65,6 +80,15 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   timeoutMs: z.number().int().positive().optional(),
+  sync: z
+    .strictObject({
+      spotSymbols: z.array(z.string().regex(/^[A-Z0-9]+_SPBL$/, 'a spot symbol like BTCUSDT_SPBL')).optional(),
+      quoteCoins: z.array(z.string().regex(/^[A-Z0-9]+$/, 'an upper-case coin name')).optional(),
+      lookbackDays: z.number().min(0).optional(),
+      startDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional(),
+      rebateWindowDays: z.number().int().min(1).max(89).optional(),
+    })
+    .optional(),
 });
 
 /** What a command passes in: the flags that override configuration. */
@@ -117,6 +141,13 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     },
     retry: { ...DEFAULT_RETRY, ...file.retry },
     timeoutMs: file.timeoutMs ?? 15_000,
+    sync: {
+      spotSymbols: file.sync?.spotSymbols ?? null,
+      quoteCoins: file.sync?.quoteCoins ?? ['USDT', 'USDC', 'BTC', 'ETH'],
+      lookbackDays: file.sync?.lookbackDays ?? 1,
+      startDate: file.sync?.startDate ?? null,
+      rebateWindowDays: file.sync?.rebateWindowDays ?? 88,
+    },
   };
   return deepFreeze(config);
 }

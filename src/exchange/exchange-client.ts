@@ -232,8 +232,8 @@ function transportError(endpoint: EndpointId, where: string, error: unknown, tim
   if (name === 'TimeoutError' || name === 'AbortError') {
     return new ExchangeError(`${where}: no answer within ${timeoutMs} ms`, { status: 0, code: 'TIMEOUT', endpoint, isRetryable: true, cause: error });
   }
-  const code = findErrorCode(error);
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ERR_INVALID_URL' || code === 'EHOSTUNREACH') {
+  const code = findErrorCode(error) ?? (causeMessage(error) === 'bad port' ? 'BAD_PORT' : undefined);
+  if (code === 'BAD_PORT' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ERR_INVALID_URL' || code === 'EHOSTUNREACH') {
     return new ExchangeError(`${where}: cannot reach the exchange (${code})`, {
       status: 0,
       code,
@@ -244,6 +244,11 @@ function transportError(endpoint: EndpointId, where: string, error: unknown, tim
     });
   }
   return new ExchangeError(`${where}: the connection failed (${code ?? 'network error'})`, { status: 0, code: code ?? 'NETWORK', endpoint, isRetryable: true, cause: error });
+}
+
+function causeMessage(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.message : undefined;
 }
 
 function findErrorCode(error: unknown): string | undefined {

@@ -9,6 +9,8 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
  * - `staging`, `intermediate`, `marts`: the SQL models (sql/).
  */
 export class Database {
+  private queue: Promise<unknown> = Promise.resolve();
+
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
@@ -22,6 +24,8 @@ export class Database {
     const instance = await DuckDBInstance.create(location, options.readOnly === true ? { access_mode: 'READ_ONLY' } : {});
     const connection = await instance.connect();
     const database = new Database(instance, connection, location);
+    // Casts between TIMESTAMP and TIMESTAMPTZ follow the session zone: make it UTC, whatever the machine's.
+    await connection.run("SET TimeZone = 'UTC'");
     if (options.readOnly !== true) await database.migrate();
     return database;
   }
@@ -40,9 +44,24 @@ export class Database {
   /**
    * Runs `work` in one transaction: everything it wrote commits together or not at all. This is
    * what makes a sync safe to kill at any instant (rows and the cursor covering them commit
-   * together).
+   * together). Transactions of concurrent streams are queued: one connection, one at a time.
    */
-  async transaction<T>(work: () => Promise<T>): Promise<T> {
+  transaction<T>(work: () => Promise<T>): Promise<T> {
+    return this.exclusive(() => this.transactionHeld(work));
+  }
+
+  /** Runs `work` with the connection to itself (no other transaction or append interleaves). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(work);
+    this.queue = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  /** A transaction for a caller that already holds `exclusive`. */
+  async transactionHeld<T>(work: () => Promise<T>): Promise<T> {
     await this.connection.run('BEGIN TRANSACTION');
     try {
       const result = await work();

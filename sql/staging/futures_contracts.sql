@@ -1,0 +1,26 @@
+-- Futures contracts, one row per contract per snapshot.
+-- Key: (account, snapshot_at, symbol). Input: raw.futures_contracts.
+with source as (
+    select * from raw.futures_contracts where _seq >= 0
+),
+
+final as (
+    select
+        _account as account,
+        _snapshot_at as snapshot_at,
+        _record->>'symbol' as symbol,
+        _record->>'underlying_index' as underlying_index,
+        _record->>'quote_currency' as quote_currency,
+        _record->>'coin' as coin,
+        cast(_record->>'contract_val' as decimal(38, 18)) as contract_val,
+        cast(nullif(_record->>'size_increment', '') as decimal(38, 18)) as size_increment,
+        cast(nullif(_record->>'tick_size', '') as decimal(38, 18)) as tick_size,
+        cast(nullif(_record->>'makerFeeRate', '') as decimal(38, 18)) as maker_fee_rate,
+        cast(nullif(_record->>'takerFeeRate', '') as decimal(38, 18)) as taker_fee_rate,
+        cast(_record->>'forwardContractFlag' as boolean) as is_forward_contract,
+        _run_id,
+        _fetched_at
+    from source
+)
+
+select * from final

@@ -1,0 +1,28 @@
+-- Futures orders not yet final, one row per order per snapshot.
+-- Key: (account, snapshot_at, order_id). Input: raw.futures_open_orders.
+with source as (
+    select * from raw.futures_open_orders where _seq >= 0
+),
+
+final as (
+    select
+        _account as account,
+        _snapshot_at as snapshot_at,
+        _record->>'order_id' as order_id,
+        _record->>'symbol' as symbol,
+        _record->>'client_oid' as client_oid,
+        cast(_record->>'size' as decimal(38, 18)) as size,
+        cast(nullif(_record->>'filled_qty', '') as decimal(38, 18)) as filled_qty,
+        cast(nullif(_record->>'fee', '') as decimal(38, 18)) as fee,
+        cast(nullif(_record->>'price', '') as decimal(38, 18)) as price,
+        cast(nullif(_record->>'price_avg', '') as decimal(38, 18)) as price_avg,
+        _record->>'status' as status,
+        _record->>'type' as type,
+        _record->>'order_type' as order_type,
+        make_timestamptz(cast(_record->>'createTime' as bigint) * 1000) as create_time_at,
+        _run_id,
+        _fetched_at
+    from source
+)
+
+select * from final

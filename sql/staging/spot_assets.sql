@@ -1,0 +1,21 @@
+-- Spot balances, one row per coin per snapshot.
+-- Key: (account, snapshot_at, coin_name). Input: raw.spot_assets (marker rows of empty snapshots left out).
+with source as (
+    select * from raw.spot_assets where _seq >= 0
+),
+
+final as (
+    select
+        _account as account,
+        _snapshot_at as snapshot_at,
+        cast(_record->>'coinId' as bigint) as coin_id,
+        _record->>'coinName' as coin_name,
+        cast(_record->>'available' as decimal(38, 18)) as available,
+        cast(_record->>'frozen' as decimal(38, 18)) as frozen,
+        cast(_record->>'equity' as decimal(38, 18)) as equity,
+        _run_id,
+        _fetched_at
+    from source
+)
+
+select * from final

@@ -1,0 +1,30 @@
+-- Transfer records, one row per transfer; identical transfers are distinct rows.
+-- Key: (account, record_key) where record_key = time:content-hash:occurrence (no id on the wire).
+-- Input: raw.transfer_records.
+with source as (
+    select * from raw.transfer_records
+),
+
+deduplicated as (
+    select * from source
+    qualify row_number() over (partition by _account, _key order by _fetched_at, _run_id) = 1
+),
+
+final as (
+    select
+        _account as account,
+        _key as record_key,
+        _record->>'coinName' as coin_name,
+        _record->>'status' as status,
+        nullif(_record->>'toType', '') as to_type,
+        nullif(_record->>'toSymbol', '') as to_symbol,
+        nullif(_record->>'fromType', '') as from_type,
+        nullif(_record->>'fromSymbol', '') as from_symbol,
+        cast(_record->>'amount' as decimal(38, 18)) as amount,
+        make_timestamptz(cast(_record->>'tradeTime' as bigint) * 1000) as trade_time_at,
+        _run_id,
+        _fetched_at
+    from deduplicated
+)
+
+select * from final

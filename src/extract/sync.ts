@@ -1,0 +1,262 @@
+import dayjs from 'dayjs';
+import utc from 'dayjs/plugin/utc.js';
+import type { AccountConfig } from '../config/config.ts';
+import { ExchangeError, ExledgerError } from '../errors.ts';
+import { ExchangeClient, type ExchangeClientOptions } from '../exchange/exchange-client.ts';
+import type { RateBudget } from '../exchange/rate-budget.ts';
+import { stringifyJsonLossless } from '../exchange/lossless-json.ts';
+import type { Database } from '../store/database.ts';
+import { readCursor, readFacts, resetStream, writeFacts, writeRun, type RunRecord } from '../store/meta-store.ts';
+import { ensureHistoryTable, ensureSnapshotTable, writeHistoryWindow, writeSnapshot } from '../store/raw-store.ts';
+import { fetchHistoryWindow, fetchSnapshot, type ExchangeFacts, type FetchContext } from './fetch-window.ts';
+import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
+import { toRawRecords } from './records.ts';
+import type { HistoryStream, StreamDeclaration } from './stream.ts';
+import { splitDays, splitWindows, type TimeWindow } from './windows.ts';
+
+dayjs.extend(utc);
+
+const DAY_MS = 86_400_000;
+
+/** What a sync is asked to do. */
+export interface SyncPlan {
+  runId: string;
+  streams: readonly StreamDeclaration[];
+  accounts: readonly AccountConfig[];
+  /** Backfill from here (epoch ms) instead of the cursor. */
+  sinceMs?: number;
+  /** Read up to here (epoch ms, exclusive). @default now */
+  untilMs?: number;
+  /** Forget what was synced and start over (from sinceMs or defaultStartMs). */
+  fullRefresh: boolean;
+  /** Spot symbols to use instead of discovery. */
+  spotSymbols?: readonly string[];
+  /** Quote coins for symbol discovery. */
+  quoteCoins: readonly string[];
+  /** Where a history starts when nothing was synced yet (epoch ms). */
+  defaultStartMs: number;
+  /** Days re-read before each cursor to catch late records. */
+  lookbackDays: number;
+  /** Affiliate commission ranges are capped at 3 months; this keeps a window safely inside any reading of that. */
+  rebateWindowDays: number;
+}
+
+/** Everything a sync runs with. */
+export interface SyncEnvironment {
+  db: Database;
+  budget: RateBudget;
+  client: Omit<ExchangeClientOptions, 'credentials' | 'budget' | 'onAttempt'>;
+  progress?: SyncProgress;
+  /** Stop starting new work (Ctrl-C); what is committed stays. */
+  signal?: AbortSignal;
+}
+
+/** Receives progress: a stream has n windows in all, one more is done. */
+export interface SyncProgress {
+  start(account: string, stream: string, total: number): void;
+  advance(account: string, stream: string, rows: number): void;
+  finish(account: string, stream: string, result: StreamResult): void;
+}
+
+/** One stream's result for one account. */
+export interface StreamResult extends RunRecord {
+  warnings: string[];
+}
+
+/**
+ * Runs a sync: for each account, every stream, each partition, each window; each window's rows
+ * and cursor commit together. Streams run concurrently (each endpoint has its own weight
+ * budget); a stream's failure is reported in its result and does not stop the others.
+ * The raw tables of every stream must exist (ensureRawTables).
+ */
+export async function runSync(plan: SyncPlan, env: SyncEnvironment): Promise<StreamResult[]> {
+  const results = await Promise.all(plan.accounts.map((account) => syncAccount(plan, env, account)));
+  return results.flat();
+}
+
+/** Creates the raw tables of these streams (symbol discovery reads some of them even when their streams are not selected). */
+export async function ensureRawTables(db: Database, streams: readonly Pick<StreamDeclaration, 'kind' | 'name'>[]): Promise<void> {
+  for (const stream of streams) {
+    if (stream.kind === 'history') await ensureHistoryTable(db, stream.name);
+    else await ensureSnapshotTable(db, stream.name);
+  }
+}
+
+async function syncAccount(plan: SyncPlan, env: SyncEnvironment, account: AccountConfig): Promise<StreamResult[]> {
+  const storedFacts = await readFacts(env.db, account.name);
+  const facts: ExchangeFacts = {
+    transferOlderThan: storedFacts.transferOlderThan === 'after' || storedFacts.transferOlderThan === 'before' ? storedFacts.transferOlderThan : undefined,
+    futuresEndInclusive: storedFacts.futuresEndInclusive === undefined ? undefined : storedFacts.futuresEndInclusive === 'true',
+  };
+  const nowMs = plan.untilMs ?? Date.now();
+  const results = new Map<string, Promise<StreamResult>>();
+  // Symbol discovery reads what these streams stored in this run, so it waits for them.
+  const discoveryInputs = ['currencies', 'spot_assets', 'funding_bills'];
+  let symbolsPromise: Promise<readonly string[]> | undefined;
+  const spotSymbols = () => {
+    symbolsPromise ??= (async () => {
+      if (plan.spotSymbols !== undefined) return plan.spotSymbols;
+      await Promise.all(discoveryInputs.map((name) => results.get(name)).filter((result) => result !== undefined));
+      return discoverSpotSymbols(env.db, account.name, plan.quoteCoins);
+    })();
+    return symbolsPromise;
+  };
+  for (const stream of plan.streams) results.set(stream.name, syncStream(plan, env, account, stream, facts, nowMs, spotSymbols));
+  const settled = await Promise.all([...results.values()]);
+  await writeFacts(env.db, account.name, Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)])));
+  return settled;
+}
+
+async function syncStream(
+  plan: SyncPlan,
+  env: SyncEnvironment,
+  account: AccountConfig,
+  stream: StreamDeclaration,
+  facts: ExchangeFacts,
+  nowMs: number,
+  spotSymbols: () => Promise<readonly string[]>,
+): Promise<StreamResult> {
+  const startedAtMs = Date.now();
+  const result: StreamResult = {
+    runId: plan.runId,
+    account: account.name,
+    stream: stream.name,
+    startedAtMs,
+    finishedAtMs: null,
+    status: 'running',
+    requests: 0,
+    weight: 0,
+    rowsFetched: 0,
+    rowsInserted: 0,
+    windows: 0,
+    errors: 0,
+    errorMessage: null,
+    warnings: [],
+  };
+  await writeRun(env.db, result);
+  const client = new ExchangeClient({
+    ...env.client,
+    credentials: account,
+    budget: env.budget,
+    onAttempt: (attempt) => {
+      result.requests += 1;
+      result.weight += Math.max(attempt.ipWeight, attempt.uidWeight);
+      if (attempt.error !== undefined) result.errors += 1;
+    },
+  });
+  let contractSymbols: Promise<readonly string[]> | undefined;
+  const context = (partition: Partition): FetchContext => ({
+    client,
+    partitionParams: partition.params,
+    facts,
+    futuresSymbols: () => (contractSymbols ??= loadContractSymbols(env.db, client)),
+    warn: (message) => result.warnings.push(message),
+  });
+  try {
+    if (plan.fullRefresh) await resetStream(env.db, account.name, stream.name, stream.name);
+    const partitions = stream.partitions.kind === 'spot-symbols' ? partitionsOf(stream.partitions, await spotSymbols()) : partitionsOf(stream.partitions, []);
+    if (stream.kind === 'snapshot') {
+      env.progress?.start(account.name, stream.name, partitions.length);
+      for (const partition of partitions) {
+        env.signal?.throwIfAborted();
+        const records = await skipUnknownSymbol(() => fetchSnapshot(stream, context(partition)));
+        if (records === null) continue;
+        const rows = records.map((record) => stringifyJsonLossless(record));
+        result.rowsFetched += rows.length;
+        result.rowsInserted += await writeSnapshot(env.db, { table: stream.name, account: account.name, partition: partition.key, stream: stream.name, runId: plan.runId, takenAtMs: Date.now(), records: rows });
+        result.windows += 1;
+        env.progress?.advance(account.name, stream.name, rows.length);
+      }
+    } else {
+      const work: { partition: Partition; windows: TimeWindow[] }[] = [];
+      for (const partition of partitions) work.push({ partition, windows: await planWindows(plan, env.db, account.name, stream, partition.key, nowMs) });
+      env.progress?.start(account.name, stream.name, work.reduce((sum, item) => sum + item.windows.length, 0));
+      // Partitions run side by side so the endpoint's budget stays busy; windows of one
+      // partition run in order, so its cursor only ever moves over a gap-free period.
+      await runConcurrently(work, 4, async ({ partition, windows }) => {
+        for (const window of windows) {
+          env.signal?.throwIfAborted();
+          const records = await skipUnknownSymbol(() => fetchHistoryWindow(stream, window, context(partition)));
+          if (records === null) return;
+          const raw = toRawRecords(stream, records, window.startMs);
+          result.rowsFetched += raw.length;
+          result.rowsInserted += await writeHistoryWindow(env.db, {
+            table: stream.name,
+            account: account.name,
+            partition: partition.key,
+            stream: stream.name,
+            runId: plan.runId,
+            records: raw,
+            window,
+            replaceWindow: stream.identity.kind === 'window-key',
+          });
+          result.windows += 1;
+          env.progress?.advance(account.name, stream.name, raw.length);
+        }
+      });
+    }
+    result.status = 'ok';
+  } catch (error) {
+    result.status = 'failed';
+    result.errorMessage = error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error).message}`;
+    if (!(error instanceof ExledgerError)) result.warnings.push((error as Error).stack ?? '');
+  }
+  result.finishedAtMs = Date.now();
+  await writeRun(env.db, result);
+  env.progress?.finish(account.name, stream.name, result);
+  return result;
+}
+
+/** The windows to read for one partition: from the cursor (less the lookback) or the backfill start, to now. */
+async function planWindows(plan: SyncPlan, db: Database, account: string, stream: HistoryStream, partition: string, nowMs: number): Promise<TimeWindow[]> {
+  const cursor = plan.fullRefresh ? null : await readCursor(db, account, stream.name, partition);
+  const lookbackDays = stream.lookbackDays ?? plan.lookbackDays;
+  let start = plan.sinceMs ?? (cursor === null ? plan.defaultStartMs : Math.max(cursor.coveredUntilMs - lookbackDays * DAY_MS, cursor.coveredFromMs));
+  let end = nowMs;
+  if (stream.window.daily === true) {
+    // Totals per range: whole UTC days only, never a partial day (it would be re-read with other totals).
+    start = dayjs.utc(start).startOf('day').valueOf();
+    end = dayjs.utc(end).startOf('day').valueOf();
+    return splitDays(start, end);
+  }
+  const maxMs = stream.endpoint.startsWith('rebate.') ? plan.rebateWindowDays * DAY_MS : Infinity;
+  return splitWindows(start, end, stream.window.months, maxMs);
+}
+
+/** 40102 (trading pair does not exist) for a discovered symbol: skip the partition, not the stream. */
+async function skipUnknownSymbol<T>(work: () => Promise<T>): Promise<T | null> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ExchangeError && error.code === '40102') return null;
+    throw error;
+  }
+}
+
+async function loadContractSymbols(db: Database, client: ExchangeClient): Promise<readonly string[]> {
+  const stored = await db.all<{ symbol: string }>(
+    `SELECT DISTINCT _record->>'symbol' AS symbol FROM raw.futures_contracts
+     WHERE _snapshot_at = (SELECT max(_snapshot_at) FROM raw.futures_contracts) AND _seq >= 0 ORDER BY symbol`,
+  );
+  if (stored.length > 0) return stored.map((row) => row.symbol);
+  const live = await client.call<unknown>('futures.contracts');
+  return Array.isArray(live) ? live.map((contract) => String((contract as Record<string, unknown>).symbol)) : [];
+}
+
+async function runConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: unknown;
+  const worker = async () => {
+    while (next < items.length && failure === undefined) {
+      const item = items[next]!;
+      next += 1;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure;
+}

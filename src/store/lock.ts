@@ -1,0 +1,55 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * A lock file beside the database, so two syncs never write one database at once. It holds the
+ * owner's pid; a lock whose process is gone (a killed sync) is taken over.
+ */
+export class DatabaseLock {
+  private constructor(private readonly file: string) {}
+
+  /** Takes the lock for `database` or throws a ConfigError naming the process that holds it. */
+  static acquire(database: string, purpose: string): DatabaseLock {
+    const file = `${path.resolve(database)}.lock`;
+    mkdirSync(path.dirname(file), { recursive: true });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        writeFileSync(file, JSON.stringify({ pid: process.pid, purpose, since: new Date().toISOString() }), { flag: 'wx' });
+        return new DatabaseLock(file);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = readHolder(file);
+        if (holder !== null && isAlive(holder.pid)) {
+          throw new ConfigError(database, `is in use by another exledger ${holder.purpose} (pid ${holder.pid}, since ${holder.since})`, {
+            hint: 'wait for it to finish; if no exledger is running, delete the .lock file beside the database',
+          });
+        }
+        rmSync(file, { force: true });
+      }
+    }
+    throw new ConfigError(database, 'could not take the lock file');
+  }
+
+  release(): void {
+    rmSync(this.file, { force: true });
+  }
+}
+
+function readHolder(file: string): { pid: number; purpose: string; since: string } | null {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; purpose?: unknown; since?: unknown };
+    return typeof parsed.pid === 'number' ? { pid: parsed.pid, purpose: String(parsed.purpose), since: String(parsed.since) } : null;
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,82 @@
+import type { Database } from './database.ts';
+
+/** Reads and writes the bookkeeping in schema `meta` (cursors, runs, learned facts). */
+
+/** The covered period of one (account, stream, partition). */
+export interface Cursor {
+  coveredFromMs: number;
+  coveredUntilMs: number;
+}
+
+/** One stream's outcome in one run, as meta.runs stores it. */
+export interface RunRecord {
+  runId: string;
+  account: string;
+  stream: string;
+  startedAtMs: number;
+  finishedAtMs: number | null;
+  status: 'running' | 'ok' | 'failed' | 'skipped';
+  requests: number;
+  weight: number;
+  rowsFetched: number;
+  rowsInserted: number;
+  windows: number;
+  errors: number;
+  errorMessage: string | null;
+}
+
+export async function readCursor(db: Database, account: string, stream: string, partition: string): Promise<Cursor | null> {
+  const rows = await db.all<{ covered_from_ms: string; covered_until_ms: string }>(
+    'SELECT covered_from_ms, covered_until_ms FROM meta.cursors WHERE account = $1 AND stream = $2 AND partition_key = $3',
+    [account, stream, partition],
+  );
+  const row = rows[0];
+  return row === undefined ? null : { coveredFromMs: Number(row.covered_from_ms), coveredUntilMs: Number(row.covered_until_ms) };
+}
+
+/** Forgets a stream for an account: its raw rows and cursors (for --full-refresh), in one transaction. */
+export async function resetStream(db: Database, account: string, stream: string, table: string): Promise<void> {
+  await db.transaction(async () => {
+    await db.run(`DELETE FROM raw.${table} WHERE _account = $1`, [account]);
+    await db.run('DELETE FROM meta.cursors WHERE account = $1 AND stream = $2', [account, stream]);
+  });
+}
+
+/** Inserts or replaces one stream's run record. */
+export async function writeRun(db: Database, run: RunRecord): Promise<void> {
+  await db.transaction(async () => {
+    await db.run(
+      `INSERT OR REPLACE INTO meta.runs VALUES ($1, $2, $3, make_timestamptz($4 * 1000), CASE WHEN $5 IS NULL THEN NULL ELSE make_timestamptz($5 * 1000) END,
+        $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $5 IS NULL THEN NULL ELSE $5 - $4 END)`,
+      [
+        run.runId,
+        run.account,
+        run.stream,
+        run.startedAtMs,
+        run.finishedAtMs,
+        run.status,
+        run.requests,
+        run.weight,
+        run.rowsFetched,
+        run.rowsInserted,
+        run.windows,
+        run.errors,
+        run.errorMessage,
+      ],
+    );
+  });
+}
+
+/** Facts learned about the exchange for one account (see fetch-window.ts ExchangeFacts). */
+export async function readFacts(db: Database, account: string): Promise<Record<string, string>> {
+  const rows = await db.all<{ fact: string; value: string }>('SELECT fact, value FROM meta.facts WHERE account = $1', [account]);
+  return Object.fromEntries(rows.map((row) => [row.fact, row.value]));
+}
+
+export async function writeFacts(db: Database, account: string, facts: Record<string, string>): Promise<void> {
+  await db.transaction(async () => {
+    for (const [fact, value] of Object.entries(facts)) {
+      await db.run('INSERT OR REPLACE INTO meta.facts VALUES ($1, $2, $3, now())', [account, fact, value]);
+    }
+  });
+}

@@ -1,0 +1,190 @@
+import type { Database } from './database.ts';
+
+/**
+ * The raw layer: one table per stream, holding each record exactly as the exchange sent it
+ * (lossless JSON text, unknown fields included), plus bookkeeping columns. Staging models
+ * (sql/staging) are the only readers.
+ *
+ * History tables: raw.<stream>(_account, _partition, _key, _event_ms, _record, _run_id, _fetched_at),
+ * one row per (_account, _key). Snapshot tables: raw.<stream>(_account, _partition, _snapshot_at,
+ * _seq, _record, _run_id, _fetched_at), one row set per snapshot time.
+ */
+
+/** A window's records with the cursor they complete, written in one transaction. */
+export interface HistoryBatch {
+  table: string;
+  account: string;
+  partition: string;
+  stream: string;
+  runId: string;
+  records: readonly { key: string; eventMs: number; json: string }[];
+  /** The window now read completely. */
+  window: { startMs: number; endMs: number };
+  /**
+   * Replace what the window held instead of adding to it: for totals per range (referrals),
+   * where a re-read carries the current totals, not new events.
+   */
+  replaceWindow?: boolean;
+}
+
+/** A snapshot's records. */
+export interface SnapshotBatch {
+  table: string;
+  account: string;
+  partition: string;
+  stream: string;
+  runId: string;
+  takenAtMs: number;
+  records: readonly string[];
+}
+
+/** The record of the marker row that stands for an empty snapshot. */
+export const EMPTY_MARKER = '{}';
+
+const created = new WeakMap<Database, Set<string>>();
+
+/** Creates the raw table of a history stream if it does not exist. */
+export async function ensureHistoryTable(db: Database, table: string): Promise<void> {
+  if (!remember(db, table)) return;
+  await db.run(`
+    CREATE TABLE IF NOT EXISTS raw.${table} (
+      _account VARCHAR NOT NULL,
+      _partition VARCHAR NOT NULL,
+      _key VARCHAR NOT NULL,
+      _event_ms BIGINT NOT NULL,
+      _record JSON NOT NULL,
+      _run_id VARCHAR NOT NULL,
+      _fetched_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE TEMP TABLE IF NOT EXISTS incoming_${table} (_key VARCHAR, _event_ms BIGINT, _record VARCHAR);
+  `);
+}
+
+/** Creates the raw table of a snapshot stream if it does not exist. */
+export async function ensureSnapshotTable(db: Database, table: string): Promise<void> {
+  if (!remember(db, table)) return;
+  await db.run(`
+    CREATE TABLE IF NOT EXISTS raw.${table} (
+      _account VARCHAR NOT NULL,
+      _partition VARCHAR NOT NULL,
+      _snapshot_at TIMESTAMPTZ NOT NULL,
+      _seq INTEGER NOT NULL,
+      _record JSON NOT NULL,
+      _run_id VARCHAR NOT NULL,
+      _fetched_at TIMESTAMPTZ NOT NULL
+    );
+  `);
+}
+
+/**
+ * Stores a window's records that are not stored yet and moves the partition's cursor over the
+ * window, in one transaction: a sync killed at any instant leaves either both or neither.
+ * Returns how many rows were new.
+ */
+export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Promise<number> {
+  return db.exclusive(async () => {
+    const incoming = `temp.main.incoming_${batch.table}`;
+    await db.run(`DELETE FROM ${incoming}`);
+    if (batch.records.length > 0) {
+      const appender = await db.connection.createAppender(`incoming_${batch.table}`, 'main', 'temp');
+      for (const record of batch.records) {
+        appender.appendVarchar(record.key);
+        appender.appendBigInt(BigInt(record.eventMs));
+        appender.appendVarchar(record.json);
+        appender.endRow();
+      }
+      appender.closeSync();
+    }
+    const [low, high] = eventRange(batch);
+    return db.transactionHeld(async () => {
+      if (batch.replaceWindow === true) {
+        await db.run(`DELETE FROM raw.${batch.table} WHERE _account = $1 AND _partition = $2 AND _event_ms >= $3 AND _event_ms < $4`, [
+          batch.account,
+          batch.partition,
+          batch.window.startMs,
+          batch.window.endMs,
+        ]);
+      }
+      const inserted = await db.all<{ count: string }>(
+        `INSERT INTO raw.${batch.table}
+         SELECT $1, $2, i._key, i._event_ms, i._record::JSON, $3, now()
+         FROM ${incoming} i
+         WHERE NOT EXISTS (
+           SELECT 1 FROM raw.${batch.table} r
+           WHERE r._account = $1 AND r._key = i._key AND r._event_ms BETWEEN $4 AND $5
+         )
+         RETURNING 1 AS count`,
+        [batch.account, batch.partition, batch.runId, low, high],
+      );
+      await advanceCursor(db, batch.account, batch.stream, batch.partition, batch.window, batch.runId);
+      return inserted.length;
+    });
+  });
+}
+
+/**
+ * Stores a snapshot when it differs from the latest one of the same partition (so re-running
+ * a sync changes nothing), and records the check in the cursor. Returns the rows stored.
+ */
+export async function writeSnapshot(db: Database, batch: SnapshotBatch): Promise<number> {
+  return db.transaction(async () => {
+    const latest = await db.all<{ record: string }>(
+      `SELECT _record::VARCHAR AS record FROM raw.${batch.table}
+       WHERE _account = $1 AND _partition = $2
+         AND _snapshot_at = (SELECT max(_snapshot_at) FROM raw.${batch.table} WHERE _account = $1 AND _partition = $2)
+       ORDER BY _seq`,
+      [batch.account, batch.partition],
+    );
+    // An empty state (no open orders left) is stored as one marker row with _seq -1 and an
+    // empty object, so the history shows when things went away; staging leaves markers out.
+    const rows = batch.records.length > 0 ? batch.records : [EMPTY_MARKER];
+    const unchanged = latest.length === rows.length && latest.every((row, index) => row.record === rows[index]);
+    let stored = 0;
+    if (!unchanged) {
+      const takenAt = new Date(batch.takenAtMs).toISOString();
+      const firstSeq = batch.records.length > 0 ? 0 : -1;
+      for (let start = 0; start < rows.length; start += 500) {
+        const chunk = rows.slice(start, start + 500);
+        const values = chunk.map((_, index) => `($1, $2, $3::TIMESTAMPTZ, ${firstSeq + start + index}, $${index + 5}::JSON, $4, now())`).join(', ');
+        await db.run(`INSERT INTO raw.${batch.table} VALUES ${values}`, [batch.account, batch.partition, takenAt, batch.runId, ...chunk]);
+      }
+      stored = batch.records.length;
+    }
+    await advanceCursor(db, batch.account, batch.stream, batch.partition, { startMs: batch.takenAtMs, endMs: batch.takenAtMs }, batch.runId);
+    return stored;
+  });
+}
+
+/** Widens the partition's covered period by a window that touches or overlaps it. */
+async function advanceCursor(db: Database, account: string, stream: string, partition: string, window: { startMs: number; endMs: number }, runId: string): Promise<void> {
+  await db.run(
+    `INSERT INTO meta.cursors VALUES ($1, $2, $3, $5, $4, $6, now())
+     ON CONFLICT (account, stream, partition_key) DO UPDATE SET
+       covered_until_ms = CASE WHEN $4 <= meta.cursors.covered_until_ms THEN greatest(meta.cursors.covered_until_ms, $5) ELSE meta.cursors.covered_until_ms END,
+       covered_from_ms = CASE WHEN $5 >= meta.cursors.covered_from_ms THEN least(meta.cursors.covered_from_ms, $4) ELSE meta.cursors.covered_from_ms END,
+       run_id = $6,
+       updated_at = now()`,
+    [account, stream, partition, window.startMs, window.endMs, runId],
+  );
+}
+
+function eventRange(batch: HistoryBatch): [number, number] {
+  let low = batch.window.startMs;
+  let high = batch.window.endMs;
+  for (const record of batch.records) {
+    if (record.eventMs < low) low = record.eventMs;
+    if (record.eventMs > high) high = record.eventMs;
+  }
+  return [low, high];
+}
+
+function remember(db: Database, table: string): boolean {
+  let tables = created.get(db);
+  if (tables === undefined) {
+    tables = new Set();
+    created.set(db, tables);
+  }
+  if (tables.has(table)) return false;
+  tables.add(table);
+  return true;
+}
