@@ -41,14 +41,14 @@ export function partitionsOf(spec: PartitionSpec, spotSymbols: readonly string[]
 export async function discoverSpotSymbols(db: Database, account: string, quoteCoins: readonly string[]): Promise<string[]> {
   const rows = await db.all<{ coin: string }>(
     `WITH listed AS (
-       SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.currencies
+       SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.currencies WHERE _seq >= 0
      ),
      held AS (
        SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.spot_assets WHERE _account = $1 AND _seq >= 0
      ),
      traded AS (
        SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.funding_bills
-       WHERE _account = $1 AND _record->>'bizType' IN ('buy', 'sell')
+       WHERE _account = $1 AND (_record->>'bizType') IN ('buy', 'sell')
      )
      SELECT coin FROM (SELECT coin FROM held UNION SELECT coin FROM traded)
      WHERE coin IN (SELECT coin FROM listed) OR NOT EXISTS (SELECT 1 FROM listed)

@@ -17,6 +17,8 @@ import { splitDays, splitWindows, type TimeWindow } from './windows.ts';
 dayjs.extend(utc);
 
 const DAY_MS = 86_400_000;
+/** meta.facts key prefix of a discovered spot pair the exchange does not list. */
+const MISSING_SYMBOL = 'missing_spot_symbol:';
 
 /** What a sync is asked to do. */
 export interface SyncPlan {
@@ -89,6 +91,12 @@ async function syncAccount(plan: SyncPlan, env: SyncEnvironment, account: Accoun
     futuresEndInclusive: storedFacts.futuresEndInclusive === undefined ? undefined : storedFacts.futuresEndInclusive === 'true',
   };
   const nowMs = plan.untilMs ?? Date.now();
+  // Discovered pairs the exchange answered 40102 for: not asked again for 30 days.
+  const missingSymbols = new Map(
+    Object.entries(storedFacts)
+      .filter(([fact, learned]) => fact.startsWith(MISSING_SYMBOL) && Date.now() - Date.parse(learned) < 30 * DAY_MS)
+      .map(([fact, learned]) => [fact.slice(MISSING_SYMBOL.length), learned]),
+  );
   const results = new Map<string, Promise<StreamResult>>();
   // Symbol discovery reads what these streams stored in this run, so it waits for them.
   const discoveryInputs = ['currencies', 'spot_assets', 'funding_bills'];
@@ -97,13 +105,20 @@ async function syncAccount(plan: SyncPlan, env: SyncEnvironment, account: Accoun
     symbolsPromise ??= (async () => {
       if (plan.spotSymbols !== undefined) return plan.spotSymbols;
       await Promise.all(discoveryInputs.map((name) => results.get(name)).filter((result) => result !== undefined));
-      return discoverSpotSymbols(env.db, account.name, plan.quoteCoins);
+      const discovered = await discoverSpotSymbols(env.db, account.name, plan.quoteCoins);
+      return discovered.filter((symbol) => !missingSymbols.has(symbol));
     })();
     return symbolsPromise;
   };
-  for (const stream of plan.streams) results.set(stream.name, syncStream(plan, env, account, stream, facts, nowMs, spotSymbols));
+  const onMissingSymbol = (symbol: string) => {
+    if (plan.spotSymbols === undefined) missingSymbols.set(symbol, new Date().toISOString());
+  };
+  for (const stream of plan.streams) results.set(stream.name, syncStream(plan, env, account, stream, facts, nowMs, spotSymbols, onMissingSymbol));
   const settled = await Promise.all([...results.values()]);
-  await writeFacts(env.db, account.name, Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)])));
+  const learned: Record<string, string> = {};
+  for (const [fact, value] of Object.entries(facts)) if (value !== undefined) learned[fact] = String(value);
+  for (const [symbol, at] of missingSymbols) learned[`${MISSING_SYMBOL}${symbol}`] = at;
+  await writeFacts(env.db, account.name, learned);
   return settled;
 }
 
@@ -115,6 +130,7 @@ async function syncStream(
   facts: ExchangeFacts,
   nowMs: number,
   spotSymbols: () => Promise<readonly string[]>,
+  onMissingSymbol: (symbol: string) => void,
 ): Promise<StreamResult> {
   const startedAtMs = Date.now();
   const result: StreamResult = {
@@ -159,11 +175,12 @@ async function syncStream(
       env.progress?.start(account.name, stream.name, partitions.length);
       for (const partition of partitions) {
         env.signal?.throwIfAborted();
-        const records = await skipUnknownSymbol(() => fetchSnapshot(stream, context(partition)));
+        const records = await skipUnknownSymbol(partition, onMissingSymbol, () => fetchSnapshot(stream, context(partition)));
         if (records === null) continue;
         const rows = records.map((record) => stringifyJsonLossless(record));
         result.rowsFetched += rows.length;
-        result.rowsInserted += await writeSnapshot(env.db, { table: stream.name, account: account.name, partition: partition.key, stream: stream.name, runId: plan.runId, takenAtMs: Date.now(), records: rows });
+        const stored = await writeSnapshot(env.db, { table: stream.name, account: account.name, partition: partition.key, stream: stream.name, runId: plan.runId, takenAtMs: Date.now(), records: rows });
+        result.rowsInserted += stored;
         result.windows += 1;
         env.progress?.advance(account.name, stream.name, rows.length);
       }
@@ -176,11 +193,13 @@ async function syncStream(
       await runConcurrently(work, 4, async ({ partition, windows }) => {
         for (const window of windows) {
           env.signal?.throwIfAborted();
-          const records = await skipUnknownSymbol(() => fetchHistoryWindow(stream, window, context(partition)));
+          const records = await skipUnknownSymbol(partition, onMissingSymbol, () => fetchHistoryWindow(stream, window, context(partition)));
           if (records === null) return;
           const raw = toRawRecords(stream, records, window.startMs);
           result.rowsFetched += raw.length;
-          result.rowsInserted += await writeHistoryWindow(env.db, {
+          // Read the count first: `total += await …` would read `total` before the await and
+          // lose the updates of partitions running beside this one.
+          const inserted = await writeHistoryWindow(env.db, {
             table: stream.name,
             account: account.name,
             partition: partition.key,
@@ -190,6 +209,7 @@ async function syncStream(
             window,
             replaceWindow: stream.identity.kind === 'window-key',
           });
+          result.rowsInserted += inserted;
           result.windows += 1;
           env.progress?.advance(account.name, stream.name, raw.length);
         }
@@ -223,12 +243,16 @@ async function planWindows(plan: SyncPlan, db: Database, account: string, stream
   return splitWindows(start, end, stream.window.months, maxMs);
 }
 
-/** 40102 (trading pair does not exist) for a discovered symbol: skip the partition, not the stream. */
-async function skipUnknownSymbol<T>(work: () => Promise<T>): Promise<T | null> {
+/** 40102 (trading pair does not exist) for a symbol partition: skip the partition, not the stream, and remember the pair. */
+async function skipUnknownSymbol<T>(partition: Partition, onMissing: (symbol: string) => void, work: () => Promise<T>): Promise<T | null> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ExchangeError && error.code === '40102') return null;
+    const symbol = partition.params.symbol;
+    if (error instanceof ExchangeError && error.code === '40102' && typeof symbol === 'string') {
+      onMissing(symbol);
+      return null;
+    }
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
@@ -10,6 +11,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
  */
 export class Database {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly holder = new AsyncLocalStorage<Database>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -30,15 +32,14 @@ export class Database {
     return database;
   }
 
-  /** Runs statements (no result). */
-  async run(sql: string, values?: DuckDBValue[]): Promise<void> {
-    await this.connection.run(sql, values);
+  /** Runs statements; returns the number of rows the last one changed. */
+  run(sql: string, values?: DuckDBValue[]): Promise<number> {
+    return this.exclusive(async () => (await this.connection.run(sql, values)).rowsChanged);
   }
 
   /** Runs a query and returns its rows as objects; DECIMAL, BIGINT and times come back as exact strings. */
-  async all<T = Record<string, unknown>>(sql: string, values?: DuckDBValue[]): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, values);
-    return reader.getRowObjectsJson() as T[];
+  all<T = Record<string, unknown>>(sql: string, values?: DuckDBValue[]): Promise<T[]> {
+    return this.exclusive(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as T[]);
   }
 
   /**
@@ -50,9 +51,14 @@ export class Database {
     return this.exclusive(() => this.transactionHeld(work));
   }
 
-  /** Runs `work` with the connection to itself (no other transaction or append interleaves). */
+  /**
+   * Runs `work` with the connection to itself: no statement of another stream can run inside
+   * its transaction (one failing there would abort it). Re-entrant: calls made from inside
+   * `work` run at once.
+   */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(work);
+    if (this.holder.getStore() === this) return work();
+    const result = this.queue.then(() => this.holder.run(this, work));
     this.queue = result.then(
       () => undefined,
       () => undefined,
@@ -62,13 +68,13 @@ export class Database {
 
   /** A transaction for a caller that already holds `exclusive`. */
   async transactionHeld<T>(work: () => Promise<T>): Promise<T> {
-    await this.connection.run('BEGIN TRANSACTION');
+    await this.run('BEGIN TRANSACTION');
     try {
       const result = await work();
-      await this.connection.run('COMMIT');
+      await this.run('COMMIT');
       return result;
     } catch (error) {
-      await this.connection.run('ROLLBACK');
+      await this.run('ROLLBACK');
       throw error;
     }
   }

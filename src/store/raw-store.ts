@@ -105,19 +105,18 @@ export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Pro
           batch.window.endMs,
         ]);
       }
-      const inserted = await db.all<{ count: string }>(
+      const inserted = await db.run(
         `INSERT INTO raw.${batch.table}
          SELECT $1, $2, i._key, i._event_ms, i._record::JSON, $3, now()
          FROM ${incoming} i
          WHERE NOT EXISTS (
            SELECT 1 FROM raw.${batch.table} r
            WHERE r._account = $1 AND r._key = i._key AND r._event_ms BETWEEN $4 AND $5
-         )
-         RETURNING 1 AS count`,
+         )`,
         [batch.account, batch.partition, batch.runId, low, high],
       );
       await advanceCursor(db, batch.account, batch.stream, batch.partition, batch.window, batch.runId);
-      return inserted.length;
+      return inserted;
     });
   });
 }
@@ -150,7 +149,12 @@ export async function writeSnapshot(db: Database, batch: SnapshotBatch): Promise
       }
       stored = batch.records.length;
     }
-    await advanceCursor(db, batch.account, batch.stream, batch.partition, { startMs: batch.takenAtMs, endMs: batch.takenAtMs }, batch.runId);
+    // A snapshot's cursor is simply when the state was last read.
+    await db.run(
+      `INSERT INTO meta.cursors VALUES ($1, $2, $3, $4, $4, $5, now())
+       ON CONFLICT (account, stream, partition_key) DO UPDATE SET covered_until_ms = $4, run_id = $5, updated_at = now()`,
+      [batch.account, batch.stream, batch.partition, batch.takenAtMs, batch.runId],
+    );
     return stored;
   });
 }

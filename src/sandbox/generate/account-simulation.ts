@@ -64,7 +64,7 @@ export function simulateAccount(input: AccountSimulationInput): SandboxAccount {
   const calendar = planActivityCalendar(planRng, startMs, days, [...SPOT_SYMBOLS, ...CONTRACTS]);
   const endMs = calendar.endMs;
   const extraFieldsFromMs = startMs + planRng.int(170, 260) * DAY_MS;
-  const futuresCreatedMs = startMs - planRng.int(30, 400) * DAY_MS;
+  const futuresCreatedMs = startMs - planRng.int(30, 400) * DAY_MS - planRng.int(0, DAY_MS);
 
   const queue = new EventQueue<Action>();
   const schedule = (t: number, action: Action): void => queue.push(t, action);

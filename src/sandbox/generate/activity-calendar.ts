@@ -38,7 +38,7 @@ const HOUR_MS = 3_600_000;
 /** No session may end later than this before the quiet period (room for fills and the futures flattening). */
 export const QUIET_MARGIN_MS = 4 * HOUR_MS;
 /** No session may end later than this before the end of the history. */
-export const END_MARGIN_MS = 2 * HOUR_MS;
+const END_MARGIN_MS = 2 * HOUR_MS;
 
 /**
  * Plans one account's year.

@@ -9,7 +9,7 @@
 export const FIXED_DECIMALS = 18;
 
 /** 1 in fixed point. */
-export const ONE = 10n ** 18n;
+const ONE = 10n ** 18n;
 
 const POW10: readonly bigint[] = Array.from({ length: 37 }, (_, i) => 10n ** BigInt(i));
 const ZEROS = '0'.repeat(FIXED_DECIMALS + 1);

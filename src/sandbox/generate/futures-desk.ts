@@ -163,7 +163,10 @@ export class FuturesDesk {
     }
   }
 
-  /** Force-liquidates the worst position when open losses exceed the threshold share of the collateral. */
+  /**
+   * Checks open losses; when they exceed the threshold share of the collateral, the worst
+   * position is force-liquidated a few seconds later (the liquidation engine's own timing).
+   */
   checkRisk(t: number): void {
     const { amount, unrealized } = this.exposure(t);
     if (amount <= 0 || unrealized >= -LIQUIDATION_LOSS_SHARE * amount) return;
@@ -178,9 +181,9 @@ export class FuturesDesk {
       }
     }
     if (worst === undefined) return;
-    const book = this.books[worst.slot >> 1] as ContractBook;
-    const units = Number(toUnits(worst.size, book.spec.sizeDecimals));
-    this.close(t, book, worst.side, units, 'ioc', 1 + geometric(this.o.rng, 0.5, 3), true);
+    const slot = worst.slot;
+    const at = t + this.o.rng.int(50, 50_000);
+    this.o.schedule(at, () => this.liquidate(slot, at));
   }
 
   /** Closes every position with market orders (before a long quiet period). */
@@ -222,6 +225,13 @@ export class FuturesDesk {
     const units = Math.floor(((free * leverage) / price) * 10 ** book.spec.sizeDecimals);
     if (units < book.minUnits) return false;
     return this.submit(t, book, side === 'LONG' ? 'OPEN_LONG' : 'OPEN_SHORT', units, count, kind, false, false);
+  }
+
+  private liquidate(slot: number, t: number): void {
+    const p = this.o.ledger.state.positions[slot];
+    if (p === undefined) return;
+    const book = this.books[slot >> 1] as ContractBook;
+    this.close(t, book, p.side, Number(toUnits(p.size, book.spec.sizeDecimals)), 'ioc', 1 + geometric(this.o.rng, 0.5, 3), true);
   }
 
   private close(t: number, book: ContractBook, side: 'LONG' | 'SHORT', units: number, kind: OrderKind, count: number, liquidation: boolean, instant = false): boolean {

@@ -222,11 +222,6 @@ export class FuturesLedger {
     return this.live;
   }
 
-  /** Number of events recorded. */
-  get eventCount(): number {
-    return this.events.length;
-  }
-
   /** Appends an event (times must not decrease) and applies it. */
   record(e: FuturesLedgerEvent): void {
     const last = this.times[this.times.length - 1];

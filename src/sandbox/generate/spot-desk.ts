@@ -133,15 +133,17 @@ export class SpotDesk {
   placeBurst(t: number, symbol: string): boolean {
     const { rng } = this.o;
     const book = this.book(symbol);
-    let placed = false;
-    for (const count of [rng.int(105, 141), rng.int(10, 41)]) {
+    const counts = [rng.int(105, 141), rng.int(10, 41)];
+    for (let i = 0; i < counts.length; i++) {
+      const count = counts[i] as number;
       const side = this.affordableSide(book, t, count);
-      if (side === undefined) return placed;
       const available = side === 'buy' ? toApproxNumber(this.o.ledger.available(book.quote.name)) / this.price(book, t) : toApproxNumber(this.o.ledger.available(book.base.name));
       const wanted = Math.floor(available * rng.range(0.005, 0.02) * 10 ** book.spec.quantityDecimals);
-      placed = this.submit(t, book, side, Math.max(count, wanted), count, 'sweep', false) || placed;
+      const placed = side !== undefined && this.submit(t, book, side, Math.max(count, wanted), count, 'sweep', false);
+      // Without the big first order there is no burst: let the caller try another symbol.
+      if (i === 0 && !placed) return false;
     }
-    return placed;
+    return true;
   }
 
   /** One fill exactly at t (month-boundary records), of the smallest size. */
