@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { generateExchange, summarizeExchange } from '../src/sandbox/generate.ts';
 import { formatTrimmed, parseFixed } from '../src/sandbox/generate/fixed-point.ts';
-import type { SandboxAccount, SandboxExchange, Timed, WireObject } from '../src/sandbox/model.ts';
+import type { SandboxAccount, SandboxExchange, SpotFillWire, Timed, WireObject } from '../src/sandbox/model.ts';
 
 // 2026-11-22T00:00:00Z: a fixed end, so the tests do not depend on the day they run.
 const END_MS = Date.UTC(2026, 10, 22);
@@ -55,8 +55,8 @@ function boundariesHit(ex: SandboxExchange, times: Iterable<number>): number[] {
   return hits;
 }
 
-function allSpotFills(a: SandboxAccount): Array<Timed<WireObject> & { wire: { [k: string]: string } }> {
-  return [...a.spotFills.values()].flat() as Array<Timed<WireObject> & { wire: { [k: string]: string } }>;
+function allSpotFills(a: SandboxAccount): Array<Timed<SpotFillWire>> {
+  return [...a.spotFills.values()].flat();
 }
 
 describe('generateExchange: determinism and options', () => {
@@ -311,7 +311,7 @@ describe('generateExchange: history invariants', () => {
       expect(working.length).toBeGreaterThan(0);
       for (const o of working) expect(o.t).toBeGreaterThan(small.endMs - 21 * DAY_MS);
     }
-    expect(smallAccounts.some((a) => a.futuresFills.some((f) => f.wire.liquidateType === 'FORCE_LIQUIDATE'))).toBe(true);
+    for (const a of smallAccounts) expect(a.futuresFills.some((f) => f.wire.liquidateType === 'FORCE_LIQUIDATE')).toBe(true);
   });
 
   it('keeps the futures account\'s running totals equal to the sums of fills and transfers at any time', () => {

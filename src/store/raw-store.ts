@@ -98,12 +98,14 @@ export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Pro
     const [low, high] = eventRange(batch);
     return db.transactionHeld(async () => {
       if (batch.replaceWindow === true) {
-        await db.run(`DELETE FROM raw.${batch.table} WHERE _account = $1 AND _partition = $2 AND _event_ms >= $3 AND _event_ms < $4`, [
-          batch.account,
-          batch.partition,
-          batch.window.startMs,
-          batch.window.endMs,
-        ]);
+        // Rows of the window that the new read no longer has (or has with other totals) go;
+        // identical rows stay as they are, so an unchanged re-read changes nothing.
+        await db.run(
+          `DELETE FROM raw.${batch.table} r
+           WHERE r._account = $1 AND r._partition = $2 AND r._event_ms >= $3 AND r._event_ms < $4
+             AND NOT EXISTS (SELECT 1 FROM ${incoming} i WHERE i._key = r._key AND i._record = r._record::VARCHAR)`,
+          [batch.account, batch.partition, batch.window.startMs, batch.window.endMs],
+        );
       }
       const inserted = await db.run(
         `INSERT INTO raw.${batch.table}

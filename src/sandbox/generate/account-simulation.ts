@@ -19,7 +19,7 @@ import { FuturesLedger } from './futures-ledger.ts';
 import { IdAllocator } from './id-allocator.ts';
 import type { Market } from './market.ts';
 import { createRng, type Rng } from './random.ts';
-import { SCALE_PROFILES } from './scale-profile.ts';
+import { SCALE_PROFILES, type ScaleProfile } from './scale-profile.ts';
 import { SpotDesk } from './spot-desk.ts';
 import { Treasury } from './treasury.ts';
 
@@ -39,6 +39,7 @@ const HOUR_MS = 3_600_000;
 const BOUNDARY_SPOT_SYMBOL = 'BTCUSDT_SPBL';
 const BOUNDARY_CONTRACT = 'cmt_btcusdt';
 const BURST_CONTRACT = 'cmt_ethusdt';
+const BET_CONTRACT = 'cmt_ethusdt';
 
 /** Inputs of {@link simulateAccount}. */
 export interface AccountSimulationInput {
@@ -182,7 +183,7 @@ interface Desks {
  * the hard cases, the flattening before the quiet period and the orders left open at the end.
  * Returned by day index, each in push order.
  */
-function planFixedEvents(rng: Rng, calendar: ActivityCalendar, profile: (typeof SCALE_PROFILES)[SandboxScale], desks: Desks): Map<number, Array<[number, Action]>> {
+function planFixedEvents(rng: Rng, calendar: ActivityCalendar, profile: ScaleProfile, desks: Desks): Map<number, Array<[number, Action]>> {
   const { spot, futures, treasury } = desks;
   const byDay = new Map<number, Array<[number, Action]>>();
   const add = (t: number, action: Action): void => {
@@ -235,6 +236,14 @@ function planFixedEvents(rng: Rng, calendar: ActivityCalendar, profile: (typeof 
       futures.placeBurst(t, BURST_CONTRACT);
     });
   }
+  // An over-leveraged bet that ends in a forced liquidation, well before the quiet period (whose
+  // flattening would close it normally).
+  const betSessions = laterSessions.filter((s) => s.endMs < calendar.quietStartMs - 2 * DAY_MS && s.startMs > calendar.startMs + 7 * DAY_MS);
+  const betAt = timeIn(rng, rng.pick(betSessions));
+  add(betAt, () => {
+    treasury.ensureFreeCollateral(betAt, 1_000);
+    futures.placeOverleveragedBet(betAt, BET_CONTRACT);
+  });
   // Hard case: identical twins in the transfer records.
   for (let i = 0; i < profile.transferTwins; i++) {
     const t = randomTime();

@@ -27,6 +27,7 @@ const FUNDING_RATE_DECIMALS = 6;
 /** A position is force-liquidated once unrealized losses exceed this share of the collateral. */
 const LIQUIDATION_LOSS_SHARE = 0.4;
 const MAX_ORDER_SPAN_MS = 20 * 60_000;
+const HOUR_MS = 3_600_000;
 
 interface ContractBook {
   spec: ContractSpec;
@@ -79,6 +80,8 @@ export class FuturesDesk {
   readonly orders: Array<Timed<FuturesOrderWire>> = [];
   private readonly books: ContractBook[];
   private readonly bySymbol = new Map<string, ContractBook>();
+  /** Contracts left alone by regular orders while an over-leveraged bet on them waits for its liquidation. */
+  private readonly pinned = new Set<ContractBook>();
 
   constructor(private readonly o: FuturesDeskOptions) {
     this.books = CONTRACTS.map((spec, index) => {
@@ -108,12 +111,13 @@ export class FuturesDesk {
   placeOrder(t: number, symbol: string): boolean {
     const { rng } = this.o;
     const book = this.book(symbol);
+    if (this.pinned.has(book)) return false;
     const long = this.position(book, 'LONG');
     const short = this.position(book, 'SHORT');
     const existing = long !== undefined && short !== undefined ? (rng.chance(0.5) ? long : short) : (long ?? short);
     if (existing === undefined || rng.chance(0.12)) {
       const side = existing?.side ?? (rng.chance(0.55) ? 'LONG' : 'SHORT');
-      // A few reckless bets: these are the positions that end in forced liquidations.
+      // A few reckless bets: the positions most likely to end in a forced liquidation.
       const leverage = rng.chance(0.04) ? rng.range(3, 5) : rng.range(0.2, 1.2);
       return this.open(t, book, side, leverage, this.pickKind(), 1 + geometric(rng, 0.5, 9));
     }
@@ -143,6 +147,39 @@ export class FuturesDesk {
     for (const count of [rng.int(38, 61), rng.int(38, 61), rng.int(30, 61)]) {
       this.submit(t, book, 'OPEN_LONG', count * rng.int(1, 3), count, 'ioc', false, true);
     }
+  }
+
+  /**
+   * A deliberately over-leveraged position that the market then runs over: opened on the side
+   * the next six hours of the price path go against, at up to 50x the collateral, and
+   * force-liquidated at the worst moment (unless the hourly risk check gets to it first). It
+   * makes sure every account has at least one forced liquidation.
+   */
+  placeOverleveragedBet(t: number, symbol: string): void {
+    const { rng, market } = this.o;
+    const book = this.book(symbol);
+    const start = market.usdPrice(book.asset, t);
+    let drop = { move: 0, at: t + HOUR_MS };
+    let rise = { move: 0, at: t + HOUR_MS };
+    for (let minutes = 10; minutes <= 360; minutes += 10) {
+      const at = t + minutes * 60_000;
+      const move = market.usdPrice(book.asset, at) / start - 1;
+      if (-move > drop.move) drop = { move: -move, at };
+      if (move > rise.move) rise = { move, at };
+    }
+    const long = drop.move >= rise.move;
+    const worst = long ? drop : rise;
+    const amount = toApproxNumber(collateralAmount(this.o.ledger.state));
+    const notional = Math.min((0.6 * amount) / Math.max(worst.move, 0.002), 50 * amount);
+    const units = Math.max(book.minUnits, Math.floor((notional / start) * 10 ** book.spec.sizeDecimals));
+    const slot = book.index * 2 + (long ? 0 : 1);
+    this.pinned.add(book);
+    this.submit(t, book, long ? 'OPEN_LONG' : 'OPEN_SHORT', units, 1 + geometric(rng, 0.5, 3), 'ioc', false, true);
+    const at = worst.at + rng.int(50, 50_000);
+    this.o.schedule(at, () => {
+      this.pinned.delete(book);
+      this.liquidate(slot, at);
+    });
   }
 
   /** Funding settlement at t (a funding time) for every open position. */

@@ -128,7 +128,8 @@ export class SpotDesk {
 
   /**
    * A sweep: two orders in the same millisecond, the first with 105-140 fills, the second with
-   * 10-40 (more fills in one ms than a page of 100 holds). Returns false if neither side is affordable.
+   * 10-40 (more fills in one ms than a page of 100 holds). Returns false when the first order
+   * cannot be paid for, so the caller can try another symbol.
    */
   placeBurst(t: number, symbol: string): boolean {
     const { rng } = this.o;
