@@ -12,7 +12,7 @@ import type { SandboxAccount, SandboxScale } from '../src/sandbox/model.ts';
 const args = process.argv.slice(2);
 const seedIndex = args.indexOf('--seed');
 const seed = seedIndex >= 0 ? Number(args[seedIndex + 1]) : 1;
-const scales = args.filter((a, i) => i !== seedIndex && i !== seedIndex + 1) as SandboxScale[];
+const scales = args.filter((_, i) => seedIndex < 0 || (i !== seedIndex && i !== seedIndex + 1)) as SandboxScale[];
 const endMs = Date.UTC(2026, 10, 22);
 
 const rows: Array<Record<string, string | number>> = [];

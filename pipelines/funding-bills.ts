@@ -10,7 +10,7 @@ export const fundingBills = {
   partitions: { kind: 'none' },
   timeFields: ['cTime'],
   window: { months: 3, startParam: 'startTime', endParam: 'endTime' },
-  paginator: { kind: 'page-number', pageParam: 'pageIndex', firstPage: 1, sizeParam: 'pageSize', pageSize: 100, more: { flag: 'hasNextPage' } },
+  paginator: { kind: 'page-number', pageParam: 'pageIndex', firstPage: 1, sizeParam: 'pageSize', pageSize: 100, more: { flag: 'hasNextPage' }, totalRecords: 'total' },
   identity: { kind: 'key', fields: ['billId'] },
   fields: [
     { name: 'billId', type: 'id' },

@@ -20,11 +20,11 @@ export function createSyncProgress(enabled: boolean): SyncProgress & { stop(): v
     start(account, stream, total) {
       byStream.set(id(account, stream), { bar: bars.create(total, 0, { name: id(account, stream).padEnd(34), rows: 0, status: 'running' }), rows: 0 });
     },
-    advance(account, stream, rows) {
+    advance(account, stream, rows, windows) {
       const entry = byStream.get(id(account, stream));
       if (entry === undefined) return;
       entry.rows += rows;
-      entry.bar.increment(1, { rows: entry.rows });
+      entry.bar.increment(windows, { rows: entry.rows });
     },
     finish(account, stream, result: StreamResult) {
       const entry = byStream.get(id(account, stream));

@@ -64,24 +64,74 @@ export async function fetchSnapshot(stream: SnapshotStream, context: FetchContex
 
 async function fetchPages(stream: StreamDeclaration, paginator: PaginatorSpec, params: Params, context: FetchContext): Promise<Rec[]> {
   if (paginator.kind !== 'page-number') return readPage(stream, await context.client.call(stream.endpoint, { ...stream.params, ...params }));
+  const request = (page: number) => context.client.call(stream.endpoint, { ...stream.params, ...params, [paginator.pageParam]: page, [paginator.sizeParam]: paginator.pageSize });
   const all: Rec[] = [];
-  for (let page = paginator.firstPage; ; page += 1) {
-    const payload = await context.client.call(stream.endpoint, { ...stream.params, ...params, [paginator.pageParam]: page, [paginator.sizeParam]: paginator.pageSize });
+  let page = paginator.firstPage;
+  let payload = await request(page);
+  for (;;) {
     const records = readPage(stream, payload);
     all.push(...records);
-    if (records.length === 0) break;
-    const more = paginator.more;
-    if ('flag' in more) {
-      if (field(payload, more.flag) !== true) break;
-    } else if ('pages' in more) {
-      const pages = Number(jsonScalarToString(field(payload, more.pages)));
-      if (!Number.isFinite(pages)) throw new DataError(`${stream.name}: "${more.pages}" from ${stream.endpoint} is not a number`, { endpoint: stream.endpoint });
-      if (page - paginator.firstPage + 1 >= pages) break;
-    } else if (records.length < paginator.pageSize) {
-      break;
+    if (!hasMore(stream, paginator, payload, page, records.length)) break;
+    // Pages a total promises are asked for together; the last one's own signal still decides.
+    const pending = plannedPages(paginator, payload, page);
+    if (pending > 0) {
+      const pages = await mapConcurrently(
+        Array.from({ length: pending }, (_, index) => page + 1 + index),
+        PAGE_CONCURRENCY,
+        request,
+      );
+      for (const pagePayload of pages.slice(0, -1)) all.push(...readPage(stream, pagePayload));
+      page += pending;
+      payload = pages.at(-1);
+      continue;
     }
+    page += 1;
+    payload = await request(page);
   }
   return all;
+}
+
+/** Pages read at once when a total says how many there are. */
+const PAGE_CONCURRENCY = 4;
+
+function hasMore(stream: StreamDeclaration, paginator: Extract<PaginatorSpec, { kind: 'page-number' }>, payload: unknown, page: number, count: number): boolean {
+  if (count === 0) return false;
+  const more = paginator.more;
+  if ('flag' in more) return field(payload, more.flag) === true;
+  if ('pages' in more) {
+    const pages = Number(jsonScalarToString(field(payload, more.pages)));
+    if (!Number.isFinite(pages)) throw new DataError(`${stream.name}: "${more.pages}" from ${stream.endpoint} is not a number`, { endpoint: stream.endpoint });
+    return page - paginator.firstPage + 1 < pages;
+  }
+  return count >= paginator.pageSize;
+}
+
+/** How many further pages the answer's total implies (0 when it has none). */
+function plannedPages(paginator: Extract<PaginatorSpec, { kind: 'page-number' }>, payload: unknown, page: number): number {
+  const more = paginator.more;
+  const total =
+    paginator.totalRecords !== undefined
+      ? Math.ceil(Number(jsonScalarToString(field(payload, paginator.totalRecords))) / paginator.pageSize)
+      : 'pages' in more
+        ? Number(jsonScalarToString(field(payload, more.pages)))
+        : NaN;
+  const read = page - paginator.firstPage + 1;
+  return Number.isFinite(total) && total > read ? Math.min(total - read, 10_000) : 0;
+}
+
+async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next;
+        next += 1;
+        out[index] = await work(items[index]!);
+      }
+    }),
+  );
+  return out;
 }
 
 /**

@@ -78,7 +78,7 @@ export function eventTimeOf(stream: HistoryStream, record: Record<string, unknow
 export function toRawRecords(stream: HistoryStream, records: readonly Record<string, unknown>[], windowStartMs: number): RawRecord[] {
   const identity = stream.identity;
   const occurrences = new Map<string, number>();
-  return records.map((record) => {
+  const raw = records.map((record): RawRecord => {
     const json = stringifyJsonLossless(record);
     if (identity.kind === 'window-key') {
       return { key: `${windowStartMs}:${keyFields(identity.fields, record)}`, eventMs: windowStartMs, json };
@@ -91,6 +91,9 @@ export function toRawRecords(stream: HistoryStream, records: readonly Record<str
     occurrences.set(base, occurrence + 1);
     return { key: `${base}:${occurrence}`, eventMs, json };
   });
+  if (identity.kind === 'content-occurrence') return raw;
+  // A record read twice in one window (pages that shifted while being read) is one record.
+  return [...new Map(raw.map((record) => [record.key, record])).values()];
 }
 
 /** Exact key text from the identity fields. */

@@ -39,6 +39,11 @@ export type PaginatorSpec =
       pageSize: number;
       /** How the answer says there is more: a boolean field, a field with the number of pages, or only a full page. A short page always ends. */
       more: { flag: string } | { pages: string } | { fullPage: true };
+      /**
+       * A field with the number of records, when the endpoint has one worth trusting: the pages
+       * it implies are read concurrently, and the `more` signal of the last one is still obeyed.
+       */
+      totalRecords?: string;
     }
   /**
    * No page parameter (futures fills): move the end time back to the oldest record read, and

@@ -10,7 +10,7 @@ import { readCursor, readFacts, resetStream, writeFacts, writeRun, type RunRecor
 import { ensureHistoryTable, ensureSnapshotTable, writeHistoryWindow, writeSnapshot } from '../store/raw-store.ts';
 import { fetchHistoryWindow, fetchSnapshot, type ExchangeFacts, type FetchContext } from './fetch-window.ts';
 import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
-import { toRawRecords } from './records.ts';
+import { toRawRecords, type RawRecord } from './records.ts';
 import type { HistoryStream, StreamDeclaration } from './stream.ts';
 import { splitDays, splitWindows, type TimeWindow } from './windows.ts';
 
@@ -19,6 +19,11 @@ dayjs.extend(utc);
 const DAY_MS = 86_400_000;
 /** meta.facts key prefix of a discovered spot pair the exchange does not list. */
 const MISSING_SYMBOL = 'missing_spot_symbol:';
+/** Commit once this many rows are read, or this many windows, whichever comes first. */
+const COMMIT_ROWS = 5_000;
+const COMMIT_WINDOWS = 31;
+/** Windows of one partition read at the same time. */
+const FETCH_AHEAD = 3;
 
 /** What a sync is asked to do. */
 export interface SyncPlan {
@@ -56,7 +61,8 @@ export interface SyncEnvironment {
 /** Receives progress: a stream has n windows in all, one more is done. */
 export interface SyncProgress {
   start(account: string, stream: string, total: number): void;
-  advance(account: string, stream: string, rows: number): void;
+  /** `windows` more windows are done, holding `rows` rows. */
+  advance(account: string, stream: string, rows: number, windows: number): void;
   finish(account: string, stream: string, result: StreamResult): void;
 }
 
@@ -182,7 +188,7 @@ async function syncStream(
         const stored = await writeSnapshot(env.db, { table: stream.name, account: account.name, partition: partition.key, stream: stream.name, runId: plan.runId, takenAtMs: Date.now(), records: rows });
         result.rowsInserted += stored;
         result.windows += 1;
-        env.progress?.advance(account.name, stream.name, rows.length);
+        env.progress?.advance(account.name, stream.name, rows.length, 1);
       }
     } else {
       const work: { partition: Partition; windows: TimeWindow[] }[] = [];
@@ -191,12 +197,13 @@ async function syncStream(
       // Partitions run side by side so the endpoint's budget stays busy; windows of one
       // partition run in order, so its cursor only ever moves over a gap-free period.
       await runConcurrently(work, 4, async ({ partition, windows }) => {
-        for (const window of windows) {
-          env.signal?.throwIfAborted();
-          const records = await skipUnknownSymbol(partition, onMissingSymbol, () => fetchHistoryWindow(stream, window, context(partition)));
-          if (records === null) return;
-          const raw = toRawRecords(stream, records, window.startMs);
-          result.rowsFetched += raw.length;
+        // Consecutive windows are committed together while they are small (a day of referral
+        // totals is a handful of rows; a commit per day would be bound by the disk, not the API).
+        let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
+        const flush = async () => {
+          if (pending === null) return;
+          const { records, span, count } = pending;
+          pending = null;
           // Read the count first: `total += await …` would read `total` before the await and
           // lose the updates of partitions running beside this one.
           const inserted = await writeHistoryWindow(env.db, {
@@ -205,14 +212,43 @@ async function syncStream(
             partition: partition.key,
             stream: stream.name,
             runId: plan.runId,
-            records: raw,
-            window,
+            records,
+            window: span,
             replaceWindow: stream.identity.kind === 'window-key',
           });
           result.rowsInserted += inserted;
-          result.windows += 1;
-          env.progress?.advance(account.name, stream.name, raw.length);
+          result.windows += count;
+          env.progress?.advance(account.name, stream.name, records.length, count);
+        };
+        // Read up to FETCH_AHEAD windows at once (cursor-paged endpoints are sequential within a
+        // window), but commit strictly in window order so the cursor never skips a gap.
+        const fetches: Promise<Record<string, unknown>[] | null>[] = [];
+        const fetchAt = (index: number) => {
+          const window = windows[index];
+          if (window !== undefined && fetches[index] === undefined) {
+            const fetching = skipUnknownSymbol(partition, onMissingSymbol, () => fetchHistoryWindow(stream, window, context(partition)));
+            // Failures are handled when the window's turn comes; do not let them go unobserved.
+            fetching.catch(() => undefined);
+            fetches[index] = fetching;
+          }
+        };
+        for (const [index, window] of windows.entries()) {
+          env.signal?.throwIfAborted();
+          // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
+          for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
+          const records = await fetches[index]!;
+          if (records === null) return;
+          const raw = toRawRecords(stream, records, window.startMs);
+          result.rowsFetched += raw.length;
+          if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
+          else {
+            pending.records.push(...raw);
+            pending.span.endMs = window.endMs;
+            pending.count += 1;
+          }
+          if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS) await flush();
         }
+        await flush();
       });
     }
     result.status = 'ok';

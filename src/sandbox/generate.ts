@@ -29,9 +29,10 @@
  *   no pair at all, and an airdropped coin (DOGE) with a balance but no trades.
  * - Numbers: ETH amounts with 18 decimals, BTC prices near 1e5, SHIB prices like 0.00001234
  *   with quantities in the millions, ids above 2^53 (futures tradeId/orderId are bigint).
- * - Forced liquidations (liquidateType FORCE_LIQUIDATE, liquidateFee > 0), canceled and partly
- *   filled futures orders, futures orders still open/pending/untriggered at the end, spot
- *   orders still open at the end (their amounts frozen in the assets).
+ * - Forced liquidations (liquidateType FORCE_LIQUIDATE, liquidateFee > 0; at least one per
+ *   account), canceled and partly filled futures orders, futures orders still
+ *   open/pending/untriggered at the end, spot orders still open at the end (their amounts
+ *   frozen in the assets).
  */
 import type { GenerateOptions, SandboxExchange } from './model.ts';
 import { simulateAccount } from './generate/account-simulation.ts';

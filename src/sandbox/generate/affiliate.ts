@@ -35,6 +35,8 @@ export interface AffiliateOptions {
 interface InvitedUser {
   uid: string;
   joinDay: number;
+  /** When the user signed up and made a first deposit (never inside the quiet period). */
+  joinMs: number;
   level: number;
   sourceType: number;
   rate: bigint;
@@ -65,7 +67,7 @@ interface DayTotals {
 /** Generates the commission records and referral activity of one account, each ascending by t. */
 export function generateAffiliate(o: AffiliateOptions): { commissions: CommissionRecord[]; referralActivity: ReferralActivity[] } {
   const { rng, calendar } = o;
-  const users = inviteUsers(rng, o.invitedUsers, calendar.days);
+  const users = inviteUsers(rng, o.invitedUsers, calendar);
   // Days that touch the quiet period (with its margin) get no record at all.
   const blockedDay = (day: number): boolean => {
     const start = calendar.startMs + day * DAY_MS;
@@ -98,14 +100,9 @@ export function generateAffiliate(o: AffiliateOptions): { commissions: Commissio
 
   const commissions: CommissionRecord[] = [];
   const referralActivity: ReferralActivity[] = [];
-  const joinedAt = new Map<InvitedUser, number>();
   for (const u of users) {
     const activeP = activeShare(u, activityScale);
-    // Every invited user starts with a deposit (pushed past the quiet period if it falls in it).
-    let joinMs = calendar.startMs + u.joinDay * DAY_MS + rng.int(0, DAY_MS);
-    if (isInQuietPeriod(calendar, joinMs)) joinMs = calendar.quietEndMs + rng.int(0, DAY_MS);
-    joinedAt.set(u, joinMs);
-    referralActivity.push(referral(joinMs, u.uid, fromUnits(rng.int(100, 20_000) * Math.ceil(u.level * 10), 1), 0n, 0n, 0n, 0n));
+    referralActivity.push(referral(u.joinMs, u.uid, fromUnits(rng.int(100, 20_000) * Math.ceil(u.level * 10), 1), 0n, 0n, 0n, 0n));
     for (let day = u.joinDay; day < calendar.days; day++) {
       if (blockedDay(day) || !rng.chance(activeP)) continue;
       const dayStart = calendar.startMs + day * DAY_MS;
@@ -113,14 +110,14 @@ export function generateAffiliate(o: AffiliateOptions): { commissions: Commissio
       const count = 1 + geometric(rng, continueP, 60);
       for (let i = 0; i < count; i++) {
         const t = dayStart + rng.int(0, DAY_MS);
-        const record = commissionRecord(o, u, t, rng.chance(u.spotShare) ? 'SPOT' : 'FUTURES');
+        const { record, volume, commission } = commissionRecord(o, u, t, rng.chance(u.spotShare) ? 'SPOT' : 'FUTURES');
         commissions.push(record);
         if (t < totals.t) totals.t = t;
+        // The day's totals are in USDT; BTC-settled records (ETHBTC_SPBL) stay out of them.
         if (record.wire.coin === 'USDT') {
-          const volume = parseFixed(record.wire.takerAmount) + parseFixed(record.wire.makerAmount);
           if (record.productType === 'SPOT') totals.spot += volume;
           else totals.futures += volume;
-          totals.commission += parseFixed(record.wire.commission);
+          totals.commission += commission;
         }
       }
       referralActivity.push(referral(totals.t, u.uid, 0n, 0n, totals.spot, totals.futures, totals.commission));
@@ -135,10 +132,10 @@ export function generateAffiliate(o: AffiliateOptions): { commissions: Commissio
 
   // Records on the first ms of a month and on the last ms of the month before, for both products.
   for (const boundary of calendar.monthBoundaries) {
-    const joined = users.filter((u) => (joinedAt.get(u) ?? Number.POSITIVE_INFINITY) < boundary - 1);
+    const joined = users.filter((u) => u.joinMs < boundary - 1);
     if (joined.length === 0) continue;
     for (const t of [boundary - 1, boundary]) {
-      for (const product of ['SPOT', 'FUTURES'] as const) commissions.push(commissionRecord(o, rng.pick(joined), t, product));
+      for (const product of ['SPOT', 'FUTURES'] as const) commissions.push(commissionRecord(o, rng.pick(joined), t, product).record);
     }
   }
 
@@ -154,7 +151,7 @@ export function generateAffiliate(o: AffiliateOptions): { commissions: Commissio
   return { commissions, referralActivity };
 }
 
-function inviteUsers(rng: Rng, [min, max]: readonly [number, number], days: number): InvitedUser[] {
+function inviteUsers(rng: Rng, [min, max]: readonly [number, number], calendar: ActivityCalendar): InvitedUser[] {
   const count = rng.int(min, max + 1);
   const seen = new Set<string>();
   const users: InvitedUser[] = [];
@@ -164,11 +161,15 @@ function inviteUsers(rng: Rng, [min, max]: readonly [number, number], days: numb
     seen.add(uid);
     const sourceType = rng.chance(0.8) ? 1 : 2;
     const rateText = sourceType === 1 ? rng.pick(['0.3', '0.4', '0.5']) : rng.pick(['0.1', '0.2']);
+    // A wave of sign-ups at the start, then a trickle.
+    const joinDay = rng.chance(0.4) ? rng.int(0, 30) : rng.int(0, calendar.days - 7);
+    let joinMs = calendar.startMs + joinDay * DAY_MS + rng.int(0, DAY_MS);
+    if (isInQuietPeriod(calendar, joinMs)) joinMs = calendar.quietEndMs + rng.int(0, DAY_MS);
     const r = rng.float();
     users.push({
       uid,
-      // A wave of sign-ups at the start, then a trickle.
-      joinDay: rng.chance(0.4) ? rng.int(0, 30) : rng.int(0, days - 7),
+      joinDay,
+      joinMs,
       // Heavy-tailed: a few users bring most of the volume.
       level: 0.05 + r * r * r * 5,
       sourceType,
@@ -180,7 +181,8 @@ function inviteUsers(rng: Rng, [min, max]: readonly [number, number], days: numb
   return users;
 }
 
-function commissionRecord(o: AffiliateOptions, u: InvitedUser, t: number, productType: 'SPOT' | 'FUTURES'): CommissionRecord {
+/** One commission record, with its traded volume (taker + maker) and commission as fixed point. */
+function commissionRecord(o: AffiliateOptions, u: InvitedUser, t: number, productType: 'SPOT' | 'FUTURES'): { record: CommissionRecord; volume: bigint; commission: bigint } {
   const { rng } = o;
   const symbol = productType === 'SPOT' ? (SPOT_PAIRS[rng.weightedIndex(SPOT_PAIR_WEIGHTS)] as string) : (CONTRACT_SYMBOLS[rng.weightedIndex(CONTRACT_WEIGHTS)] as string);
   const btcQuoted = symbol === 'ETHBTC_SPBL';
@@ -191,9 +193,10 @@ function commissionRecord(o: AffiliateOptions, u: InvitedUser, t: number, produc
   const taker = fromUnits(Math.floor(usdVolume * rng.float() * toCoin * 10 ** volumeDecimals), volumeDecimals);
   const maker = fromUnits(Math.floor(usdVolume * rng.float() * toCoin * 10 ** volumeDecimals), volumeDecimals);
   const rates = RATES[productType];
+  // Volumes have at most 6 decimals and rates 4: the products are exact at 18.
   const fee = roundTo(mulRound(taker, rates.taker, 18) + mulRound(maker, rates.maker, 18), FEE_DECIMALS);
   const commission = mulRound(fee, u.rate, AMOUNT_DECIMALS);
-  return {
+  const record: CommissionRecord = {
     t,
     productType,
     wire: {
@@ -209,6 +212,7 @@ function commissionRecord(o: AffiliateOptions, u: InvitedUser, t: number, produc
       makerAmount: formatFixed(maker, AMOUNT_DECIMALS),
     },
   };
+  return { record, volume: taker + maker, commission };
 }
 
 function referral(t: number, uid: string, deposit: bigint, withdrawal: bigint, spot: bigint, futures: bigint, commission: bigint): ReferralActivity {

@@ -6,7 +6,7 @@
  */
 
 /** Fractional digits of the fixed-point representation. */
-export const FIXED_DECIMALS = 18;
+const FIXED_DECIMALS = 18;
 
 /** 1 in fixed point. */
 const ONE = 10n ** 18n;
@@ -17,7 +17,7 @@ const ZEROS = '0'.repeat(FIXED_DECIMALS + 1);
 const ZERO_RUNS: readonly string[] = Array.from({ length: FIXED_DECIMALS + 1 }, (_, n) => '0'.repeat(n));
 
 /** 10^n as a bigint, for 0 <= n <= 36. */
-export function pow10(n: number): bigint {
+function pow10(n: number): bigint {
   const p = POW10[n];
   if (p === undefined) throw new RangeError(`pow10(${n}) is out of range`);
   return p;

@@ -84,7 +84,7 @@ export class Treasury {
 
   /** Moves a share of the spot USDT to futures (the opening funding of the futures account). */
   fundFutures(t: number, share: number): void {
-    const amount = floorTo(fromUnits(Math.floor(toApproxNumber(this.o.ledger.available(TRANSFER_COIN)) * share), 0), 0);
+    const amount = fromUnits(Math.floor(toApproxNumber(this.o.ledger.available(TRANSFER_COIN)) * share), 0);
     if (amount > 0n) this.transfer(t, 'toFutures', amount, '');
   }
 

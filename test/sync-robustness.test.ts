@@ -1,0 +1,151 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { syncWithConfig } from '../src/cli/sync-command.ts';
+import { resolveConfig } from '../src/config/config.ts';
+import { generateExchange } from '../src/sandbox/generate.ts';
+import type { RunningSandbox, SandboxOptions } from '../src/sandbox/server.ts';
+import { expectedRecordTexts } from './support/expected-records.ts';
+import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
+import { createWorkspace, DAY, fingerprint, queryWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
+
+const HISTORY_STREAMS = ['spot_fills', 'funding_bills', 'transfer_records', 'futures_fills', 'affiliate_commissions'] as const;
+const LIFTED = { spotQuota: 1_000_000, futuresQuota: 1_000_000 };
+
+async function storedTexts(workspace: SyncWorkspace): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const stream of HISTORY_STREAMS) {
+    out[stream] = (await queryWorkspace<{ r: string }>(workspace, `SELECT _record::VARCHAR AS r FROM raw.${stream}`)).map((row) => row.r).sort();
+  }
+  return out;
+}
+
+async function withSandbox<T>(options: SandboxOptions, work: (sandbox: RunningSandbox) => Promise<T>): Promise<T> {
+  const sandbox = await startTestSandbox({ ...LIFTED, ...options });
+  try {
+    return await work(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+}
+
+describe('sync is right whatever the exchange does with its bounds and cursors', () => {
+  it.each([
+    ['exclusive time bounds', { bounds: 'exclusive' }],
+    ['half-open time bounds', { bounds: 'half-open' }],
+    ['transfer cursors the other way round', { transferCursor: 'reversed' }],
+  ] as [string, SandboxOptions][])('stores every record with %s', async (_name, options) => {
+    await withSandbox(options, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const outcome = await syncOnce(workspace, sandbox, { streams: HISTORY_STREAMS.join(',') });
+      expect(outcome.results.filter((result) => result.status !== 'ok')).toEqual([]);
+      expect(await storedTexts(workspace)).toEqual(expectedRecordTexts(sandbox.exchange.accounts[0]!));
+    });
+  });
+});
+
+describe('sync under faults', () => {
+  it('with --faults heavy stores exactly what it stores with --faults none', async () => {
+    const clean = await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      await syncOnce(workspace, sandbox);
+      return fingerprint(workspace);
+    });
+    const faulty = await withSandbox({ faults: 'heavy', faultSeed: 3, slowFaultMs: [100, 400] }, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const outcome = await syncOnce(workspace, sandbox);
+      expect(outcome.results.filter((result) => result.status !== 'ok')).toEqual([]);
+      const faults = sandbox.requestLog.filter((entry) => entry.fault !== null).length;
+      console.log(`heavy faults during sync: ${faults} of ${sandbox.requestLog.length} requests faulted`);
+      expect(faults).toBeGreaterThan(20);
+      return fingerprint(workspace);
+    });
+    expect(faulty).toEqual(clean);
+  });
+});
+
+describe('nightly runs', () => {
+  it('a run with one new day reads the lookback and the new day, with at most one request per partition beyond their pages', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const dayBefore = TEST_END_MS - DAY;
+      sandbox.setVisibleUntil(dayBefore - 1);
+      await syncOnce(workspace, sandbox, { until: iso(dayBefore) });
+      sandbox.setVisibleUntil(TEST_END_MS - 1);
+      sandbox.clearRequestLog();
+      const nightly = await syncOnce(workspace, sandbox, { until: iso(TEST_END_MS) });
+      expect(nightly.results.every((result) => result.status === 'ok')).toBe(true);
+
+      // Pages needed: the records of [cursor - lookback, now) in each partition, 100 a page
+      // (500 for transfers). Everything above that is overhead; allow one per partition.
+      const account = sandbox.exchange.accounts[0]!;
+      const from = dayBefore - DAY;
+      const inRange = (t: number) => t >= from && t < TEST_END_MS;
+      const pages = (records: number, size: number) => Math.max(1, Math.ceil(records / size));
+      const spotResult = nightly.results.find((result) => result.stream === 'spot_fills')!;
+      const spotWithFills = [...account.spotFills.values()];
+      const budget: Record<string, number> = {
+        funding_bills: pages(account.fundingBills.filter((b) => inRange(b.t)).length, 100) + 1,
+        transfer_records: pages(account.transferRecords.filter((r) => inRange(r.t)).length, 500) + 1,
+        affiliate_commissions: 4 * 2,
+        affiliate_referrals: 2 + 1,
+        // One window per discovered symbol; symbols without fills need one page.
+        spot_fills:
+          spotWithFills.reduce((sum, fills) => sum + pages(fills.filter((f) => inRange(f.t)).length, 100) + 1, 0) + (spotResult.windows - spotWithFills.length) * 2,
+      };
+      for (const [stream, limit] of Object.entries(budget)) {
+        const made = nightly.results.find((result) => result.stream === stream)!.requests;
+        expect(made, stream).toBeLessThanOrEqual(limit);
+      }
+    });
+  });
+});
+
+describe('bad input leaves the database as it was', () => {
+  it('names an unknown stream, a bad date and a missing credential before touching anything', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      await expect(syncOnce(workspace, sandbox, { streams: 'spot_fills,spot_fils' })).rejects.toThrow(/--streams: unknown stream "spot_fils"/);
+      await expect(syncOnce(workspace, sandbox, { since: '2026-02-30' })).rejects.toThrow(/--since: "2026-02-30" is not a date/);
+      expect(() => resolveConfig({}, { ...workspace.env, EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's' }, workspace.dir)).toThrow(/EXLEDGER_API_PASSPHRASE: is not set/);
+      const noAccounts = createWorkspace(sandbox, { accounts: [] });
+      await expect(syncOnce(noAccounts, sandbox)).rejects.toThrow(/EXLEDGER_API_KEY: no account is configured/);
+      expect(existsSync(workspace.db)).toBe(false);
+      expect(existsSync(noAccounts.db)).toBe(false);
+    });
+  });
+
+  it('stops at an unreachable URL before creating the database', async () => {
+    const sandbox = await startTestSandbox({ ...LIFTED });
+    const workspace = createWorkspace(sandbox);
+    await sandbox.close();
+    const config = resolveConfig({}, workspace.env, workspace.dir);
+    await expect(syncWithConfig(config, { progress: false })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(existsSync(workspace.db)).toBe(false);
+  });
+
+  it('refuses a response missing a required field, names it, and keeps what was stored', async () => {
+    const exchange = generateExchange({ seed: 7, scale: 'small', endMs: TEST_END_MS });
+    await withSandbox({ exchange }, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const cut = TEST_END_MS - 10 * DAY;
+      sandbox.setVisibleUntil(cut - 1);
+      await syncOnce(workspace, sandbox, { until: iso(cut) });
+      const before = await fingerprint(workspace);
+
+      // A bill after the cut loses its deltaAmount: the exchange broke the contract.
+      const bill = exchange.accounts[0]!.fundingBills.find((b) => b.t >= cut)!;
+      delete (bill.wire as Record<string, unknown>).deltaAmount;
+      sandbox.setVisibleUntil(TEST_END_MS - 1);
+      const outcome = await syncOnce(workspace, sandbox, { streams: 'funding_bills' });
+      const result = outcome.results[0]!;
+      expect(result.status).toBe('failed');
+      expect(result.errorMessage).toMatch(/funding_bills: a record from spot.fundingBills has no "deltaAmount"/);
+      expect(outcome.exitCode).toBe(1);
+      expect(await fingerprint(workspace)).toEqual(before);
+    });
+  });
+});
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
