@@ -38,7 +38,7 @@ async function collectHistory(sandbox: RunningSandbox, client: ExchangeClient): 
 describe('faults', () => {
   it('a client paging through a full history with --faults heavy collects exactly what it collects with --faults none', async () => {
     const clean = await startTestSandbox({ faults: 'none' });
-    const faulty = await startTestSandbox({ faults: 'heavy', faultSeed: 5 });
+    const faulty = await startTestSandbox({ faults: 'heavy', faultSeed: 5, slowFaultMs: [100, 1500] });
     try {
       const expected = await collectHistory(clean, clientFor(clean));
       const faultyClient = clientFor(faulty, { timeoutMs: 1_000 });
