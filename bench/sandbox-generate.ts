@@ -9,14 +9,13 @@
 import { generateExchange, summarizeExchange } from '../src/sandbox/generate.ts';
 import type { SandboxAccount, SandboxScale } from '../src/sandbox/model.ts';
 
-const args = process.argv.slice(2);
-const seedIndex = args.indexOf('--seed');
-const seed = seedIndex >= 0 ? Number(args[seedIndex + 1]) : 1;
-const scales = args.filter((_, i) => seedIndex < 0 || (i !== seedIndex && i !== seedIndex + 1)) as SandboxScale[];
 const endMs = Date.UTC(2026, 10, 22);
 
+/** Generates each scale once and prints a table of counts, seconds and heap. */
+export function benchGenerate(scales: readonly SandboxScale[] = ['small', 'medium', 'large'], seed = 1): void {
+console.log('\n== sandbox generation: records per stream and seconds, one account per scale');
 const rows: Array<Record<string, string | number>> = [];
-for (const scale of scales.length > 0 ? scales : (['small', 'medium', 'large'] as const)) {
+for (const scale of scales) {
   globalThis.gc?.();
   const heapBefore = process.memoryUsage().heapUsed;
   const started = performance.now();
@@ -45,6 +44,15 @@ for (const scale of scales.length > 0 ? scales : (['small', 'medium', 'large'] a
   });
 }
 console.table(rows);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const seedIndex = args.indexOf('--seed');
+  const seed = seedIndex >= 0 ? Number(args[seedIndex + 1]) : 1;
+  const scales = args.filter((_, i) => seedIndex < 0 || (i !== seedIndex && i !== seedIndex + 1)) as SandboxScale[];
+  benchGenerate(scales.length > 0 ? scales : undefined, seed);
+}
 
 /** Mean microseconds per call of a snapshot function over the probe times. */
 function timePerCall(probes: number[], snapshot: (ms: number) => unknown): string {

@@ -1,8 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { readStatus } from '../src/cli/status-command.ts';
 import { syncWithConfig } from '../src/cli/sync-command.ts';
 import { resolveConfig } from '../src/config/config.ts';
 import { generateExchange } from '../src/sandbox/generate.ts';
+import { Database } from '../src/store/database.ts';
+import { DatabaseLock } from '../src/store/lock.ts';
 import type { RunningSandbox, SandboxOptions } from '../src/sandbox/server.ts';
 import { expectedRecordTexts } from './support/expected-records.ts';
 import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
@@ -149,3 +152,57 @@ describe('bad input leaves the database as it was', () => {
 function iso(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
+
+describe('accounts, lock and status', () => {
+  it('syncs two accounts through one shared IP budget, each with exactly its own records', async () => {
+    await withSandbox({ accounts: 2 }, async (sandbox) => {
+      const workspace = createWorkspace(sandbox, { accounts: [0, 1] });
+      const outcome = await syncOnce(workspace, sandbox, { streams: 'funding_bills,transfer_records,futures_fills' });
+      expect(outcome.results.filter((result) => result.status !== 'ok')).toEqual([]);
+      for (const [index, name] of ['acct0', 'acct1'].entries()) {
+        const expected = expectedRecordTexts(sandbox.exchange.accounts[index]!);
+        for (const stream of ['funding_bills', 'transfer_records', 'futures_fills']) {
+          const stored = (await queryWorkspace<{ r: string }>(workspace, `SELECT _record::VARCHAR AS r FROM raw.${stream} WHERE _account = '${name}'`)).map((row) => row.r).sort();
+          expect(stored, `${name} ${stream}`).toEqual(expected[stream]);
+        }
+      }
+      // Both accounts' requests were counted by the sandbox against one IP and two UIDs.
+      const uids = new Set(sandbox.requestLog.map((entry) => entry.uid).filter((uid) => uid !== null));
+      expect(uids.size).toBe(2);
+    });
+  });
+
+  it('refuses a second sync on the same database, and takes over the lock of a killed one', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const held = DatabaseLock.acquire(workspace.db, 'sync');
+      try {
+        await expect(syncOnce(workspace, sandbox, { streams: 'currencies' })).rejects.toThrow(/is in use by another exledger sync \(pid \d+/);
+      } finally {
+        held.release();
+      }
+      // A lock file whose process is gone (a SIGKILLed sync) does not block.
+      writeFileSync(`${workspace.db}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, purpose: 'sync', since: 'earlier' }));
+      const outcome = await syncOnce(workspace, sandbox, { streams: 'currencies' });
+      expect(outcome.exitCode).toBe(0);
+      expect(existsSync(`${workspace.db}.lock`)).toBe(false);
+    });
+  });
+
+  it('reports rows, coverage, last run and last error per stream', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      await syncOnce(workspace, sandbox, { streams: 'funding_bills,currencies' });
+      const db = await Database.open(workspace.db, { readOnly: true });
+      try {
+        const statuses = await readStatus(db);
+        const bills = statuses.find((status) => status.stream === 'funding_bills')!;
+        expect(bills).toMatchObject({ account: 'acct0', rows: sandbox.exchange.accounts[0]!.fundingBills.length, partitions: 1, lastStatus: 'ok', lastError: null });
+        expect(bills.coveredUntil).toBe(new Date(TEST_END_MS).toISOString());
+        expect(statuses.find((status) => status.stream === 'spot_fills')).toMatchObject({ rows: 0, coveredUntil: null, lastStatus: null });
+      } finally {
+        db.close();
+      }
+    });
+  });
+});

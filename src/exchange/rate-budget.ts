@@ -32,7 +32,7 @@ export interface RateBudgetOptions {
   contract: BudgetGroup;
   /** Share of the quota the client may have in any window; the rest absorbs jitter. @default 0.97 */
   utilization: number;
-  /** Bucket capacity (the burst allowed after a pause), as a share of the quota. @default 0.05 */
+  /** Bucket capacity (the burst allowed after a pause), as a share of the quota; at least the endpoint's weight. @default 0.03 */
   burst: number;
 }
 
@@ -41,7 +41,7 @@ export const DEFAULT_RATE_BUDGET: RateBudgetOptions = Object.freeze({
   spot: Object.freeze({ quota: 500, windowMs: 10_000 }),
   contract: Object.freeze({ quota: 1000, windowMs: 10_000 }),
   utilization: 0.97,
-  burst: 0.05,
+  burst: 0.03,
 });
 
 /** Weight spent and pressure seen by one bucket. */
@@ -72,6 +72,7 @@ class WeightBucket {
   private lastPenalty = 0;
   private lastRecovery = Date.now();
   private refilling = false;
+  private tokens: number;
 
   constructor(
     readonly scope: string,
@@ -81,8 +82,11 @@ class WeightBucket {
     maxWeight: number,
   ) {
     const budget = group.quota * options.utilization;
-    this.capacity = Math.min(budget, Math.max(maxWeight, group.quota * options.burst));
+    // At least one and a half requests: a request waiting for tokens is released on a refill
+    // tick before the bucket overflows, so no tokens are thrown away between ticks.
+    this.capacity = Math.min(budget, Math.max(1.5 * maxWeight, group.quota * options.burst));
     this.rate = (budget - this.capacity) / group.windowMs;
+    this.tokens = this.capacity;
     this.limiter = new Bottleneck({ reservoir: this.capacity, maxConcurrent: null });
   }
 
@@ -90,6 +94,7 @@ class WeightBucket {
     return this.limiter.schedule({ weight }, () => {
       this.requests += 1;
       this.weight += weight;
+      this.tokens -= weight;
       return task();
     });
   }
@@ -104,11 +109,14 @@ class WeightBucket {
       this.lastRecovery = now;
       if (now - this.lastPenalty >= this.group.windowMs) this.factor = Math.min(1, this.factor + 0.1);
     }
+    // `tokens` mirrors the reservoir (bottleneck's own count is only readable asynchronously),
+    // so an idle, full bucket costs nothing per tick.
+    const add = Math.min(this.capacity - this.tokens, this.rate * this.factor * elapsed);
+    if (add <= 1e-9) return;
     this.refilling = true;
     try {
-      const current = (await this.limiter.currentReservoir()) ?? 0;
-      const add = Math.min(this.capacity - current, this.rate * this.factor * elapsed);
-      if (add > 0) await this.limiter.incrementReservoir(add);
+      this.tokens += add;
+      await this.limiter.incrementReservoir(add);
     } finally {
       this.refilling = false;
     }
@@ -123,6 +131,7 @@ class WeightBucket {
       this.factor = Math.max(MIN_FACTOR, this.factor / 2);
       this.lastPenalty = now;
     }
+    this.tokens = 0;
     await this.limiter.updateSettings({ reservoir: 0 });
   }
 

@@ -157,15 +157,17 @@ async function fetchByEndTime(stream: HistoryStream, paginator: Extract<Paginato
       [paginator.limitParam]: paginator.limit,
     });
     const records = readPage(stream, payload);
+    const knewInclusive = context.facts.futuresEndInclusive === true;
     learnEndInclusive(stream, records, endParamValue, context);
     const below = records.filter((record) => eventTimeOf(stream, record) < end);
     for (const record of inWindow(stream, below, window)) byKey.set(keyOf(record), record);
     const full = records.length >= paginator.limit || field(payload, paginator.moreFlag) === true;
     if (!full) break;
     if (below.length === 0) {
-      // The page held only records at `end` or later: the exchange includes endTime; ask again.
-      if (context.facts.futuresEndInclusive !== true) continue;
-      throw new DataError(`${stream.name}: the exchange returned records after endTime`, { endpoint: stream.endpoint });
+      // The page held only records at `end` or later: the exchange includes endTime, which
+      // this page just showed. Ask again, now for endTime - 1.
+      if (!knewInclusive && context.facts.futuresEndInclusive === true) continue;
+      throw new DataError(`${stream.name}: asked for records up to ${endParamValue} and got only later ones`, { endpoint: stream.endpoint });
     }
     const oldest = Math.min(...below.map((record) => eventTimeOf(stream, record)));
     if (oldest < window.startMs) break;

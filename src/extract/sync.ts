@@ -23,7 +23,7 @@ const MISSING_SYMBOL = 'missing_spot_symbol:';
 const COMMIT_ROWS = 5_000;
 const COMMIT_WINDOWS = 31;
 /** Windows of one partition read at the same time. */
-const FETCH_AHEAD = 3;
+const FETCH_AHEAD = 8;
 
 /** What a sync is asked to do. */
 export interface SyncPlan {
