@@ -56,7 +56,9 @@ export function interpretResponse(endpoint: EndpointId, spec: EndpointSpec, resp
     throw errorForUnparsable(endpoint, where, response.status, error);
   }
 
-  const envelope = isRecord(body) && typeof body.code === 'string' ? body : undefined;
+  // Codes are strings ("00000", "200"); a number is read as its digits all the same.
+  const envelope: Record<string, unknown> | undefined =
+    isRecord(body) && (typeof body.code === 'string' || typeof body.code === 'number') ? { ...body, code: String(body.code) } : undefined;
   const code = envelope?.code as string | undefined;
   const message = envelope !== undefined && typeof envelope.msg === 'string' ? redact(envelope.msg) : undefined;
 

@@ -94,16 +94,26 @@ async function fetchPages(stream: StreamDeclaration, paginator: PaginatorSpec, p
 /** Pages read at once when a total says how many there are. */
 const PAGE_CONCURRENCY = 4;
 
+/**
+ * Whether another page may hold records: the endpoint's own signal, or a full page. A full page
+ * is always followed up (one request more when the last page is exactly full), so a flag the
+ * exchange forgets to set can never drop records.
+ */
 function hasMore(stream: StreamDeclaration, paginator: Extract<PaginatorSpec, { kind: 'page-number' }>, payload: unknown, page: number, count: number): boolean {
   if (count === 0) return false;
+  if (count >= paginator.pageSize) return true;
   const more = paginator.more;
-  if ('flag' in more) return field(payload, more.flag) === true;
+  if ('flag' in more) {
+    // A page number (spot open orders) or true both mean "more".
+    const flag = field(payload, more.flag);
+    return flag === true || (typeof flag === 'number' && flag > page);
+  }
   if ('pages' in more) {
     const pages = Number(jsonScalarToString(field(payload, more.pages)));
     if (!Number.isFinite(pages)) throw new DataError(`${stream.name}: "${more.pages}" from ${stream.endpoint} is not a number`, { endpoint: stream.endpoint });
     return page - paginator.firstPage + 1 < pages;
   }
-  return count >= paginator.pageSize;
+  return false;
 }
 
 /** How many further pages the answer's total implies (0 when it has none). */
