@@ -206,3 +206,21 @@ describe('accounts, lock and status', () => {
     });
   });
 });
+
+describe('history horizon', () => {
+  it('reads what an exchange that keeps only 90 days of history still serves, and says where it starts', async () => {
+    await withSandbox({ historyHorizonDays: 90 }, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      const outcome = await syncOnce(workspace, sandbox, { streams: 'funding_bills,spot_fills' });
+      expect(outcome.results.filter((result) => result.status !== 'ok')).toEqual([]);
+      const warnings = outcome.results.flatMap((result) => result.warnings);
+      expect(warnings.some((warning) => /beyond what the exchange keeps \(40704\)/.test(warning))).toBe(true);
+      // Every bill the exchange still serves is stored: those of the days inside the horizon.
+      const horizon = Date.now() - 90 * DAY;
+      const servable = sandbox.exchange.accounts[0]!.fundingBills.filter((bill) => bill.t >= horizon + DAY);
+      const [stored] = await queryWorkspace<{ n: string; oldest: string }>(workspace, 'SELECT count(*)::VARCHAR AS n, min(_event_ms)::VARCHAR AS oldest FROM raw.funding_bills');
+      expect(Number(stored!.n)).toBeGreaterThanOrEqual(servable.length);
+      expect(Number(stored!.oldest)).toBeGreaterThanOrEqual(horizon - DAY);
+    });
+  });
+});

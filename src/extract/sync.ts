@@ -226,7 +226,12 @@ async function syncStream(
         const fetchAt = (index: number) => {
           const window = windows[index];
           if (window !== undefined && fetches[index] === undefined) {
-            const fetching = skipUnknownSymbol(partition, onMissingSymbol, () => fetchHistoryWindow(stream, window, context(partition)));
+            const fetching = skipUnknownSymbol(partition, onMissingSymbol, () =>
+              fetchWithinHorizon(stream, window, context(partition), (startMs) => {
+                result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
+                window.startMs = startMs;
+              }),
+            );
             // Failures are handled when the window's turn comes; do not let them go unobserved.
             fetching.catch(() => undefined);
             fetches[index] = fetching;
@@ -277,6 +282,39 @@ async function planWindows(plan: SyncPlan, db: Database, account: string, stream
   }
   const maxMs = stream.endpoint.startsWith('rebate.') ? plan.rebateWindowDays * DAY_MS : Infinity;
   return splitWindows(start, end, stream.window.months, maxMs);
+}
+
+/**
+ * Reads the first window of a partition; if the exchange answers 40704 (only recent history is
+ * kept, exchange-notes.md "Paging and ordering"), finds the oldest UTC day it still serves by
+ * bisection (a handful of requests, once) and reads from there.
+ */
+async function fetchWithinHorizon(
+  stream: HistoryStream,
+  window: TimeWindow,
+  context: FetchContext,
+  onMoved: (startMs: number) => void,
+): Promise<Record<string, unknown>[]> {
+  try {
+    return await fetchHistoryWindow(stream, window, context);
+  } catch (error) {
+    if (!(error instanceof ExchangeError && error.code === '40704')) throw error;
+  }
+  let refused = window.startMs;
+  let served = window.endMs;
+  while (served - refused > DAY_MS) {
+    const middle = dayjs.utc(refused + (served - refused) / 2).startOf('day').valueOf();
+    if (middle <= refused || middle >= served) break;
+    try {
+      await fetchHistoryWindow(stream, { startMs: middle, endMs: Math.min(middle + DAY_MS, window.endMs) }, context);
+      served = middle;
+    } catch (error) {
+      if (!(error instanceof ExchangeError && error.code === '40704')) throw error;
+      refused = middle;
+    }
+  }
+  onMoved(served);
+  return served >= window.endMs ? [] : fetchHistoryWindow(stream, { startMs: served, endMs: window.endMs }, context);
 }
 
 /** 40102 (trading pair does not exist) for a symbol partition: skip the partition, not the stream, and remember the pair. */
