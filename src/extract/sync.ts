@@ -177,6 +177,9 @@ async function syncStream(
   try {
     if (plan.fullRefresh) await resetStream(env.db, account.name, stream.name, stream.name);
     const partitions = stream.partitions.kind === 'spot-symbols' ? partitionsOf(stream.partitions, await spotSymbols()) : partitionsOf(stream.partitions, []);
+    if (partitions.length === 0) {
+      result.warnings.push('no spot symbols to read: discovery found none (sync currencies, spot_assets and funding_bills first) and none are configured (sync.spotSymbols, --spot-symbols)');
+    }
     if (stream.kind === 'snapshot') {
       env.progress?.start(account.name, stream.name, partitions.length);
       for (const partition of partitions) {
