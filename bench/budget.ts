@@ -17,7 +17,8 @@ export async function benchBudget(): Promise<void> {
   const half = await startTestSandbox({ spotQuota: 250, futuresQuota: 500 });
   try {
     const client = clientFor(half, { budget: new RateBudget() });
-    const result = await driveBudget(half, client, 1000, { spot: 250, contract: 500, windowMs: 10_000 });
+    // Enough requests to outlast a whole window: the server's half quota must bind.
+    const result = await driveBudget(half, client, 4000, { spot: 250, contract: 500, windowMs: 10_000 });
     console.log(formatBudgetDrive('\n== budget: server allows half the quota the client assumes (250 / 500 per 10 s)', result));
   } finally {
     await half.close();

@@ -12,7 +12,7 @@ import { STREAMS } from '../pipelines/index.ts';
 import type { RunningSandbox, SandboxOptions } from '../src/sandbox/server.ts';
 import type { SandboxScale } from '../src/sandbox/model.ts';
 import { startTestSandbox, TEST_END_MS } from '../test/support/sandbox.ts';
-import { createWorkspace, DAY, syncOnce } from '../test/support/sync-harness.ts';
+import { createWorkspace, DAY, syncNightly, syncOnce } from '../test/support/sync-harness.ts';
 import type { HistoryStream } from '../src/extract/stream.ts';
 import type { SyncOutcome } from '../src/cli/sync-command.ts';
 
@@ -93,12 +93,7 @@ export async function efficiency(scale: SandboxScale): Promise<void> {
 
   await withSandbox({ scale, ...LIFTED }, async (sandbox) => {
     const workspace = createWorkspace(sandbox);
-    const dayBefore = TEST_END_MS - DAY;
-    sandbox.setVisibleUntil(dayBefore - 1);
-    await syncOnce(workspace, sandbox, { until: iso(dayBefore) });
-    sandbox.setVisibleUntil(TEST_END_MS - 1);
-    sandbox.clearRequestLog();
-    const nightly = await syncOnce(workspace, sandbox, { until: iso(TEST_END_MS) });
+    const { nightly, newDayStartMs: dayBefore } = await syncNightly(workspace, sandbox);
     const account = sandbox.exchange.accounts[0]!;
     const fresh = (t: number) => t >= dayBefore && t < TEST_END_MS;
     const read = (t: number) => t >= dayBefore - DAY && t < TEST_END_MS;
@@ -183,10 +178,6 @@ export async function speed(scale: SandboxScale): Promise<void> {
     );
     console.log(`${records} records in ${seconds.toFixed(1)} s = ${Math.round(records / seconds)} records/s end to end`);
   });
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }
 
 export async function benchSync(): Promise<void> {

@@ -9,7 +9,7 @@ import { DatabaseLock } from '../src/store/lock.ts';
 import type { RunningSandbox, SandboxOptions } from '../src/sandbox/server.ts';
 import { expectedRecordTexts } from './support/expected-records.ts';
 import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
-import { createWorkspace, DAY, fingerprint, queryWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
+import { createWorkspace, DAY, fingerprint, isoDay, queryWorkspace, syncNightly, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
 
 const HISTORY_STREAMS = ['spot_fills', 'funding_bills', 'transfer_records', 'futures_fills', 'affiliate_commissions'] as const;
 const LIFTED = { spotQuota: 1_000_000, futuresQuota: 1_000_000 };
@@ -70,12 +70,7 @@ describe('nightly runs', () => {
   it('a run with one new day reads the lookback and the new day, with at most one request per partition beyond their pages', async () => {
     await withSandbox({}, async (sandbox) => {
       const workspace = createWorkspace(sandbox);
-      const dayBefore = TEST_END_MS - DAY;
-      sandbox.setVisibleUntil(dayBefore - 1);
-      await syncOnce(workspace, sandbox, { until: iso(dayBefore) });
-      sandbox.setVisibleUntil(TEST_END_MS - 1);
-      sandbox.clearRequestLog();
-      const nightly = await syncOnce(workspace, sandbox, { until: iso(TEST_END_MS) });
+      const { nightly, newDayStartMs: dayBefore } = await syncNightly(workspace, sandbox);
       expect(nightly.results.every((result) => result.status === 'ok')).toBe(true);
 
       // Pages needed: the records of [cursor - lookback, now) in each partition, 100 a page
@@ -132,7 +127,7 @@ describe('bad input leaves the database as it was', () => {
       const workspace = createWorkspace(sandbox);
       const cut = TEST_END_MS - 10 * DAY;
       sandbox.setVisibleUntil(cut - 1);
-      await syncOnce(workspace, sandbox, { until: iso(cut) });
+      await syncOnce(workspace, sandbox, { until: isoDay(cut) });
       const before = await fingerprint(workspace);
 
       // A bill after the cut loses its deltaAmount: the exchange broke the contract.
@@ -149,9 +144,6 @@ describe('bad input leaves the database as it was', () => {
   });
 });
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
 
 describe('accounts, lock and status', () => {
   it('syncs two accounts through one shared IP budget, each with exactly its own records', async () => {

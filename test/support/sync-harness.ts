@@ -80,3 +80,23 @@ export async function fingerprint(workspace: SyncWorkspace): Promise<Record<stri
 }
 
 export { DAY };
+
+/**
+ * A nightly run: syncs everything up to the day before the sandbox's end, lets that last day
+ * arrive, clears the request log and syncs again. Returns the second run and the day it added.
+ */
+export async function syncNightly(workspace: SyncWorkspace, sandbox: RunningSandbox): Promise<{ nightly: SyncOutcome; newDayStartMs: number }> {
+  const { endMs } = sandbox.exchange;
+  const newDayStartMs = endMs - DAY;
+  sandbox.setVisibleUntil(newDayStartMs - 1);
+  await syncOnce(workspace, sandbox, { until: isoDay(newDayStartMs) });
+  sandbox.setVisibleUntil(endMs - 1);
+  sandbox.clearRequestLog();
+  const nightly = await syncOnce(workspace, sandbox, { until: isoDay(endMs) });
+  return { nightly, newDayStartMs };
+}
+
+/** YYYY-MM-DD of an epoch ms, UTC. */
+export function isoDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
