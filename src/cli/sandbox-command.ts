@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.ts';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.ts';
 import { defineCommand } from './command.ts';
 import { EXIT } from './exit-codes.ts';
@@ -9,7 +10,7 @@ export const sandboxCommand = defineCommand({
   describe: 'Start the sandbox exchange (a real HTTP server over a generated account history) and print its address and credentials',
   builder: (yargs) =>
     yargs
-      .option('port', { type: 'number', default: 0, describe: 'TCP port on 127.0.0.1 (0 picks a free one)' })
+      .option('port', { type: 'number', default: 0, describe: 'TCP port to listen on (0 picks a free one)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the generated history (same seed and end, same data)' })
       .option('scale', { choices: ['small', 'medium', 'large'] as const, default: 'small' as const, describe: 'History size per account: small ~5k, medium ~100k, large ~1M records' })
@@ -25,6 +26,13 @@ export const sandboxCommand = defineCommand({
       .option('clock-skew-ms', { type: 'number', default: 0, describe: "Offset of the server's clock from this machine's, ms" })
       .option('request-log', { type: 'string', describe: 'Also append every request to this file as JSON lines' }),
   handler: async (args) => {
+    requireInteger('--port', args.port, 0, 65_535);
+    requireInteger('--seed', args.seed, -(2 ** 53) + 1, 2 ** 53 - 1);
+    requireInteger('--accounts', args.accounts, 1, 64);
+    requireInteger('--spot-quota', args.spotQuota, 1, Number.MAX_SAFE_INTEGER);
+    requireInteger('--futures-quota', args.futuresQuota, 1, Number.MAX_SAFE_INTEGER);
+    requireInteger('--window-ms', args.windowMs, 1, Number.MAX_SAFE_INTEGER);
+    if (args.historyHorizonDays !== undefined) requireInteger('--history-horizon-days', args.historyHorizonDays, 1, 100_000);
     const options: SandboxOptions = {
       host: args.host,
       port: args.port,
@@ -64,3 +72,7 @@ export const sandboxCommand = defineCommand({
     return EXIT.ok;
   },
 });
+
+function requireInteger(flag: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(flag, `must be a whole number from ${min} to ${max}`);
+}
