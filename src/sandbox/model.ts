@@ -229,3 +229,21 @@ export interface GenerateOptions {
   /** How many accounts (UIDs). @default 1 */
   accounts?: number;
 }
+
+/** The identity and terms of a new spot order; everything about its fills starts at zero. */
+export type NewSpotOrder = Pick<SpotOrderWire, 'accountId' | 'symbol' | 'orderId' | 'clientOrderId' | 'price' | 'quantity' | 'orderType' | 'side' | 'status'> & { atMs: number };
+
+/** A spot order as it stands when placed: no fills yet, created and updated at `atMs`. */
+export function newSpotOrderWire(order: NewSpotOrder): SpotOrderWire {
+  const { atMs, ...terms } = order;
+  return {
+    ...terms,
+    latestFillPrice: '0',
+    maxFillPrice: '0',
+    minFillPrice: '0',
+    fillQuantity: '0',
+    fillTotalAmount: '0',
+    cTime: String(atMs),
+    uTime: String(atMs),
+  };
+}

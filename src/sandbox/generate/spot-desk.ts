@@ -11,7 +11,7 @@
  * An order reserves what it can spend when it is placed; each fill releases its part. That is
  * how balances stay non-negative while fills of several orders interleave.
  */
-import type { SpotFillWire, SpotOrderWire, Timed } from '../model.ts';
+import { newSpotOrderWire, type SpotFillWire, type SpotOrderWire, type Timed } from '../model.ts';
 import { coinByName, SPOT_FEE_RATES, SPOT_SYMBOLS, type CoinSpec, type SpotSymbolSpec } from './catalog.ts';
 import { formatTrimmed, fromUnits, parseFixed, roundTo, toApproxNumber, toUnits } from './fixed-point.ts';
 import type { FundingLedger } from './funding-ledger.ts';
@@ -175,25 +175,20 @@ export class SpotDesk {
     if (units < book.spec.minQuantityUnits) return false;
     const held = side === 'buy' ? fromUnits(BigInt(ticks) * BigInt(units), book.spec.priceDecimals + book.spec.quantityDecimals) : fromUnits(units, book.spec.quantityDecimals);
     ledger.hold(t, side === 'buy' ? book.quote.name : book.base.name, held);
-    const cTime = String(t);
-    book.openOrders.push({
-      accountId: this.o.accountId,
-      symbol: book.spec.symbol,
-      orderId: this.o.ids.next(t).toString(),
-      clientOrderId: rng.hex(32),
-      price: formatTrimmed(fromUnits(ticks, book.spec.priceDecimals)),
-      quantity: formatTrimmed(fromUnits(units, book.spec.quantityDecimals)),
-      orderType: 'limit',
-      side,
-      status: 'open',
-      latestFillPrice: '0',
-      maxFillPrice: '0',
-      minFillPrice: '0',
-      fillQuantity: '0',
-      fillTotalAmount: '0',
-      cTime,
-      uTime: cTime,
-    });
+    book.openOrders.push(
+      newSpotOrderWire({
+        accountId: this.o.accountId,
+        symbol: book.spec.symbol,
+        orderId: this.o.ids.next(t).toString(),
+        clientOrderId: rng.hex(32),
+        price: formatTrimmed(fromUnits(ticks, book.spec.priceDecimals)),
+        quantity: formatTrimmed(fromUnits(units, book.spec.quantityDecimals)),
+        orderType: 'limit',
+        side,
+        status: 'open',
+        atMs: t,
+      }),
+    );
     return true;
   }
 
@@ -240,7 +235,6 @@ export class SpotDesk {
     const orderType = style === 'limit' ? 'limit' : 'market';
     // The limit lies at or beyond the last (worst) fill price.
     const limitTicks = side === 'buy' ? ticks + rng.int(0, 6) : Math.max(1, ticks - rng.int(0, 6));
-    const cTime = String(t);
     const order: LiveOrder = {
       book,
       side,
@@ -251,7 +245,7 @@ export class SpotDesk {
       filledTotal: 0n,
       minTicks: Number.POSITIVE_INFINITY,
       maxTicks: 0,
-      wire: {
+      wire: newSpotOrderWire({
         accountId: this.o.accountId,
         symbol: spec.symbol,
         orderId: this.o.ids.next(t).toString(),
@@ -261,14 +255,8 @@ export class SpotDesk {
         orderType,
         side,
         status: 'filled',
-        latestFillPrice: '0',
-        maxFillPrice: '0',
-        minFillPrice: '0',
-        fillQuantity: '0',
-        fillTotalAmount: '0',
-        cTime,
-        uTime: cTime,
-      },
+        atMs: t,
+      }),
     };
     for (let i = 0; i < fills.length; i++) {
       const index = i;

@@ -1,7 +1,7 @@
 import { invalidParameter, unknownSymbol } from '../api-error.ts';
 import { isPositiveDecimal } from '../decimal.ts';
 import { accountOf, type EndpointDef, type RouteContext, type RouteResult } from '../endpoint.ts';
-import type { SandboxAccount, SpotOrderWire } from '../model.ts';
+import { newSpotOrderWire, type SandboxAccount, type SpotOrderWire } from '../model.ts';
 import { ParamReader } from '../params.ts';
 import type { SandboxState } from '../sandbox-state.ts';
 
@@ -51,7 +51,7 @@ function isSpotOrderIdTaken(account: SandboxAccount, id: string): boolean {
 /** Puts a new open order on the book and answers its id as a bare JSON integer (exchange-api.md types it Long). */
 function restOrder(state: SandboxState, account: SandboxAccount, symbol: string, fields: OrderFields, now: number): { orderId: bigint; clientOrderId: string } {
   const orderId = state.nextOrderId((id) => isSpotOrderIdTaken(account, id));
-  const order: SpotOrderWire = {
+  const order = newSpotOrderWire({
     accountId: account.spotAccountId,
     symbol,
     orderId,
@@ -61,14 +61,8 @@ function restOrder(state: SandboxState, account: SandboxAccount, symbol: string,
     orderType: fields.orderType,
     side: fields.side,
     status: 'open',
-    latestFillPrice: '0',
-    maxFillPrice: '0',
-    minFillPrice: '0',
-    fillQuantity: '0',
-    fillTotalAmount: '0',
-    cTime: String(now),
-    uTime: String(now),
-  };
+    atMs: now,
+  });
   let book = account.spotOpenOrders.get(symbol);
   if (book === undefined) {
     book = [];
