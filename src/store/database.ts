@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { ConfigError } from '../errors.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -23,7 +24,19 @@ export class Database {
   /** Opens (creating if needed) the database and its bookkeeping tables. */
   static async open(location: string, options: { readOnly?: boolean } = {}): Promise<Database> {
     if (location !== ':memory:' && options.readOnly !== true) mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
-    const instance = await DuckDBInstance.create(location, options.readOnly === true ? { access_mode: 'READ_ONLY' } : {});
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(location, options.readOnly === true ? { access_mode: 'READ_ONLY' } : {});
+    } catch (error) {
+      // DuckDB lets one process write a file, and no other process open it meanwhile.
+      if (/lock/i.test((error as Error).message)) {
+        throw new ConfigError(location, 'is open in another process (a running sync, or a client holding it for writing)', {
+          hint: 'wait for it to finish, then try again',
+          cause: error,
+        });
+      }
+      throw error;
+    }
     const connection = await instance.connect();
     const database = new Database(instance, connection, location);
     // Casts between TIMESTAMP and TIMESTAMPTZ follow the session zone: make it UTC, whatever the machine's.
