@@ -19,7 +19,7 @@ export const affiliateCommissions = {
     ],
   },
   timeFields: ['dealTime', 'date'],
-  window: { months: 3, startParam: 'startTime', endParam: 'endTime' },
+  window: { months: 3, startParam: 'startTime', endParam: 'endTime', settleMinutes: 60 },
   paginator: { kind: 'page-number', pageParam: 'page', firstPage: 1, sizeParam: 'pageSize', pageSize: 100, more: { pages: 'pages' } },
   identity: { kind: 'content-occurrence' },
   fields: [

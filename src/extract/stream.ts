@@ -96,6 +96,12 @@ export interface HistoryStream extends StreamBase {
     daily?: boolean;
     startParam: string;
     endParam: string;
+    /**
+     * Read only up to this many minutes before now. Offset pages of id-less records shift when
+     * a new record arrives while they are read, and a shifted page repeats a record that could
+     * not be told from a genuine twin; the lookback reads the settled minutes on the next run.
+     */
+    settleMinutes?: number;
   };
   paginator: PaginatorSpec;
   identity: IdentitySpec;

@@ -276,7 +276,7 @@ async function planWindows(plan: SyncPlan, db: Database, account: string, stream
   const cursor = plan.fullRefresh ? null : await readCursor(db, account, stream.name, partition);
   const lookbackDays = stream.lookbackDays ?? plan.lookbackDays;
   let start = plan.sinceMs ?? (cursor === null ? plan.defaultStartMs : Math.max(cursor.coveredUntilMs - lookbackDays * DAY_MS, cursor.coveredFromMs));
-  let end = nowMs;
+  let end = stream.window.settleMinutes === undefined ? nowMs : Math.min(nowMs, Date.now() - stream.window.settleMinutes * 60_000);
   if (stream.window.daily === true) {
     // Totals per range: whole UTC days only, never a partial day (it would be re-read with other totals).
     start = dayjs.utc(start).startOf('day').valueOf();
