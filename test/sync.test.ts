@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { summarizeExchange } from '../src/sandbox/generate.ts';
+import type { ReferralActivity } from '../src/sandbox/model.ts';
+import { Database } from '../src/store/database.ts';
 import { expectedRecordTexts } from './support/expected-records.ts';
 import { startTestSandbox } from './support/sandbox.ts';
 import { createWorkspace, fingerprint, queryWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
@@ -52,6 +54,20 @@ describe('sync: completeness against a medium sandbox history', () => {
     const [bigIds] = await queryWorkspace<{ n: string }>(workspace, "SELECT count(*)::VARCHAR AS n FROM staging.futures_fills WHERE trade_id::HUGEINT > 9007199254740992");
     expect(Number(bigIds!.n)).toBe(account.futuresFills.length);
 
+    // Records exactly on a UTC month boundary made it, in every stream that has them.
+    for (const stream of HISTORY_STREAMS) {
+      const [boundary] = await queryWorkspace<{ n: string }>(
+        workspace,
+        `SELECT count(*)::VARCHAR AS n FROM raw.${stream} WHERE make_timestamptz(_event_ms * 1000) = date_trunc('month', make_timestamptz(_event_ms * 1000))`,
+      );
+      expect(Number(boundary!.n), stream).toBeGreaterThan(0);
+    }
+
+    // Referral figures are totals per day and user: they equal the day's activity summed exactly.
+    expect(await referralMismatches(workspace, account.referralActivity)).toEqual([]);
+    const [referrals] = await queryWorkspace<{ n: string }>(workspace, 'SELECT count(*)::VARCHAR AS n FROM staging.affiliate_referrals');
+    expect(Number(referrals!.n)).toBeGreaterThan(1000);
+
     // Sums per coin, in exact decimals, equal the generator's own totals.
     const summary = summarizeExchange(sandbox.exchange)[0]!;
     const coins = await queryWorkspace<{ coin: string; delta: string; fees: string; n: string }>(
@@ -88,4 +104,41 @@ function isHistory(stream: string): boolean {
 
 function trimZeros(decimal: string): string {
   return decimal.includes('.') ? decimal.replace(/0+$/, '').replace(/\.$/, '') : decimal;
+}
+
+/**
+ * Rows where staging.affiliate_referrals differs from the sandbox's activity summed per UTC day
+ * and user (both sides in DuckDB DECIMAL, so the sums are exact).
+ */
+async function referralMismatches(workspace: SyncWorkspace, activity: readonly ReferralActivity[]): Promise<unknown[]> {
+  const db = await Database.open(':memory:');
+  try {
+    await db.run(`ATTACH '${workspace.db}' AS synced (READ_ONLY)`);
+    await db.run('CREATE TABLE activity (t BIGINT, uid VARCHAR, deposit VARCHAR, withdrawal VARCHAR, spot VARCHAR, futures VARCHAR, commission VARCHAR)');
+    const appender = await db.connection.createAppender('activity');
+    for (const row of activity) {
+      appender.appendBigInt(BigInt(row.t));
+      for (const value of [row.uid, row.depositAmount, row.withdrawalAmount, row.spotTradingAmount, row.futuresTradingAmount, row.commission]) appender.appendVarchar(value);
+      appender.endRow();
+    }
+    appender.closeSync();
+    return await db.all(`
+      WITH expected AS (
+        SELECT uid, cast(make_timestamptz(t * 1000) AT TIME ZONE 'UTC' AS DATE) AS activity_date,
+          sum(deposit::DECIMAL(38, 18)) AS deposit, sum(withdrawal::DECIMAL(38, 18)) AS withdrawal, sum(spot::DECIMAL(38, 18)) AS spot,
+          sum(futures::DECIMAL(38, 18)) AS futures, sum(commission::DECIMAL(38, 18)) AS commission
+        FROM activity GROUP BY ALL
+      ),
+      stored AS (
+        SELECT uid, activity_date, deposit_amount AS deposit, withdrawal_amount AS withdrawal, spot_trading_amount AS spot,
+          futures_trading_amount AS futures, commission
+        FROM synced.staging.affiliate_referrals
+      )
+      SELECT 'missing' AS problem, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored)
+      UNION ALL
+      SELECT 'unexpected', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected)
+      LIMIT 5`);
+  } finally {
+    db.close();
+  }
 }
