@@ -12,8 +12,8 @@ import { ENDPOINTS, type BaseKind, type EndpointId } from './endpoints.ts';
  *   capacity + rate * windowMs = utilization * quota
  * keeps every sliding window under the quota with a margin of (1 - utilization) for network
  * jitter, while the long-run rate stays close to the quota. A 429 (the notes found bursts may be
- * limited tighter than documented) halves that bucket's rate and holds it for a whole window;
- * each quiet window then gives back a tenth.
+ * limited tighter than documented) holds that bucket for a whole window and slows it to what
+ * the exchange let through; after six quiet windows each further one gives back a twentieth.
  */
 
 /** The budget of one endpoint group. */
@@ -57,6 +57,8 @@ export interface BucketStats {
 
 const TICK_MS = 20;
 const MIN_FACTOR = 0.05;
+/** Quiet windows after a 429 before the rate starts to rise again. */
+const PROBE_AFTER_WINDOWS = 6;
 
 class WeightBucket {
   readonly limiter: Bottleneck;
@@ -73,6 +75,8 @@ class WeightBucket {
   private lastRecovery = Date.now();
   private refilling = false;
   private tokens: number;
+  /** (time, weight) of each request released in the last window. */
+  private readonly sent: [number, number][] = [];
 
   constructor(
     readonly scope: string,
@@ -95,8 +99,16 @@ class WeightBucket {
       this.requests += 1;
       this.weight += weight;
       this.tokens -= weight;
+      this.sent.push([Date.now(), weight]);
       return task();
     });
+  }
+
+  /** Weight released in the last window (what the exchange counted when it said 429). */
+  private sentInWindow(now: number): number {
+    const since = now - this.group.windowMs;
+    while (this.sent.length > 0 && this.sent[0]![0] <= since) this.sent.shift();
+    return this.sent.reduce((sum, [, weight]) => sum + weight, 0);
   }
 
   /** Adds the tokens earned since the last refill, capped at capacity. */
@@ -107,7 +119,8 @@ class WeightBucket {
     if (now < this.holdUntil) return;
     if (now - this.lastRecovery >= this.group.windowMs) {
       this.lastRecovery = now;
-      if (now - this.lastPenalty >= this.group.windowMs) this.factor = Math.min(1, this.factor + 0.1);
+      // The learned limit stands for a while before the rate creeps back up to probe for more.
+      if (now - this.lastPenalty >= PROBE_AFTER_WINDOWS * this.group.windowMs) this.factor = Math.min(1, this.factor + 0.05);
     }
     // `tokens` mirrors the reservoir (bottleneck's own count is only readable asynchronously),
     // so an idle, full bucket costs nothing per tick.
@@ -122,13 +135,19 @@ class WeightBucket {
     }
   }
 
-  /** A 429: empty the bucket, hold it for one window, and slow down (once per window). */
+  /**
+   * A 429: empty the bucket, hold it for one window, and slow down (once per window) to 90% of
+   * the weight the exchange let through in the window before it refused: that is its real quota
+   * for us (a shared key, a tighter burst limit), learned in one step instead of by halving.
+   */
   async penalize(now: number): Promise<void> {
     this.rateLimited += 1;
     this.holdUntil = now + this.group.windowMs;
     this.lastRecovery = this.holdUntil;
     if (now - this.lastPenalty >= this.group.windowMs) {
-      this.factor = Math.max(MIN_FACTOR, this.factor / 2);
+      const allowed = this.sentInWindow(now);
+      const learned = (0.9 * allowed - this.capacity) / (this.rate * this.group.windowMs);
+      this.factor = Math.max(MIN_FACTOR, Math.min(learned, this.factor * 0.9));
       this.lastPenalty = now;
     }
     this.tokens = 0;
