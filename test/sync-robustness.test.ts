@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readStatus } from '../src/cli/status-command.ts';
 import { syncWithConfig } from '../src/cli/sync-command.ts';
@@ -140,6 +140,21 @@ describe('bad input leaves the database as it was', () => {
       expect(result.errorMessage).toMatch(/funding_bills: a record from spot.fundingBills has no "deltaAmount"/);
       expect(outcome.exitCode).toBe(1);
       expect(await fingerprint(workspace)).toEqual(before);
+
+      // No credential reached the database: not in any text column, not in the file's bytes.
+      const account = sandbox.exchange.accounts[0]!;
+      const secrets = [account.apiKey, account.secret, account.passphrase];
+      const texts = await queryWorkspace<{ t: string }>(
+        workspace,
+        `SELECT concat_ws('|', run_id, account, stream, status, error_message) AS t FROM meta.runs
+         UNION ALL SELECT concat_ws('|', account, fact, value) FROM meta.facts
+         UNION ALL SELECT concat_ws('|', account, stream, partition_key, run_id) FROM meta.cursors`,
+      );
+      const bytes = readFileSync(workspace.db).toString('latin1');
+      for (const secret of secrets) {
+        expect(texts.some((row) => row.t.includes(secret))).toBe(false);
+        expect(bytes.includes(secret)).toBe(false);
+      }
     });
   });
 });
