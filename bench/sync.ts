@@ -40,7 +40,7 @@ function minimumRequests(sandbox: RunningSandbox, outcome: SyncOutcome, readSymb
   for (const declaration of STREAMS) {
     if (declaration.kind !== 'history') continue;
     const stream = declaration as HistoryStream;
-    const windows = stream.window.daily === true ? splitDays(startMs, endMs) : splitWindows(startMs, endMs, stream.window.months, stream.endpoint.startsWith('rebate.') ? 88 * DAY : Infinity);
+    const windows = stream.window.daily === true ? splitDays(startMs, endMs) : splitWindows(startMs, endMs, stream.window.months, 88 * DAY);
     const pageSize = stream.paginator.kind === 'page-number' ? stream.paginator.pageSize : stream.paginator.kind === 'single' ? Infinity : stream.paginator.limit;
     const partitions: { t: number }[][] =
       stream.name === 'spot_fills'

@@ -84,7 +84,7 @@ export async function syncWithConfig(config: Readonly<Config>, request: SyncRequ
         quoteCoins: config.sync.quoteCoins,
         defaultStartMs,
         lookbackDays: config.sync.lookbackDays,
-        rebateWindowDays: config.sync.rebateWindowDays,
+        maxWindowDays: config.sync.maxWindowDays,
       },
       { db, budget, client: clientOptions, progress, signal: abort.signal },
     );

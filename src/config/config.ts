@@ -45,8 +45,12 @@ export interface SyncConfig {
   lookbackDays: number;
   /** Where histories start on the first sync, YYYY-MM-DD (UTC); null means 365 days before today. @default null */
   startDate: string | null;
-  /** Longest affiliate commission window, days (the exchange caps ranges at 3 months; 88 days fits any reading of that). @default 88 */
-  rebateWindowDays: number;
+  /**
+   * Longest window, days. The exchange caps ranges at 3 months (documented for commissions, and
+   * 40704 for old history) and every request asks 1 ms more on each side; 88 days stays inside
+   * any reading of 3 months (the shortest, February to May, is 89 days). @default 88
+   */
+  maxWindowDays: number;
 }
 
 /** The default config file name, looked for in the working directory. */
@@ -86,7 +90,7 @@ const fileSchema = z.strictObject({
       quoteCoins: z.array(z.string().regex(/^[A-Z0-9]+$/, 'an upper-case coin name')).optional(),
       lookbackDays: z.number().min(0).optional(),
       startDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional(),
-      rebateWindowDays: z.number().int().min(1).max(89).optional(),
+      maxWindowDays: z.number().int().min(1).max(89).optional(),
     })
     .optional(),
 });
@@ -146,7 +150,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       quoteCoins: file.sync?.quoteCoins ?? ['USDT', 'USDC', 'BTC', 'ETH'],
       lookbackDays: file.sync?.lookbackDays ?? 1,
       startDate: file.sync?.startDate ?? null,
-      rebateWindowDays: file.sync?.rebateWindowDays ?? 88,
+      maxWindowDays: file.sync?.maxWindowDays ?? 88,
     },
   };
   return deepFreeze(config);

@@ -33,33 +33,58 @@ export function partitionsOf(spec: PartitionSpec, spotSymbols: readonly string[]
 
 /**
  * Spot symbols that can have fills for an account, without a products listing (our API has
- * none): a pair BASE+QUOTE is a candidate when BASE is a listed currency the account holds or
- * bought or sold (assets, funding bills of type buy/sell), and QUOTE is a configured quote coin
- * the account also holds or traded. Pairs the exchange does not list answer 40102 and are
- * skipped (see sync-account.ts).
+ * none). A spot trade posts one funding bill per leg at the same millisecond (bizType buy or
+ * sell): the coin received and the coin paid. So:
+ * 1. a millisecond with exactly two coins in buy (or sell) bills names a traded pair exactly:
+ *    on a buy the base coin's delta is positive and the quote's negative, on a sell the reverse;
+ * 2. a coin with buy/sell bills that no such millisecond pairs (legs that always coincide with
+ *    other trades) is paired with every configured quote coin the account also traded;
+ * 3. with no buy/sell bills at all (an exchange that keeps trades out of funding bills), every
+ *    listed coin the account holds is paired with every quote coin it holds.
+ * Candidates the exchange does not list answer 40102 and are skipped (see sync.ts).
  */
 export async function discoverSpotSymbols(db: Database, account: string, quoteCoins: readonly string[]): Promise<string[]> {
-  const rows = await db.all<{ coin: string }>(
-    `WITH listed AS (
-       SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.currencies WHERE _seq >= 0
-     ),
-     held AS (
-       SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.spot_assets WHERE _account = $1 AND _seq >= 0
-     ),
-     traded AS (
-       SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.funding_bills
+  const quotes = quoteCoins.map((coin) => coin.toUpperCase());
+  const legs = await db.all<{ base: string | null; quote: string | null; coins: string }>(
+    `WITH trades AS (
+       SELECT _record->>'cTime' AS t, _record->>'bizType' AS biz, upper(_record->>'coinName') AS coin,
+              cast(_record->>'deltaAmount' AS DECIMAL(38, 18)) AS delta
+       FROM raw.funding_bills
        WHERE _account = $1 AND (_record->>'bizType') IN ('buy', 'sell')
      )
-     SELECT coin FROM (SELECT coin FROM held UNION SELECT coin FROM traded)
-     WHERE coin IN (SELECT coin FROM listed) OR NOT EXISTS (SELECT 1 FROM listed)
+     SELECT
+       max(coin) FILTER (WHERE (biz = 'buy' AND delta > 0) OR (biz = 'sell' AND delta < 0)) AS base,
+       max(coin) FILTER (WHERE (biz = 'buy' AND delta < 0) OR (biz = 'sell' AND delta > 0)) AS quote,
+       string_agg(DISTINCT coin, ',') AS coins
+     FROM trades GROUP BY t, biz`,
+    [account],
+  );
+  const symbols = new Set<string>();
+  const traded = new Set<string>();
+  const paired = new Set<string>();
+  for (const leg of legs) {
+    const coins = leg.coins.split(',');
+    for (const coin of coins) traded.add(coin);
+    if (coins.length === 2 && leg.base !== null && leg.quote !== null && leg.base !== leg.quote) {
+      symbols.add(`${leg.base}${leg.quote}_SPBL`);
+      paired.add(leg.base).add(leg.quote);
+    }
+  }
+  if (traded.size > 0) {
+    const tradedQuotes = quotes.filter((coin) => traded.has(coin));
+    for (const coin of traded) if (!paired.has(coin)) for (const quote of tradedQuotes) if (quote !== coin) symbols.add(`${coin}${quote}_SPBL`);
+    return [...symbols].sort();
+  }
+  const held = await db.all<{ coin: string }>(
+    `SELECT DISTINCT upper(_record->>'coinName') AS coin FROM raw.spot_assets
+     WHERE _account = $1 AND _seq >= 0
+       AND (upper(_record->>'coinName') IN (SELECT upper(_record->>'coinName') FROM raw.currencies WHERE _seq >= 0)
+            OR NOT EXISTS (SELECT 1 FROM raw.currencies WHERE _seq >= 0))
      ORDER BY coin`,
     [account],
   );
-  const active = rows.map((row) => row.coin);
-  const quotes = quoteCoins.map((coin) => coin.toUpperCase()).filter((coin) => active.includes(coin));
-  const symbols: string[] = [];
-  for (const base of active) {
-    for (const quote of quotes) if (base !== quote) symbols.push(`${base}${quote}_SPBL`);
-  }
-  return symbols;
+  const heldCoins = held.map((row) => row.coin);
+  const heldQuotes = quotes.filter((coin) => heldCoins.includes(coin));
+  for (const base of heldCoins) for (const quote of heldQuotes) if (base !== quote) symbols.add(`${base}${quote}_SPBL`);
+  return [...symbols].sort();
 }

@@ -44,8 +44,8 @@ export interface SyncPlan {
   defaultStartMs: number;
   /** Days re-read before each cursor to catch late records. */
   lookbackDays: number;
-  /** Affiliate commission ranges are capped at 3 months; this keeps a window safely inside any reading of that. */
-  rebateWindowDays: number;
+  /** Longest window in days, inside any reading of the exchange's 3-month range cap (config sync.maxWindowDays). */
+  maxWindowDays: number;
 }
 
 /** Everything a sync runs with. */
@@ -283,8 +283,7 @@ async function planWindows(plan: SyncPlan, db: Database, account: string, stream
     end = dayjs.utc(end).startOf('day').valueOf();
     return splitDays(start, end);
   }
-  const maxMs = stream.endpoint.startsWith('rebate.') ? plan.rebateWindowDays * DAY_MS : Infinity;
-  return splitWindows(start, end, stream.window.months, maxMs);
+  return splitWindows(start, end, stream.window.months, plan.maxWindowDays * DAY_MS);
 }
 
 /**
