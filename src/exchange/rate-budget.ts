@@ -75,8 +75,9 @@ class WeightBucket {
   private lastRecovery = Date.now();
   private refilling = false;
   private tokens: number;
-  /** (time, weight) of each request released in the last window. */
+  /** (time, weight) of each request released in the last window, from index sentStart on. */
   private readonly sent: [number, number][] = [];
+  private sentStart = 0;
 
   constructor(
     readonly scope: string,
@@ -99,16 +100,28 @@ class WeightBucket {
       this.requests += 1;
       this.weight += weight;
       this.tokens -= weight;
-      this.sent.push([Date.now(), weight]);
+      const now = Date.now();
+      this.sent.push([now, weight]);
+      this.forgetBefore(now - this.group.windowMs);
       return task();
     });
   }
 
   /** Weight released in the last window (what the exchange counted when it said 429). */
   private sentInWindow(now: number): number {
-    const since = now - this.group.windowMs;
-    while (this.sent.length > 0 && this.sent[0]![0] <= since) this.sent.shift();
-    return this.sent.reduce((sum, [, weight]) => sum + weight, 0);
+    this.forgetBefore(now - this.group.windowMs);
+    let sum = 0;
+    for (let index = this.sentStart; index < this.sent.length; index += 1) sum += this.sent[index]![1];
+    return sum;
+  }
+
+  /** Drops releases older than `since`; the log never holds more than one window. */
+  private forgetBefore(since: number): void {
+    while (this.sentStart < this.sent.length && this.sent[this.sentStart]![0] <= since) this.sentStart += 1;
+    if (this.sentStart > 1024 && this.sentStart * 2 > this.sent.length) {
+      this.sent.splice(0, this.sentStart);
+      this.sentStart = 0;
+    }
   }
 
   /** Adds the tokens earned since the last refill, capped at capacity. */
