@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind } from '../src/sandbox/faults.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { buildFixture, call, DAY_MS, signerOf, startOfUtcDay, type CallOptions } from './sandbox-fixture.ts';
+import { buildFixture, call, DAY_MS, signerOf, startOfUtcDay, type CallOptions } from './support/sandbox-fixture.ts';
 
 // Heavy faults (~20%: 5xx, resets, slow and truncated answers) never produce a wrong answer
 // that parses: retrying until a 200 that parses always gives the fault-free answer, and a

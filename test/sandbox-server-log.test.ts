@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { buildFixture, call, parseLossless, signerOf } from './sandbox-fixture.ts';
+import { buildFixture, call, parseLossless, signerOf } from './support/sandbox-fixture.ts';
 
 // The request log: what the server saw, for tests to assert on (STYLE.md "Tests").
 

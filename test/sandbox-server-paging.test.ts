@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Timed, WireObject } from '../src/sandbox/model.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { BIG_ID_BASE, buildFixture, call, DAY_MS, signerOf } from './sandbox-fixture.ts';
+import { BIG_ID_BASE, buildFixture, call, DAY_MS, signerOf } from './support/sandbox-fixture.ts';
 
 // Paging and filters of every paged endpoint (exchange-api.md 4, exchange-notes.md "Paging and
 // ordering"): newest first, ties in reverse array order, every record exactly once.

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { buildFixture, call, signerOf } from './sandbox-fixture.ts';
+import { buildFixture, call, signerOf } from './support/sandbox-fixture.ts';
 
 // Weights (exchange-api.md section 8) and budgets (exchange-notes.md "Rate limits"): per
 // endpoint, per IP and separately per UID, over a sliding window; 429 costs nothing.

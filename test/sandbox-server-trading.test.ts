@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { buildFixture, call, signerOf } from './sandbox-fixture.ts';
+import { buildFixture, call, signerOf } from './support/sandbox-fixture.ts';
 
 // Trading endpoints against the in-memory state: placed orders appear, canceled ones leave.
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
-import { buildFixture, call, DAY_MS, signerOf, type CallResult } from './sandbox-fixture.ts';
+import { buildFixture, call, DAY_MS, signerOf, type CallResult } from './support/sandbox-fixture.ts';
 
 // Envelopes (exchange-api.md 2.1), authentication (exchange-notes.md "Signing") and the error
 // codes of exchange-notes.md "Errors", against a real server on 127.0.0.1:0.

@@ -14,7 +14,7 @@ import type {
   Timed,
   TransferRecordWire,
   WireObject,
-} from '../src/sandbox/model.ts';
+} from '../../src/sandbox/model.ts';
 
 /**
  * A small hand-built exchange for the sandbox server tests (independent of the generator),
