@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { redactConfig, resolveConfig } from '../src/config/config.ts';
+import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
 
 function dirWithConfig(content: unknown): string {
@@ -59,13 +59,5 @@ describe('resolveConfig', () => {
 
     expect(() => resolveConfig({}, {}, dirWithConfig('{ not json'))).toThrow(/not valid JSON/);
     expect(() => resolveConfig({ configPath: 'missing.json' }, {}, dir)).toThrow(/--config/);
-  });
-
-  it('redacts every credential for printing', () => {
-    const dir = dirWithConfig({ accounts: [FILE_ACCOUNT] });
-    const printed = JSON.stringify(redactConfig(resolveConfig({}, {}, dir)));
-    expect(printed).not.toContain(FILE_ACCOUNT.secret);
-    expect(printed).not.toContain(FILE_ACCOUNT.passphrase);
-    expect(printed).not.toContain(FILE_ACCOUNT.apiKey);
   });
 });

@@ -156,18 +156,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
   return deepFreeze(config);
 }
 
-/** The configuration with every credential replaced, safe to print or log. */
-export function redactConfig(config: Config): unknown {
-  return {
-    ...config,
-    accounts: config.accounts.map((account) => ({ name: account.name, apiKey: mask(account.apiKey), secret: '[redacted]', passphrase: '[redacted]' })),
-  };
-}
-
-function mask(value: string): string {
-  return value.length <= 6 ? '[redacted]' : `${value.slice(0, 4)}…`;
-}
-
 function findConfigFile(explicit: string | undefined, cwd: string): string | null {
   if (explicit !== undefined) {
     const resolved = path.resolve(cwd, explicit);

@@ -206,12 +206,6 @@ export class RateBudget {
     );
   }
 
-  /** The nominal weight rate (per second) the client aims at for one endpoint and scope. */
-  targetRate(endpoint: EndpointId): number {
-    const group = this.group(ENDPOINTS[endpoint].base);
-    return (group.quota * this.options.utilization) / (group.windowMs / 1000);
-  }
-
   /** The group budget (quota and window) an endpoint is counted against. */
   group(base: BaseKind): BudgetGroup {
     return base === 'spot' ? this.options.spot : this.options.contract;
