@@ -8,7 +8,7 @@ import { Database } from '../src/store/database.ts';
 import { DatabaseLock } from '../src/store/lock.ts';
 import type { RunningSandbox, SandboxOptions } from '../src/sandbox/server.ts';
 import { expectedRecordTexts } from './support/expected-records.ts';
-import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
+import { clientFor, startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
 import { createWorkspace, DAY, fingerprint, isoDay, queryWorkspace, syncNightly, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
 
 const HISTORY_STREAMS = ['spot_fills', 'funding_bills', 'transfer_records', 'futures_fills', 'affiliate_commissions'] as const;
@@ -228,6 +228,34 @@ describe('history horizon', () => {
       const [stored] = await queryWorkspace<{ n: string; oldest: string }>(workspace, 'SELECT count(*)::VARCHAR AS n, min(_event_ms)::VARCHAR AS oldest FROM raw.funding_bills');
       expect(Number(stored!.n)).toBeGreaterThanOrEqual(servable.length);
       expect(Number(stored!.oldest)).toBeGreaterThanOrEqual(horizon - DAY);
+    });
+  });
+});
+
+describe('snapshots', () => {
+  it('keeps one row set per change, and records a state that became empty', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const workspace = createWorkspace(sandbox);
+      await syncOnce(workspace, sandbox, { streams: 'futures_open_orders' });
+      await syncOnce(workspace, sandbox, { streams: 'futures_open_orders' });
+      // Unchanged: the second run stored nothing new.
+      const before = await queryWorkspace<{ n: string }>(workspace, "SELECT count(*)::VARCHAR AS n FROM staging.snapshots WHERE stream = 'futures_open_orders'");
+      expect(before[0]!.n).toBe('1');
+      // Every open order is canceled through the API: the next snapshot is an empty state.
+      const open = await queryWorkspace<{ symbol: string; order_id: string }>(workspace, 'SELECT symbol, order_id FROM staging.futures_open_orders');
+      expect(open.length).toBeGreaterThan(0);
+      const client = clientFor(sandbox);
+      for (const symbol of new Set(open.map((order) => order.symbol))) {
+        const ids = open.filter((order) => order.symbol === symbol).map((order) => order.order_id);
+        await client.call('futures.cancelBatchOrders', { symbol, ids });
+      }
+      await syncOnce(workspace, sandbox, { streams: 'futures_open_orders' });
+      const states = await queryWorkspace<{ records: string; is_empty: boolean }>(
+        workspace,
+        "SELECT records::VARCHAR AS records, is_empty FROM staging.snapshots WHERE stream = 'futures_open_orders' ORDER BY snapshot_at",
+      );
+      expect(states.map((state) => state.is_empty)).toEqual([false, true]);
+      expect(Number(states[0]!.records)).toBeGreaterThan(0);
     });
   });
 });

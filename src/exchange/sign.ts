@@ -23,7 +23,7 @@ export function signRequest(secret: string, input: SignInput): string {
 }
 
 /** A query or body parameter value. bigint is kept exact (64-bit ids). */
-export type ParamValue = string | number | bigint | boolean;
+export type ParamValue = string | number | bigint | boolean | readonly string[];
 export type Params = Record<string, ParamValue | undefined>;
 
 /**
