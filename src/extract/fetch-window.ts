@@ -2,6 +2,7 @@ import { DataError } from '../errors.ts';
 import type { ExchangeClient } from '../exchange/exchange-client.ts';
 import { jsonScalarToString } from '../exchange/lossless-json.ts';
 import type { Params } from '../exchange/sign.ts';
+import { mapConcurrently } from './map-concurrently.ts';
 import { eventTimeOf, recordsOf, validateRecord } from './records.ts';
 import type { HistoryStream, PaginatorSpec, SnapshotStream, StreamDeclaration } from './stream.ts';
 import type { TimeWindow } from './windows.ts';
@@ -127,21 +128,6 @@ function plannedPages(paginator: Extract<PaginatorSpec, { kind: 'page-number' }>
         : NaN;
   const read = page - paginator.firstPage + 1;
   return Number.isFinite(total) && total > read ? Math.min(total - read, 10_000) : 0;
-}
-
-async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next;
-        next += 1;
-        out[index] = await work(items[index]!);
-      }
-    }),
-  );
-  return out;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Database } from '../store/database.ts';
 import { readCursor, readFacts, resetStream, writeFacts, writeRun, type RunRecord } from '../store/meta-store.ts';
 import { ensureHistoryTable, ensureSnapshotTable, writeHistoryWindow, writeSnapshot } from '../store/raw-store.ts';
 import { fetchHistoryWindow, fetchSnapshot, type ExchangeFacts, type FetchContext } from './fetch-window.ts';
+import { mapConcurrently } from './map-concurrently.ts';
 import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
 import { toRawRecords, type RawRecord } from './records.ts';
 import type { HistoryStream, StreamDeclaration } from './stream.ts';
@@ -199,7 +200,7 @@ async function syncStream(
       env.progress?.start(account.name, stream.name, work.reduce((sum, item) => sum + item.windows.length, 0));
       // Partitions run side by side so the endpoint's budget stays busy; windows of one
       // partition run in order, so its cursor only ever moves over a gap-free period.
-      await runConcurrently(work, 4, async ({ partition, windows }) => {
+      await mapConcurrently(work, 4, async ({ partition, windows }) => {
         // Consecutive windows are committed together while they are small (a day of referral
         // totals is a handful of rows; a commit per day would be bound by the disk, not the API).
         let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
@@ -287,9 +288,9 @@ async function planWindows(plan: SyncPlan, db: Database, account: string, stream
 }
 
 /**
- * Reads the first window of a partition; if the exchange answers 40704 (only recent history is
- * kept, exchange-notes.md "Paging and ordering"), finds the oldest UTC day it still serves by
- * bisection (a handful of requests, once) and reads from there.
+ * Reads one window; if the exchange answers 40704 (only recent history is kept,
+ * exchange-notes.md "Paging and ordering"), finds the oldest UTC day it still serves by
+ * bisection (a handful of requests, once per partition) and reads from there.
  */
 async function fetchWithinHorizon(
   stream: HistoryStream,
@@ -341,22 +342,4 @@ async function loadContractSymbols(db: Database, client: ExchangeClient): Promis
   if (stored.length > 0) return stored.map((row) => row.symbol);
   const live = await client.call<unknown>('futures.contracts');
   return Array.isArray(live) ? live.map((contract) => String((contract as Record<string, unknown>).symbol)) : [];
-}
-
-async function runConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const worker = async () => {
-    while (next < items.length && failure === undefined) {
-      const item = items[next]!;
-      next += 1;
-      try {
-        await work(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure;
 }
