@@ -8,7 +8,7 @@ import { ExchangeClient } from '../exchange/exchange-client.ts';
 import { RateBudget } from '../exchange/rate-budget.ts';
 import { validateDeclaration, type StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables, runSync, type StreamResult } from '../extract/sync.ts';
-import { createStagingViews } from '../models/staging-views.ts';
+import { createStagingViews } from '../models/build.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import { defineCommand } from './command.ts';

@@ -1,0 +1,97 @@
+import type { Database } from '../store/database.ts';
+import { loadProject, MATERIALIZATION, SQL_DIR, type Model } from './project.ts';
+import { writeSettings, type ModelSettings } from './settings.ts';
+
+/** What happened to one model (kysely's migrator style: a result per step, no throw halfway). */
+export interface ModelResult {
+  /** `<layer>.<name>`, or `macros/<file>` for a macro file. */
+  id: string;
+  materialization: 'view' | 'table' | 'macro';
+  status: 'ok' | 'failed' | 'skipped';
+  /** Wall time of its statement, ms (0 when skipped). */
+  ms: number;
+  /** Rows in the table after the build (tables only). */
+  rows?: number;
+  /** Why it failed, or which failed model it was skipped for. */
+  message?: string;
+}
+
+/** Options of buildModels. */
+export interface BuildOptions {
+  /** The SQL project folder. @default the repository's sql/ */
+  sqlDir?: string;
+  /** Called as each model finishes, for progress lines. */
+  onResult?: (result: ModelResult, index: number, total: number) => void;
+}
+
+/**
+ * Builds every model in dependency order: macros, then the settings tables, then staging views
+ * and intermediate and marts tables. Each model is replaced in its own transaction, so a model
+ * that fails leaves its previous table readable; the models that read it are skipped (and keep
+ * their previous tables too). Returns a result per model.
+ */
+export async function buildModels(db: Database, settings: ModelSettings, options: BuildOptions = {}): Promise<ModelResult[]> {
+  const project = loadProject(options.sqlDir ?? SQL_DIR);
+  const total = project.macros.length + project.models.length;
+  const results: ModelResult[] = [];
+  const report = (result: ModelResult) => {
+    results.push(result);
+    options.onResult?.(result, results.length, total);
+  };
+
+  await db.run('CREATE SCHEMA IF NOT EXISTS staging; CREATE SCHEMA IF NOT EXISTS intermediate; CREATE SCHEMA IF NOT EXISTS marts;');
+  await writeSettings(db, settings);
+  for (const macro of project.macros) {
+    const started = performance.now();
+    try {
+      await db.transaction(() => db.run(macro.sql));
+      report({ id: macro.id, materialization: 'macro', status: 'ok', ms: performance.now() - started });
+    } catch (error) {
+      report({ id: macro.id, materialization: 'macro', status: 'failed', ms: performance.now() - started, message: firstLine(error) });
+    }
+  }
+
+  const failed = new Map<string, string>();
+  for (const model of project.models) {
+    const blocker = model.references.find((reference) => failed.has(reference));
+    if (blocker !== undefined) {
+      failed.set(model.id, blocker);
+      report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
+      continue;
+    }
+    report(await buildModel(db, model, () => failed.set(model.id, model.id)));
+  }
+  return results;
+}
+
+async function buildModel(db: Database, model: Model, onFailure: () => void): Promise<ModelResult> {
+  const materialization = MATERIALIZATION[model.layer];
+  const started = performance.now();
+  try {
+    const rows = await db.transaction(async () => {
+      await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+      if (materialization === 'view') return undefined;
+      return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${model.id}`))[0]!.n);
+    });
+    return { id: model.id, materialization, status: 'ok', ms: performance.now() - started, ...(rows === undefined ? {} : { rows }) };
+  } catch (error) {
+    onFailure();
+    return { id: model.id, materialization, status: 'failed', ms: performance.now() - started, message: firstLine(error) };
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n').filter((line) => line.trim() !== '').slice(0, 2).join(' ');
+}
+
+/**
+ * (Re)creates the staging views alone: they read the raw tables live, so a sync calls this to
+ * make staging current without rebuilding intermediate and marts. Throws on the first failure.
+ */
+export async function createStagingViews(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
+  await db.run('CREATE SCHEMA IF NOT EXISTS staging');
+  for (const model of loadProject(sqlDir).models.filter((candidate) => candidate.layer === 'staging')) {
+    await db.run(`CREATE OR REPLACE VIEW ${model.id} AS\n${model.sql}`);
+  }
+}

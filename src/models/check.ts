@@ -1,0 +1,48 @@
+import type { Database } from '../store/database.ts';
+import { loadProject, SQL_DIR } from './project.ts';
+
+/** What one SQL test found. */
+export interface TestResult {
+  /** `<layer>/<name>`. */
+  id: string;
+  /** pass: no offending rows; fail: some; error: the query could not run (e.g. models not built). */
+  status: 'pass' | 'fail' | 'error';
+  /** How many rows it returned. */
+  offending: number;
+  /** The first offending rows, exact (DECIMAL and ids as strings). */
+  sample: Record<string, unknown>[];
+  message?: string;
+  ms: number;
+}
+
+/** Options of checkModels. */
+export interface CheckOptions {
+  /** @default the repository's sql/ */
+  sqlDir?: string;
+  /** Offending rows shown per failing test. @default 5 */
+  sampleSize?: number;
+  onResult?: (result: TestResult, index: number, total: number) => void;
+}
+
+/** Runs every SQL test (a query returning the offending rows) against the built models. */
+export async function checkModels(db: Database, options: CheckOptions = {}): Promise<TestResult[]> {
+  const { tests } = loadProject(options.sqlDir ?? SQL_DIR);
+  const sampleSize = options.sampleSize ?? 5;
+  const results: TestResult[] = [];
+  for (const test of tests) {
+    const started = performance.now();
+    const query = test.sql.trim().replace(/;\s*$/, '');
+    let result: TestResult;
+    try {
+      const offending = Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM (\n${query}\n)`))[0]!.n);
+      const sample = offending === 0 ? [] : await db.all(`SELECT * FROM (\n${query}\n) LIMIT ${sampleSize}`);
+      result = { id: test.id, status: offending === 0 ? 'pass' : 'fail', offending, sample, ms: performance.now() - started };
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+      result = { id: test.id, status: 'error', offending: 0, sample: [], message: /does not exist/i.test(message) ? `${message} (run exledger build first)` : message, ms: performance.now() - started };
+    }
+    results.push(result);
+    options.onResult?.(result, results.length, tests.length);
+  }
+  return results;
+}

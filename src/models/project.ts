@@ -1,0 +1,126 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../errors.ts';
+
+/** The folder of the SQL project: macros/, staging/, intermediate/, marts/ and their tests/. */
+export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
+
+/** The model layers, in the order data flows through them (STYLE.md "SQL models"). */
+export const LAYERS = ['staging', 'intermediate', 'marts'] as const;
+export type Layer = (typeof LAYERS)[number];
+
+/**
+ * How each layer is materialized. Staging stays views so it is current right after every sync;
+ * intermediate and marts are tables, so reports and analysts read stored results.
+ */
+export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
+
+/** One model: one `select` in sql/<layer>/<name>.sql, materialized as <layer>.<name>. */
+export interface Model {
+  /** `<layer>.<name>`, the relation it becomes. */
+  id: string;
+  layer: Layer;
+  name: string;
+  file: string;
+  sql: string;
+  /** The models it reads (ids), found from schema-qualified names in its SQL. */
+  references: readonly string[];
+}
+
+/** An SQL test: a query in sql/<layer>/tests/<name>.sql returning the offending rows. */
+export interface SqlTest {
+  /** `<layer>/<name>`. */
+  id: string;
+  file: string;
+  sql: string;
+  references: readonly string[];
+}
+
+/** A macro file: `create or replace macro` statements in sql/macros/<name>.sql. */
+export interface MacroFile {
+  id: string;
+  file: string;
+  sql: string;
+}
+
+/** The SQL project, models in build order. */
+export interface Project {
+  macros: readonly MacroFile[];
+  models: readonly Model[];
+  tests: readonly SqlTest[];
+}
+
+/** Reads the SQL project from `sqlDir` and orders the models so each comes after what it reads. */
+export function loadProject(sqlDir: string = SQL_DIR): Project {
+  const macros = sqlFiles(path.join(sqlDir, 'macros')).map((file) => ({ id: `macros/${baseName(file)}`, file, sql: readFileSync(file, 'utf8') }));
+  const models: Model[] = [];
+  const tests: SqlTest[] = [];
+  for (const layer of LAYERS) {
+    for (const file of sqlFiles(path.join(sqlDir, layer))) {
+      const sql = readFileSync(file, 'utf8');
+      const id = `${layer}.${baseName(file)}`;
+      models.push({ id, layer, name: baseName(file), file, sql, references: findReferences(sql).filter((reference) => reference !== id) });
+    }
+    for (const file of sqlFiles(path.join(sqlDir, layer, 'tests'))) {
+      const sql = readFileSync(file, 'utf8');
+      tests.push({ id: `${layer}/${baseName(file)}`, file, sql, references: findReferences(sql) });
+    }
+  }
+  return { macros, models: orderModels(models), tests };
+}
+
+/** The model ids an SQL text names (`staging.x`, `intermediate.x`, `marts.x`), comments ignored. */
+export function findReferences(sql: string): string[] {
+  const code = sql.replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/'(?:[^']|'')*'/g, "''");
+  const found = new Set<string>();
+  for (const match of code.matchAll(/\b(staging|intermediate|marts)\.([a-z_][a-z0-9_]*)\b/gi)) found.add(`${match[1]!.toLowerCase()}.${match[2]!.toLowerCase()}`);
+  return [...found].sort();
+}
+
+/**
+ * Orders models so each follows every model it references (depth-first, ties by layer then
+ * name, so the order is stable). A reference to a model with no file, a layer reading a later
+ * layer, or a cycle is an error naming the file to fix.
+ */
+export function orderModels(models: readonly Model[]): Model[] {
+  const byId = new Map(models.map((model) => [model.id, model]));
+  for (const model of models) {
+    for (const reference of model.references) {
+      const target = byId.get(reference);
+      if (target === undefined) throw projectError(model.file, `reads ${reference}, which no file in sql/ defines`);
+      if (LAYERS.indexOf(target.layer) > LAYERS.indexOf(model.layer)) throw projectError(model.file, `reads ${reference}, a later layer (data flows staging → intermediate → marts)`);
+    }
+  }
+  const ordered: Model[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (model: Model, trail: readonly string[]): void => {
+    const seen = state.get(model.id);
+    if (seen === 'done') return;
+    if (seen === 'visiting') throw projectError(model.file, `is part of a reference cycle: ${[...trail.slice(trail.indexOf(model.id)), model.id].join(' → ')}`);
+    state.set(model.id, 'visiting');
+    for (const reference of model.references) visit(byId.get(reference)!, [...trail, model.id]);
+    state.set(model.id, 'done');
+    ordered.push(model);
+  };
+  const sorted = [...models].sort((a, b) => LAYERS.indexOf(a.layer) - LAYERS.indexOf(b.layer) || a.name.localeCompare(b.name));
+  for (const model of sorted) visit(model, []);
+  return ordered;
+}
+
+/** A broken SQL project is bad input: the error names the file to fix. */
+function projectError(file: string, message: string): ConfigError {
+  return new ConfigError(path.relative(process.cwd(), file), message);
+}
+
+function sqlFiles(folder: string): string[] {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    .map((entry) => path.join(folder, entry.name))
+    .sort();
+}
+
+function baseName(file: string): string {
+  return path.basename(file, '.sql');
+}

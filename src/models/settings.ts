@@ -1,0 +1,47 @@
+import type { Database } from '../store/database.ts';
+
+/** How spot disposals are costed. */
+export type CostMethod = 'fifo' | 'average';
+
+/** A position held before the first synced day: a lot placed before every fill of its symbol. */
+export interface OpeningPosition {
+  /** The account it belongs to (an account name of the configuration). */
+  account: string;
+  /** Spot symbol, e.g. `BTCUSDT_SPBL`. */
+  symbol: string;
+  /** Units of the base coin, a decimal string. */
+  quantity: string;
+  /** What they cost in the quote coin, a decimal string. */
+  cost: string;
+}
+
+/** What the models need from configuration; written to the `settings` schema before every build. */
+export interface ModelSettings {
+  /** IANA zone in which days and months are cut. @default 'UTC' */
+  reportingTimeZone: string;
+  /** Spot cost methods to build. @default ['fifo'] */
+  costMethods: readonly CostMethod[];
+  /** Declared opening positions. @default [] */
+  openingPositions: readonly OpeningPosition[];
+}
+
+export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({ reportingTimeZone: 'UTC', costMethods: Object.freeze(['fifo'] as CostMethod[]), openingPositions: Object.freeze([]) });
+
+/**
+ * Writes the settings tables the models read: `settings.reporting` (one row: time_zone,
+ * cost_methods) and `settings.opening_positions`. Values come from validated configuration and
+ * go in as parameters; amounts are cast from their decimal strings, never through a JS number.
+ */
+export async function writeSettings(db: Database, settings: ModelSettings): Promise<void> {
+  await db.transaction(async () => {
+    await db.run('CREATE SCHEMA IF NOT EXISTS settings');
+    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL)');
+    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ',')", [settings.reportingTimeZone, settings.costMethods.join(',')]);
+    await db.run(
+      'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
+    );
+    for (const position of settings.openingPositions) {
+      await db.run('INSERT INTO settings.opening_positions VALUES ($1, $2, CAST($3 AS DECIMAL(38, 18)), CAST($4 AS DECIMAL(38, 12)))', [position.account, position.symbol, position.quantity, position.cost]);
+    }
+  });
+}
