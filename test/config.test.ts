@@ -60,4 +60,25 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({}, {}, dirWithConfig('{ not json'))).toThrow(/not valid JSON/);
     expect(() => resolveConfig({ configPath: 'missing.json' }, {}, dir)).toThrow(/--config/);
   });
+
+  it('reads the model settings, flags over the file, and rejects numbers for amounts and unknown zones', () => {
+    expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({ reportingTimeZone: 'UTC', costMethods: ['fifo'], openingPositions: [] });
+    const dir = dirWithConfig({
+      accounts: [FILE_ACCOUNT],
+      models: { reportingTimeZone: 'Asia/Tokyo', costMethods: ['average'], openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }] },
+    });
+    expect(resolveConfig({}, {}, dir).models).toEqual({
+      reportingTimeZone: 'Asia/Tokyo',
+      costMethods: ['average'],
+      // With one account the position's account may be left out.
+      openingPositions: [{ account: 'desk', symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }],
+    });
+    expect(resolveConfig({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] }, {}, dir).models).toMatchObject({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] });
+
+    expect(() => resolveConfig({}, {}, dirWithConfig({ models: { openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: 0.5, cost: '1' }] } }))).toThrow(/models\.openingPositions\.0\.quantity/);
+    expect(() => resolveConfig({}, {}, dirWithConfig({ models: { reportingTimeZone: 'Mars/Olympus' } }))).toThrow(/models\.reportingTimeZone: an IANA time zone/);
+    expect(() => resolveConfig({ reportingTimeZone: 'Mars/Olympus' }, {}, dir)).toThrow(/--time-zone/);
+    const twoAccounts = dirWithConfig({ accounts: [FILE_ACCOUNT, { ...FILE_ACCOUNT, name: 'other' }], models: { openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: '1', cost: '1' }] } });
+    expect(() => resolveConfig({}, {}, twoAccounts)).toThrow(/models\.openingPositions\.0\.account: several accounts/);
+  });
 });

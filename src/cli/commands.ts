@@ -1,3 +1,5 @@
+import { buildCommand } from './build-command.ts';
+import { checkCommand } from './check-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
@@ -5,4 +7,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [syncCommand, statusCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [syncCommand, buildCommand, checkCommand, statusCommand, sandboxCommand, demoCommand];

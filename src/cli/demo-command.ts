@@ -2,8 +2,11 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { DEFAULT_RETRY } from '../exchange/retry.ts';
+import { DEFAULT_MODEL_SETTINGS } from '../models/settings.ts';
 import { startSandbox } from '../sandbox/server.ts';
 import { Database } from '../store/database.ts';
+import { buildWithConfig, summarizeBuild } from './build-command.ts';
+import { checkWithConfig } from './check-command.ts';
 import { defineCommand } from './command.ts';
 import { readStatus } from './status-command.ts';
 import { formatSyncSummary, syncWithConfig } from './sync-command.ts';
@@ -42,9 +45,17 @@ export const demoCommand = defineCommand({
         retry: DEFAULT_RETRY,
         timeoutMs: 15_000,
         sync: { spotSymbols: null, quoteCoins: ['USDT', 'USDC', 'BTC', 'ETH'], lookbackDays: 1, startDate: new Date(exchange.startMs).toISOString().slice(0, 10), maxWindowDays: 88 },
+        models: { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'] },
       };
       const outcome = await syncWithConfig(config, { progress: process.stdout.isTTY === true });
       console.log(formatSyncSummary(outcome));
+
+      console.log('\nbuilding the models:');
+      const buildStarted = performance.now();
+      const built = await buildWithConfig(config, { print: true });
+      console.log(summarizeBuild(built, performance.now() - buildStarted));
+      console.log('\nchecking them:');
+      const checked = await checkWithConfig(config, { print: true });
 
       const db = await Database.open(args.db, { readOnly: true });
       try {
@@ -58,8 +69,10 @@ export const demoCommand = defineCommand({
       console.log(`  npx exledger status --db ${args.db}`);
       console.log(`  duckdb ${args.db} "select symbol, count(*), sum(fill_total_amount) from staging.spot_fills group by all"   (any DuckDB client)`);
       console.log('  npx exledger sandbox   # the exchange on its own, to sync by hand (README "Commands")');
-      console.log('Models and Excel reports follow (README "Status").');
-      return outcome.exitCode;
+      console.log(`  duckdb ${args.db} "from marts.spot_realized_pnl_monthly"`);
+      console.log('Excel reports follow (README "Status").');
+      const modelsOk = built.every((result) => result.status === 'ok') && checked.every((result) => result.status === 'pass');
+      return outcome.exitCode !== 0 ? outcome.exitCode : modelsOk ? 0 : 1;
     } finally {
       await sandbox.close();
     }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import type { Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
+import { DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 
 /**
@@ -33,6 +34,8 @@ export interface Config {
   /** Per-request timeout, ms. @default 15000 */
   timeoutMs: number;
   sync: SyncConfig;
+  /** How `exledger build` cuts periods and costs spot disposals (README "Models"). */
+  models: ModelSettings;
 }
 
 /** How `exledger sync` reads histories. */
@@ -93,7 +96,34 @@ const fileSchema = z.strictObject({
       maxWindowDays: z.number().int().min(1).max(89).optional(),
     })
     .optional(),
+  models: z
+    .strictObject({
+      reportingTimeZone: z.string().refine(isTimeZone, 'an IANA time zone such as "UTC" or "Europe/Paris"').optional(),
+      costMethods: z.array(z.enum(['fifo', 'average'])).min(1, 'name at least one of "fifo", "average"').optional(),
+      openingPositions: z
+        .array(
+          z.strictObject({
+            account: z.string().optional(),
+            symbol: z.string().regex(/^[A-Z0-9]+_SPBL$/, 'a spot symbol like BTCUSDT_SPBL'),
+            // Amounts are strings so they stay exact (a JSON number is a binary float).
+            quantity: z.string().regex(/^\d{1,20}(\.\d{1,18})?$/, 'a decimal string of base-coin units, e.g. "1.5" (quoted, at most 18 decimals)'),
+            cost: z.string().regex(/^\d{1,26}(\.\d{1,12})?$/, 'a decimal string of quote-coin cost, e.g. "42000.5" (quoted, at most 12 decimals)'),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
 });
+
+/** Whether DuckDB and Intl both know this zone name (Intl throws a RangeError for unknown zones). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** What a command passes in: the flags that override configuration. */
 export interface ConfigOverrides {
@@ -102,6 +132,10 @@ export interface ConfigOverrides {
   db?: string;
   spotBaseUrl?: string;
   contractBaseUrl?: string;
+  /** `--time-zone`: the reporting time zone. */
+  reportingTimeZone?: string;
+  /** `--cost-method`: spot cost methods to build. */
+  costMethods?: readonly CostMethod[];
 }
 
 /** Resolves the configuration. `env` defaults to process.env, `cwd` to process.cwd(). */
@@ -152,6 +186,11 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       startDate: file.sync?.startDate ?? null,
       maxWindowDays: file.sync?.maxWindowDays ?? 88,
     },
+    models: {
+      reportingTimeZone: checkTimeZone(overrides.reportingTimeZone) ?? file.models?.reportingTimeZone ?? DEFAULT_MODEL_SETTINGS.reportingTimeZone,
+      costMethods: overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods,
+      openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts),
+    },
   };
   return deepFreeze(config);
 }
@@ -181,6 +220,26 @@ function readConfigFile(file: string): z.infer<typeof fileSchema> {
     throw new ConfigError(`${path.basename(file)}: ${where}`, issue.message);
   }
   return parsed.data;
+}
+
+function checkTimeZone(zone: string | undefined): string | undefined {
+  if (zone !== undefined && !isTimeZone(zone)) throw new ConfigError('--time-zone', `"${zone}" is not an IANA time zone (e.g. UTC, Europe/Paris, America/New_York)`);
+  return zone;
+}
+
+/** Opening positions name their account; with one account (or none configured yet) it may be left out. */
+function openingPositions(declared: readonly { account?: string; symbol: string; quantity: string; cost: string }[], accounts: readonly AccountConfig[]): ModelSettings['openingPositions'] {
+  const names = accounts.map((account) => account.name);
+  const seen = new Set<string>();
+  return declared.map((position, index) => {
+    const account = position.account ?? (names.length <= 1 ? (names[0] ?? 'main') : undefined);
+    const key = `models.openingPositions.${index}.account`;
+    if (account === undefined) throw new ConfigError(key, `several accounts are configured (${names.join(', ')}): say which one holds ${position.symbol}`);
+    if (names.length > 0 && !names.includes(account)) throw new ConfigError(key, `"${account}" is not a configured account (${names.join(', ')})`);
+    if (seen.has(`${account}/${position.symbol}`)) throw new ConfigError(`models.openingPositions.${index}`, `${account} already has an opening position for ${position.symbol}; give one per symbol`);
+    seen.add(`${account}/${position.symbol}`);
+    return { account, symbol: position.symbol, quantity: position.quantity, cost: position.cost };
+  });
 }
 
 function checkUrl(name: string, value: string | undefined): string | undefined {
