@@ -1,5 +1,6 @@
 -- Futures fills, one row per fill.
 -- Key: (account, trade_id); ids are the exact 64-bit integers as text. Input: raw.futures_fills.
+-- fill_value is a notional (price up to 1e9 x size up to 1e12 = 1e21): DECIMAL(38,16), not (38,18).
 with source as (
     select * from raw.futures_fills
 ),
@@ -20,7 +21,7 @@ final as (
         _record->>'positionSide' as position_side,
         _record->>'orderSide' as order_side,
         cast(_record->>'fillSize' as decimal(38, 18)) as fill_size,
-        cast(_record->>'fillValue' as decimal(38, 18)) as fill_value,
+        cast(_record->>'fillValue' as decimal(38, 16)) as fill_value,
         cast(_record->>'fillFee' as decimal(38, 18)) as fill_fee,
         cast(coalesce(nullif(_record->>'liquidateFee', ''), '0') as decimal(38, 18)) as liquidate_fee,
         cast(_record->>'realizePnl' as decimal(38, 18)) as realize_pnl,
