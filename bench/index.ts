@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark, one after another; each prints its own table. */
 import { benchBudget } from './budget.ts';
+import { benchBuild } from './build.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchSync, budgetUse, efficiency, speed } from './sync.ts';
@@ -10,13 +11,19 @@ const benches: Record<string, () => Promise<void>> = {
   budget: benchBudget,
   sync: benchSync,
   soak: () => benchSoak(10),
-  // Parts of `sync`, to run one alone: npm run bench -- sync-budget
+  build: () => benchBuild(),
+};
+// Parts of a benchmark, to run one alone (npm run bench -- sync-budget); `npm run bench` runs them through their benchmark.
+const parts: Record<string, () => Promise<void>> = {
   'sync-efficiency': () => efficiency('medium'),
   'sync-budget': budgetUse,
   'sync-speed': () => speed('large'),
+  'build-1m': () => benchBuild(['build-1m']),
+  'build-10m': () => benchBuild(['build-10m']),
 };
-if (only !== undefined && !(only in benches)) throw new Error(`unknown benchmark "${only}"; the benchmarks are ${Object.keys(benches).join(', ')}`);
-for (const [name, bench] of Object.entries(benches)) {
-  if (only === undefined ? name.startsWith('sync-') : only !== name) continue;
+const all = { ...benches, ...parts };
+if (only !== undefined && !(only in all)) throw new Error(`unknown benchmark "${only}"; the benchmarks are ${Object.keys(all).join(', ')}`);
+for (const [name, bench] of Object.entries(only === undefined ? benches : all)) {
+  if (only !== undefined && only !== name) continue;
   await bench();
 }

@@ -1,0 +1,192 @@
+/**
+ * Benchmark of `exledger build`: the whole model build over generated raw tables (build-data.ts),
+ * run as a child process so its wall time and peak memory are those of the real command.
+ *
+ *   npm run bench -- build        both scenarios
+ *   npm run bench -- build-1m     1M spot fills, 1M futures fills, 100k funding bills (target 15 s)
+ *   npm run bench -- build-10m    10M spot fills (and the same futures and bills) (target 90 s, 6 GB)
+ *
+ * Each scenario's raw database is generated once and cached under data/bench/ (generation is not
+ * measured); every run builds a fresh copy of it, so no model starts from a previous build.
+ * Prints a summary row per scenario (met / not met) and the time of each model, slowest first.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ModelResult } from '../src/models/build.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, type BuildDataSpec } from './build-data.ts';
+
+/** A measured build. */
+export interface BuildScenario {
+  name: string;
+  spec: BuildDataSpec;
+  /** Wall seconds of `exledger build` (process start to exit) that meet the target. */
+  targetSeconds: number;
+  /** Peak resident memory that meets the target, bytes; undefined: not a target. */
+  targetPeakBytes?: number;
+  /** The build is stopped after this many seconds (a build that never ends still gets a row). */
+  timeoutSeconds: number;
+}
+
+const GB = 1024 ** 3;
+
+export const BUILD_SCENARIOS: readonly BuildScenario[] = [
+  { name: 'build-1m', spec: { spotFills: 1_000_000, futuresFills: 1_000_000, fundingBills: 100_000 }, targetSeconds: 15, timeoutSeconds: 300 },
+  {
+    name: 'build-10m',
+    spec: { spotFills: 10_000_000, futuresFills: 1_000_000, fundingBills: 100_000 },
+    targetSeconds: 90,
+    targetPeakBytes: 6 * GB,
+    timeoutSeconds: 900,
+  },
+];
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(REPO, 'src', 'cli', 'exledger.js');
+const TIME = '/usr/bin/time';
+
+/** What one child run of `exledger build --json` gave. */
+interface BuildRun {
+  wallSeconds: number;
+  peakBytes: number | undefined;
+  /** How the peak was measured. */
+  peakSource: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  /** The command's own total, from its JSON. */
+  buildMs?: number;
+  results: ModelResult[];
+  stderrTail: string;
+}
+
+/** Runs the named scenarios (all by default) and prints their tables. */
+export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.map((scenario) => scenario.name)): Promise<void> {
+  const scenarios = names.map((name) => {
+    const scenario = BUILD_SCENARIOS.find((candidate) => candidate.name === name);
+    if (scenario === undefined) throw new Error(`unknown build scenario "${name}"`);
+    return scenario;
+  });
+  console.log('\n== exledger build: wall time and peak memory of the command (child process), per scenario');
+  const summary: Array<Record<string, string | number>> = [];
+  const details: Array<{ scenario: BuildScenario; run: BuildRun }> = [];
+  for (const scenario of scenarios) {
+    const { spec } = scenario;
+    const data = await cachedBuildData(spec);
+    if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
+    const work = path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`);
+    copyBuildData(data.path, work);
+    const run = await runBuild(work, scenario.timeoutSeconds);
+    details.push({ scenario, run });
+    const failed = run.results.filter((result) => result.status !== 'ok');
+    const timeMet = !run.timedOut && run.exitCode === 0 && run.wallSeconds <= scenario.targetSeconds;
+    const memoryMet = scenario.targetPeakBytes === undefined || (run.peakBytes !== undefined && run.peakBytes < scenario.targetPeakBytes);
+    summary.push({
+      scenario: scenario.name,
+      'spot fills': spec.spotFills.toLocaleString('en-US'),
+      'futures fills': spec.futuresFills.toLocaleString('en-US'),
+      'funding bills': spec.fundingBills.toLocaleString('en-US'),
+      models: `${run.results.length - failed.length} ok${failed.length > 0 ? `, ${failed.length} not` : ''}`,
+      'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
+      'build s': run.buildMs === undefined ? '' : (run.buildMs / 1000).toFixed(1),
+      'peak RSS GB': run.peakBytes === undefined ? '?' : (run.peakBytes / GB).toFixed(2),
+      target: `${scenario.targetSeconds} s${scenario.targetPeakBytes === undefined ? '' : `, < ${scenario.targetPeakBytes / GB} GB`}`,
+      result: timeMet && memoryMet ? 'met' : 'NOT MET',
+    });
+  }
+  console.table(summary);
+  for (const { scenario, run } of details) {
+    console.log(`\n${scenario.name}: time per model, slowest first (peak from ${run.peakSource}; database ${path.relative(REPO, path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`))})`);
+    if (run.results.length === 0) {
+      console.log(`no model results (exit ${run.exitCode ?? 'killed'}${run.timedOut ? ', stopped at the timeout' : ''}):\n${run.stderrTail}`);
+      continue;
+    }
+    const total = run.results.reduce((sum, result) => sum + result.ms, 0);
+    console.table(
+      [...run.results]
+        .sort((a, b) => b.ms - a.ms)
+        .map((result) => ({
+          model: result.id,
+          status: result.status,
+          s: (result.ms / 1000).toFixed(2),
+          share: `${((100 * result.ms) / Math.max(total, 1)).toFixed(0)}%`,
+          rows: result.rows?.toLocaleString('en-US') ?? '',
+          message: result.message?.slice(0, 100) ?? '',
+        })),
+    );
+  }
+}
+
+/**
+ * Runs `node src/cli/exledger.js build --db <file> --json` as a child and measures it: wall time
+ * here, peak RSS from GNU time's "Maximum resident set size" when /usr/bin/time exists, else
+ * from the child's VmHWM in /proc, read until it exits.
+ */
+async function runBuild(database: string, timeoutSeconds: number): Promise<BuildRun> {
+  const command = [process.execPath, CLI, 'build', '--db', database, '--json'];
+  const useTime = existsSync(TIME);
+  const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
+  const started = performance.now();
+  // Its own process group, so a build stopped at the timeout goes with its launcher.
+  const child = spawn(file as string, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let polledPeakKb: number | undefined;
+  const poll = useTime
+    ? undefined
+    : setInterval(() => {
+        const kb = readVmHwmKb(child.pid);
+        if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
+      }, 100);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  }, timeoutSeconds * 1000);
+  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const wallSeconds = (performance.now() - started) / 1000;
+  clearTimeout(timer);
+  if (poll !== undefined) clearInterval(poll);
+
+  const timeKb = useTime ? /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] : undefined;
+  const peakKb = timeKb === undefined ? polledPeakKb : Number(timeKb);
+  const json = parseBuildJson(stdout);
+  return {
+    wallSeconds,
+    peakBytes: peakKb === undefined ? undefined : peakKb * 1024,
+    peakSource: useTime ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
+    exitCode,
+    timedOut,
+    buildMs: json?.ms,
+    results: json?.results ?? [],
+    stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
+  };
+}
+
+/** The `{ ms, results }` object `exledger build --json` prints, or undefined when there is none. */
+function parseBuildJson(stdout: string): { ms: number; results: ModelResult[] } | undefined {
+  const start = stdout.indexOf('{');
+  if (start < 0) return undefined;
+  try {
+    return JSON.parse(stdout.slice(start)) as { ms: number; results: ModelResult[] };
+  } catch {
+    return undefined;
+  }
+}
+
+function readVmHwmKb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? undefined : Number(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const names = process.argv.slice(2);
+  await benchBuild(names.length > 0 ? names : undefined);
+}
