@@ -1,0 +1,145 @@
+-- Exact fixed-point arithmetic on HUGEINT (int128), for money that must never pass through DOUBLE.
+-- Why: DuckDB's DECIMAL / DECIMAL returns DOUBLE, DECIMAL(38,18) * DECIMAL(38,18) is typed
+-- DECIMAL(38,36) and overflows above 100, and every operation that lowers the scale of a
+-- DECIMAL(38,x) or reads it as an integer (a cast from VARCHAR too) runs a bit-by-bit 128-bit
+-- division, 0.5 to 5 µs a value. So amounts enter as integer units parsed from the exchange's
+-- strings (exact_parse_units), the arithmetic runs on units, and a result becomes a DECIMAL only
+-- at the end (exact_decimal_*, a multiplication that only sets the scale, which is fast).
+--   quantity and price units: HUGEINT counting 1e-18 (the scale of DECIMAL(38,18));
+--   money units:              HUGEINT counting 1e-12 (DECIMAL(38,12));
+--   ratios:                   HUGEINT counting 2^-120 (1 = 2^120), for fractions 0 <= n/d <= 1.
+-- A DOUBLE only ever estimates a quotient: the remainder is then computed exactly in int128 and
+-- the quotient corrected, so no result depends on floating point. Nothing exceeds int128 (about
+-- 1.7e38) for quantities and prices below 1e14 and money below 1e24 (a price of 1e9 times a
+-- quantity of 1e12 is 1e21, exact). Rounding is half up, except exact_mul_units and
+-- exact_mul_ratio, which round halves away from zero.
+-- `list_transform([x], v -> ...)[1]` binds x once: a macro argument used several times would
+-- otherwise be copied, and nested macros would grow exponentially. Each macro names its lambda
+-- parameters with its own prefix, because a macro argument is substituted as text and would be
+-- captured by a lambda parameter of the same name.
+
+-- Units back to DECIMAL.
+create or replace macro exact_decimal_18(u) as cast(u as decimal(38, 0)) * cast(0.000000000000000001 as decimal(19, 18));
+create or replace macro exact_decimal_16(u) as cast(u as decimal(38, 0)) * cast(0.0000000000000001 as decimal(17, 16));
+create or replace macro exact_decimal_12(u) as cast(u as decimal(38, 0)) * cast(0.000000000001 as decimal(13, 12));
+
+-- One refinement of a quotient s = {q, r, d} (n = q*d + r). The DOUBLE quotient of r / d, scaled
+-- by (1 - 2^-50) so that it never overshoots |r / d|, is off by at most |r/d| * 2^-49 + 1: three
+-- rounds bring any int128 quotient to within one.
+create or replace macro exact_div_step(s) as
+    list_transform([s], ds_s ->
+        list_transform([cast(floor(cast(ds_s.r as double) / cast(ds_s.d as double) * 0.9999999999999991) as hugeint)], ds_e ->
+            {'q': ds_s.q + ds_e, 'r': ds_s.r - ds_e * ds_s.d, 'd': ds_s.d}
+        )[1]
+    )[1];
+
+-- floor(n / d) for HUGEINT n and d > 0, exact.
+create or replace macro exact_floor_div(n, d) as
+    list_transform(
+        [exact_div_step(exact_div_step(exact_div_step({'q': cast(0 as hugeint), 'r': cast(n as hugeint), 'd': cast(d as hugeint)})))],
+        fd_s -> fd_s.q - case when fd_s.r < 0 then 1 else 0 end + case when fd_s.r >= fd_s.d then 1 else 0 end
+    )[1];
+
+-- Money units from units of a finer scale (16 or 18): round(u / 10^(scale - 12)).
+create or replace macro exact_money_units(u, scale) as
+    exact_floor_div(cast(u as hugeint) + cast(power(10, scale - 12) as hugeint) // 2, cast(power(10, scale - 12) as hugeint));
+
+-- floor(n / d) for d > 0 when |n / d| < 2^48: one estimate, one correction.
+create or replace macro exact_floor_div_small(n, d) as
+    list_transform([exact_div_step({'q': cast(0 as hugeint), 'r': cast(n as hugeint), 'd': cast(d as hugeint)})],
+        fs_s -> fs_s.q - case when fs_s.r < 0 then 1 else 0 end + case when fs_s.r >= fs_s.d then 1 else 0 end
+    )[1];
+
+-- q * p in money units, for q and p in units of 1e-18 (a quantity and a price): round(a*b / 1e24).
+-- With a = a1*1e15 + a0 and b = b1*1e15 + b0: a*b / 1e24 = a1*b1*1e6 + (a1*b0 + a0*b1) / 1e9 + a0*b0 / 1e24,
+-- and x = a1*b0 + a0*b1 is split again as x1*1e9 + x0. The splits need not be exact quotients
+-- (a DOUBLE estimate, a0 may be a little negative or above 1e15): only the last division, whose
+-- quotient is small, must be, and no partial product exceeds int128 for quantities and prices
+-- below 1e14.
+create or replace macro exact_mul_units(a, b) as
+    list_transform([{'a': abs(cast(a as hugeint)), 'b': abs(cast(b as hugeint)), 's': sign(cast(a as hugeint)) * sign(cast(b as hugeint))}], mu_v ->
+        list_transform([{
+            'a1': cast(floor(cast(mu_v.a as double) / 1e15) as hugeint),
+            'b1': cast(floor(cast(mu_v.b as double) / 1e15) as hugeint)
+        }], mu_h ->
+            list_transform([{'a0': mu_v.a - mu_h.a1 * 1000000000000000, 'b0': mu_v.b - mu_h.b1 * 1000000000000000}], mu_l ->
+                list_transform([mu_h.a1 * mu_l.b0 + mu_l.a0 * mu_h.b1], mu_x ->
+                    list_transform([cast(floor(cast(mu_x as double) / 1e9) as hugeint)], mu_x1 ->
+                        mu_v.s * (
+                            mu_h.a1 * mu_h.b1 * 1000000
+                            + mu_x1
+                            + exact_floor_div_small(
+                                (mu_x - mu_x1 * 1000000000) * 1000000000000000 + mu_l.a0 * mu_l.b0 + cast('500000000000000000000000' as hugeint),
+                                cast('1000000000000000000000000' as hugeint))
+                        )
+                    )[1]
+                )[1]
+            )[1]
+        )[1]
+    )[1];
+
+-- One step of binary long division for exact_ratio: s = {r, acc} with 0 <= r < 2d. The next 24
+-- bits of r / d are estimated from DOUBLEs scaled by (1 - 2^-40), so the estimate is never too
+-- large and at most one too small: the remainder stays in [0, 2d) and the carry lands in acc.
+create or replace macro exact_ratio_step(s, d) as
+    list_transform([s], rs_s ->
+        list_transform([cast(floor(cast(rs_s.r as double) / cast(d as double) * 16777215.9999847412109375) as hugeint)], rs_e ->
+            {'r': rs_s.r * 16777216 - rs_e * d, 'acc': rs_s.acc * 16777216 + rs_e}
+        )[1]
+    )[1];
+
+-- round(n / d * 2^120) for 0 <= n <= d, d > 0: five 24-bit steps, then the carry and the
+-- rounding from the last remainder; n = d gives exactly 2^120. A d of 2^100 or more (a quantity
+-- of 1.27e12 in units of 1e-18) is first shifted right to 100 bits, n with it: the ratio then
+-- carries a relative error below 2^-98.
+create or replace macro exact_ratio(n, d) as
+    list_transform(
+        [case
+            when cast(d as hugeint) < cast('1267650600228229401496703205376' as hugeint) then {'n': cast(n as hugeint), 'd': cast(d as hugeint)}
+            else {
+                'n': cast(n as hugeint) >> (cast(floor(log2(cast(d as double))) as integer) - 99),
+                'd': cast(d as hugeint) >> (cast(floor(log2(cast(d as double))) as integer) - 99)
+            }
+        end],
+        ra_v -> list_transform(
+            [exact_ratio_step(exact_ratio_step(exact_ratio_step(exact_ratio_step(exact_ratio_step({'r': ra_v.n, 'acc': cast(0 as hugeint)}, ra_v.d), ra_v.d), ra_v.d), ra_v.d), ra_v.d)],
+            ra_w -> list_transform([ra_w.r - case when ra_w.r >= ra_v.d then ra_v.d else 0 end], ra_rem ->
+                ra_w.acc + case when ra_w.r >= ra_v.d then 1 else 0 end + case when ra_rem * 2 >= ra_v.d then 1 else 0 end
+            )[1]
+        )[1]
+    )[1];
+
+-- round(m * t / 2^120) for HUGEINT m of either sign (|m| < 2^120) and a ratio 0 <= t <= 2^120:
+-- both split into 60-bit halves, m*t / 2^120 = mh*th + (mh*tl + ml*th) / 2^60 + ml*tl / 2^120.
+create or replace macro exact_mul_ratio(m, t) as
+    list_transform([{'m': abs(cast(m as hugeint)), 's': sign(cast(m as hugeint)), 't': cast(t as hugeint)}], mr_v ->
+        list_transform([{'mh': mr_v.m >> 60, 'ml': mr_v.m & 1152921504606846975, 'th': mr_v.t >> 60, 'tl': mr_v.t & 1152921504606846975}], mr_h ->
+            list_transform([mr_h.mh * mr_h.tl + mr_h.ml * mr_h.th], mr_y ->
+                mr_v.s * (
+                    mr_h.mh * mr_h.th + (mr_y >> 60)
+                    + ((((mr_y & 1152921504606846975) << 60) + mr_h.ml * mr_h.tl + cast('664613997892457936451903530140172288' as hugeint)) >> 120)
+                )
+            )[1]
+        )[1]
+    )[1];
+
+-- round(m * n / d): the share of money m that n of d units carry (0 <= n <= d, d > 0). n = d gives
+-- exactly m, so shares read off one cumulative function of n telescope to the whole of m.
+create or replace macro exact_mul_div(m, n, d) as
+    exact_mul_ratio(m, exact_ratio(n, d));
+
+-- The integer units (value * 10^scale) of a decimal string such as '-12.5', exactly, without a
+-- DECIMAL cast. A string with more than `scale` fractional digits, or in another form (an
+-- exponent), goes through a DECIMAL(38,18) cast instead (slow, and rounds). scale: 12, 16 or 18.
+create or replace macro exact_parse_units(s, scale) as
+    case
+        when s is null then null
+        when regexp_full_match(s, '-?[0-9]+(\.[0-9]*)?') and length(split_part(s, '.', 2)) <= scale
+            then cast(split_part(s, '.', 1) || rpad(split_part(s, '.', 2), scale, '0') as hugeint)
+        else exact_floor_div(
+            list_transform([cast(s as decimal(38, 18))], pu_x ->
+                cast(trunc(pu_x) as hugeint) * cast(1000000000000000000 as hugeint)
+                + cast((pu_x - trunc(pu_x)) * cast(1000000000000000000 as decimal(19, 0)) as hugeint))[1]
+            + cast(power(10, 18 - scale) as hugeint) // 2,
+            cast(power(10, 18 - scale) as hugeint))
+    end;
