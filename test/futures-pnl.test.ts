@@ -160,6 +160,19 @@ describe('futures PnL marts', () => {
     ]);
   });
 
+  it('parses amounts exactly on the fast (at most 9 + 9 digits) and the wide path of staging.futures_fills', async () => {
+    db = await openModelDb();
+    const texts = ['0', '-600', '123456789', '1234567890', '-0.000000001', '0.0000000001', '123456789.123456789', '-12345678.123456789', '1234567890.1', '-9999999999.999999999999999999'];
+    await insertHistory(db, 'futures_fills', texts.map((text, i) => fill(String(400 + i), 'cmt_btcusdt', '2026-02-01T00:00:00Z', 'CLOSE_LONG', text, '1', text, text, text)));
+    await buildAll(db);
+    const rows = await queryRows<{ fill_size: string; fill_fee: string; liquidate_fee: string; realize_pnl: string }>(db, 'select fill_size, fill_fee, liquidate_fee, realize_pnl from staging.futures_fills order by trade_id');
+    const exact = (text: string) => {
+      const [whole, fraction = ''] = text.split('.');
+      return `${whole}.${fraction.padEnd(18, '0')}`;
+    };
+    expect(rows).toEqual(texts.map((text) => ({ fill_size: exact(text), fill_fee: exact(text), liquidate_fee: exact(text), realize_pnl: exact(text) })));
+  });
+
   it('sums notionals of 1e21 per fill without overflow (price 1e9 x size 1e12)', async () => {
     db = await openModelDb();
     await insertSnapshot(db, 'futures_contracts', '2026-02-20T00:00:00Z', [{ symbol: 'cmt_btcusdt', quote_currency: 'USDT', coin: 'USDT', contract_val: '0.0001' }]);

@@ -1,17 +1,14 @@
--- Fees and traded volumes as legs in one coin each: a spot buy gives a fee leg in its base coin and a volume leg
--- in its quote coin, a spot sell or a futures fill one leg for both, a funding bill with a fee one fee leg.
--- Key: (account, product, source_id, coin_leg) with product 'spot' | 'futures' | 'funding'.
--- Inputs: staging.spot_fills, staging.futures_fills, staging.futures_contracts, staging.funding_bills, settings.reporting.
+-- Fees and traded volumes per day (reporting zone) as legs in one coin each, summed per source: a spot symbol and
+-- side gives a fee leg in the coin received and a volume leg in its quote coin (one leg when they are the same coin),
+-- a futures contract likewise, the funding account's bills with a fee a fee leg per biz type.
+-- Key: (account, product, source, coin_leg, event_date) with product 'spot' | 'futures' | 'funding'.
+-- Inputs: staging.spot_fills, intermediate.int_futures_fill_days, staging.funding_bills, settings.reporting.
 with spot_fills as (
     select * from staging.spot_fills
 ),
 
-futures_fills as (
-    select * from staging.futures_fills
-),
-
-contracts as (
-    select * from staging.futures_contracts
+futures_days as (
+    select * from intermediate.int_futures_fill_days
 ),
 
 bills as (
@@ -22,117 +19,107 @@ reporting as (
     select time_zone from settings.reporting
 ),
 
--- Margin and quote coin of each contract as last listed (the listing is public: any account's snapshot will do).
-contract_coins as (
-    select symbol, arg_max(coin, snapshot_at) as margin_coin, arg_max(quote_currency, snapshot_at) as quote_coin
-    from contracts
-    group by symbol
+spot_days as (
+    select
+        spot_fills.account,
+        spot_fills.symbol,
+        spot_fills.base_coin,
+        spot_fills.quote_coin,
+        lower(spot_fills.side) as side,
+        cast(timezone(reporting.time_zone, spot_fills.c_time_at) as date) as event_date,
+        count(*) as fill_count,
+        sum(spot_fills.fees) as fees,
+        sum(spot_fills.fill_quantity) as quantity,
+        -- Notionals reach 1e21 per fill: summed as DECIMAL(38,12) (up to 1e26).
+        sum(cast(spot_fills.fill_total_amount as decimal(38, 12))) as total
+    from spot_fills
+    cross join reporting
+    where lower(spot_fills.side) in ('buy', 'sell')
+    group by all
 ),
 
 -- A spot fee is charged in the coin received: the base coin on buys, the quote coin on sells (exchange-notes
--- "Fee and sign conventions"). fee_basis_volume is the volume, in the fee's coin, of the trade the fee was
--- charged on (a buy's quantity, a sell's total), so fee / fee_basis_volume is a rate in one coin;
--- traded_volume is the quote-coin total, booked on the quote coin's leg.
+-- "Fee and sign conventions"). fee_basis_volume is the volume, in the fee's coin, of the trades the fees were
+-- charged on (a buy's quantity, a sell's total), so fees / fee_basis_volume is a rate in one coin;
+-- traded_volume is the quote-coin total, on the quote coin's leg.
 spot_legs as (
     select
         account,
         'spot' as product,
-        fill_id as source_id,
+        symbol || ' ' || side as source,
         leg.coin_leg,
         case when leg.coin_leg = 'fee' then base_coin else quote_coin end as coin,
-        c_time_at as event_at,
+        event_date,
+        case when leg.coin_leg = 'volume' then 0 else fill_count end as fee_count,
         case when leg.coin_leg = 'volume' then cast(0 as decimal(38, 18)) else fees end as fee,
         cast(0 as decimal(38, 18)) as liquidation_fee,
         case
             when leg.coin_leg = 'volume' then cast(0 as decimal(38, 12))
-            when leg.coin_leg = 'fee' then cast(fill_quantity as decimal(38, 12))
-            else cast(fill_total_amount as decimal(38, 12))
+            when leg.coin_leg = 'fee' then cast(quantity as decimal(38, 12))
+            else total
         end as fee_basis_volume,
-        case when leg.coin_leg = 'fee' then cast(0 as decimal(38, 12)) else cast(fill_total_amount as decimal(38, 12)) end as traded_volume,
-        leg.coin_leg <> 'volume' as is_fee_record
-    from spot_fills
-    -- Buys split into a base-coin fee leg and a quote-coin volume leg; sells have one quote-coin leg for both.
+        case when leg.coin_leg = 'fee' then cast(0 as decimal(38, 12)) else total end as traded_volume
+    from spot_days
+    -- Buys split into a base-coin fee leg and a quote-coin volume leg; a sell's fee and volume share its quote coin.
     cross join lateral (
-        select unnest(case when lower(side) = 'buy' then ['fee', 'volume'] else ['fee_and_volume'] end) as coin_leg
+        select unnest(case when side = 'buy' then ['fee', 'volume'] else ['fee_and_volume'] end) as coin_leg
     ) as leg
-    where lower(side) in ('buy', 'sell')
 ),
 
 -- A futures fee (fill_fee plus liquidate_fee, both positive when paid) is in the contract's margin coin, its
--- volume (fill_value) in the quote coin. When the two differ (a coin-margined contract) or a contract was never
--- listed, the fee's basis volume is unknown (null), which leaves that day's rate null rather than wrong.
+-- volume (fill_value) in the quote coin. When the two differ (a coin-margined contract) or the contract was never
+-- listed, the fees' basis volume is unknown (null), which leaves the rate null rather than wrong.
 futures_legs as (
     select
-        futures_fills.account,
+        futures_days.account,
         'futures' as product,
-        futures_fills.trade_id as source_id,
+        futures_days.symbol as source,
         leg.coin_leg,
-        case when leg.coin_leg = 'volume' then contract_coins.quote_coin else contract_coins.margin_coin end as coin,
-        futures_fills.created_time_at as event_at,
-        case when leg.coin_leg = 'volume' then cast(0 as decimal(38, 18)) else futures_fills.fill_fee + futures_fills.liquidate_fee end as fee,
-        case when leg.coin_leg = 'volume' then cast(0 as decimal(38, 18)) else futures_fills.liquidate_fee end as liquidation_fee,
+        case when leg.coin_leg = 'volume' then futures_days.quote_coin else futures_days.margin_coin end as coin,
+        futures_days.fill_date as event_date,
+        case when leg.coin_leg = 'volume' then 0 else futures_days.fill_count end as fee_count,
+        case when leg.coin_leg = 'volume' then cast(0 as decimal(38, 18)) else futures_days.trading_fees + futures_days.liquidation_fees end as fee,
+        case when leg.coin_leg = 'volume' then cast(0 as decimal(38, 18)) else futures_days.liquidation_fees end as liquidation_fee,
         case
             when leg.coin_leg = 'volume' then cast(0 as decimal(38, 12))
-            when leg.coin_leg = 'fee_and_volume' then cast(futures_fills.fill_value as decimal(38, 12))
+            when leg.coin_leg = 'fee_and_volume' then futures_days.volume
         end as fee_basis_volume,
-        case when leg.coin_leg = 'fee' then cast(0 as decimal(38, 12)) else cast(futures_fills.fill_value as decimal(38, 12)) end as traded_volume,
-        leg.coin_leg <> 'volume' as is_fee_record
-    from futures_fills
-    left join contract_coins using (symbol)
+        case when leg.coin_leg = 'fee' then cast(0 as decimal(38, 12)) else futures_days.volume end as traded_volume
+    from futures_days
     cross join lateral (
         select unnest(
-            case
-                when contract_coins.margin_coin = contract_coins.quote_coin then ['fee_and_volume']
-                else ['fee', 'volume']
-            end
+            case when futures_days.margin_coin = futures_days.quote_coin then ['fee_and_volume'] else ['fee', 'volume'] end
         ) as coin_leg
     ) as leg
 ),
 
 -- Funding account fees: withdrawal fees and the like. Bills of biz type buy and sell are the two legs of spot
--- fills (their fees are the fills' fees, already counted above), so they are left out here.
+-- fills (their fees are the fills' fees, counted above), so they are left out here. No traded volume.
 funding_legs as (
     select
-        account,
+        bills.account,
         'funding' as product,
-        bill_id as source_id,
+        bills.biz_type as source,
         'fee' as coin_leg,
-        coin_name as coin,
-        c_time_at as event_at,
-        fees as fee,
+        bills.coin_name as coin,
+        cast(timezone(reporting.time_zone, bills.c_time_at) as date) as event_date,
+        count(*) as fee_count,
+        sum(bills.fees) as fee,
         cast(0 as decimal(38, 18)) as liquidation_fee,
         cast(null as decimal(38, 12)) as fee_basis_volume,
-        cast(null as decimal(38, 12)) as traded_volume,
-        true as is_fee_record
+        cast(null as decimal(38, 12)) as traded_volume
     from bills
-    where fees <> 0 and biz_type not in ('buy', 'sell')
+    cross join reporting
+    where bills.fees <> 0 and bills.biz_type not in ('buy', 'sell')
+    group by all
 ),
 
-legs as (
+final as (
     select * from spot_legs
     union all
     select * from futures_legs
     union all
     select * from funding_legs
-),
-
-final as (
-    select
-        legs.account,
-        legs.product,
-        legs.source_id,
-        legs.coin_leg,
-        legs.coin,
-        legs.event_at,
-        cast(timezone(reporting.time_zone, legs.event_at) as date) as event_date,
-        cast(date_trunc('month', cast(timezone(reporting.time_zone, legs.event_at) as date)) as date) as event_month,
-        legs.fee,
-        legs.liquidation_fee,
-        legs.fee_basis_volume,
-        legs.traded_volume,
-        legs.is_fee_record
-    from legs
-    cross join reporting
 )
 
 select * from final

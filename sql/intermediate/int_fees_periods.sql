@@ -5,6 +5,11 @@ with legs as (
     select * from intermediate.int_fees_legs
 ),
 
+dated as (
+    select *, cast(date_trunc('month', event_date) as date) as event_month
+    from legs
+),
+
 grouped as (
     select
         account,
@@ -18,11 +23,11 @@ grouped as (
         -- Known only if every fee in the group has a basis in its own coin (funding bills and coin-margined
         -- futures have none).
         case
-            when coalesce(bool_and(fee_basis_volume is not null) filter (where is_fee_record), true)
+            when coalesce(bool_and(fee_basis_volume is not null) filter (where coin_leg <> 'volume'), true)
             then sum(fee_basis_volume)
         end as fee_basis_volume,
-        count(*) filter (where is_fee_record) as fee_count
-    from legs
+        cast(sum(fee_count) as bigint) as fee_count
+    from dated
     group by grouping sets ((account, product, coin, event_date), (account, product, coin, event_month))
 ),
 

@@ -10,6 +10,20 @@ deduplicated as (
     qualify row_number() over (partition by _account, _key order by _fetched_at, _run_id) = 1
 ),
 
+-- Amount texts, cast below. Casting text to DECIMAL(38,s) costs about 3.5 s per million values in DuckDB 1.5
+-- (a 128-bit parse) against 0.1 s for DECIMAL(18,9): a text with at most 9 digits on each side of the point
+-- (and no exponent) goes through DECIMAL(18,9) first, exactly; any other takes the wide cast.
+texts as (
+    select
+        *,
+        _record->>'fillSize' as fill_size_text,
+        _record->>'fillValue' as fill_value_text,
+        _record->>'fillFee' as fill_fee_text,
+        coalesce(nullif(_record->>'liquidateFee', ''), '0') as liquidate_fee_text,
+        _record->>'realizePnl' as realize_pnl_text
+    from deduplicated
+),
+
 final as (
     select
         _account as account,
@@ -20,18 +34,48 @@ final as (
         _record->>'separatedMode' as separated_mode,
         _record->>'positionSide' as position_side,
         _record->>'orderSide' as order_side,
-        cast(_record->>'fillSize' as decimal(38, 18)) as fill_size,
-        cast(_record->>'fillValue' as decimal(38, 16)) as fill_value,
-        cast(_record->>'fillFee' as decimal(38, 18)) as fill_fee,
-        cast(coalesce(nullif(_record->>'liquidateFee', ''), '0') as decimal(38, 18)) as liquidate_fee,
-        cast(_record->>'realizePnl' as decimal(38, 18)) as realize_pnl,
+        case
+            when strpos(fill_size_text, 'e') + strpos(fill_size_text, 'E') = 0
+                and ((strpos(fill_size_text, '.') = 0 and length(fill_size_text) <= 9)
+                    or (strpos(fill_size_text, '.') between 2 and 10 and length(fill_size_text) - strpos(fill_size_text, '.') <= 9))
+            then cast(cast(fill_size_text as decimal(18, 9)) as decimal(38, 18))
+            else cast(fill_size_text as decimal(38, 18))
+        end as fill_size,
+        case
+            when strpos(fill_value_text, 'e') + strpos(fill_value_text, 'E') = 0
+                and ((strpos(fill_value_text, '.') = 0 and length(fill_value_text) <= 9)
+                    or (strpos(fill_value_text, '.') between 2 and 10 and length(fill_value_text) - strpos(fill_value_text, '.') <= 9))
+            then cast(cast(fill_value_text as decimal(18, 9)) as decimal(38, 16))
+            else cast(fill_value_text as decimal(38, 16))
+        end as fill_value,
+        case
+            when strpos(fill_fee_text, 'e') + strpos(fill_fee_text, 'E') = 0
+                and ((strpos(fill_fee_text, '.') = 0 and length(fill_fee_text) <= 9)
+                    or (strpos(fill_fee_text, '.') between 2 and 10 and length(fill_fee_text) - strpos(fill_fee_text, '.') <= 9))
+            then cast(cast(fill_fee_text as decimal(18, 9)) as decimal(38, 18))
+            else cast(fill_fee_text as decimal(38, 18))
+        end as fill_fee,
+        case
+            when strpos(liquidate_fee_text, 'e') + strpos(liquidate_fee_text, 'E') = 0
+                and ((strpos(liquidate_fee_text, '.') = 0 and length(liquidate_fee_text) <= 9)
+                    or (strpos(liquidate_fee_text, '.') between 2 and 10 and length(liquidate_fee_text) - strpos(liquidate_fee_text, '.') <= 9))
+            then cast(cast(liquidate_fee_text as decimal(18, 9)) as decimal(38, 18))
+            else cast(liquidate_fee_text as decimal(38, 18))
+        end as liquidate_fee,
+        case
+            when strpos(realize_pnl_text, 'e') + strpos(realize_pnl_text, 'E') = 0
+                and ((strpos(realize_pnl_text, '.') = 0 and length(realize_pnl_text) <= 9)
+                    or (strpos(realize_pnl_text, '.') between 2 and 10 and length(realize_pnl_text) - strpos(realize_pnl_text, '.') <= 9))
+            then cast(cast(realize_pnl_text as decimal(18, 9)) as decimal(38, 18))
+            else cast(realize_pnl_text as decimal(38, 18))
+        end as realize_pnl,
         nullif(_record->>'direction', '') as direction,
         nullif(_record->>'liquidateType', '') as liquidate_type,
         nullif(_record->>'legacyOrdeDirection', '') as legacy_orde_direction,
         make_timestamptz(cast(_record->>'createdTime' as bigint) * 1000) as created_time_at,
         _run_id,
         _fetched_at
-    from deduplicated
+    from texts
 )
 
 select * from final
