@@ -129,7 +129,7 @@ describe('fees marts', () => {
     expect(monthly.find((row) => row.product === 'futures' && row.coin === 'USDT')).toMatchObject({ liquidation_fees: '8.7', traded_volume: '59600', fee_count: '3' });
 
     const tests = (await checkModels(db)).filter((result) => /\/fees_/.test(result.id));
-    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual(['marts/fees_daily_unique pass', 'marts/fees_match_sources pass', 'marts/fees_monthly_sums_daily pass', 'marts/fees_monthly_unique pass']);
+    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual(['intermediate/fees_legs_unique pass', 'marts/fees_daily_unique pass', 'marts/fees_match_sources pass', 'marts/fees_monthly_sums_daily pass', 'marts/fees_monthly_unique pass']);
   });
 
   it('cuts months in UTC by default: the Feb 28 (New York) buy is March\'s', async () => {

@@ -136,6 +136,7 @@ describe('futures PnL marts', () => {
     ]);
     const tests = (await checkModels(db)).filter((result) => /\/futures_/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
+      'intermediate/futures_fill_days_unique pass',
       'intermediate/futures_funding_changes_telescope pass',
       'marts/futures_pnl_daily_unique pass',
       'marts/futures_pnl_monthly_unique pass',

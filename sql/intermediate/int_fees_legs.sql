@@ -1,7 +1,6 @@
--- Fees and traded volumes per day (reporting zone) as legs in one coin each, summed per source: a spot symbol and
--- side gives a fee leg in the coin received and a volume leg in its quote coin (one leg when they are the same coin),
--- a futures contract likewise, the funding account's bills with a fee a fee leg per biz type.
--- Key: (account, product, source, coin_leg, event_date) with product 'spot' | 'futures' | 'funding'.
+-- Fees and traded volumes per day (reporting zone) in legs of one coin each, per source (spot symbol and side, futures
+-- contract, bill biz type): coin_leg 'fee', 'volume', or 'fee_and_volume' where both are in one coin.
+-- Key: (account, product, source, coin_leg, coin, event_date) with product 'spot' | 'futures' | 'funding'.
 -- Inputs: staging.spot_fills, intermediate.int_futures_fill_days, staging.funding_bills, settings.reporting.
 with spot_fills as (
     select * from staging.spot_fills

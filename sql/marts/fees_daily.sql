@@ -1,9 +1,6 @@
 -- Fees paid and traded volume per account, product ('spot' | 'futures' | 'funding'), coin and day (reporting zone).
 -- Key: (account, product, coin, fee_date). Input: intermediate.int_fees_periods (legs: intermediate.int_fees_legs).
--- fees_paid: fees charged in this coin (futures: trading plus liquidation fees; funding: bill fees other than the
--- spot fills' own bills). traded_volume: total of the trades quoted in this coin (null for the funding account).
--- fee_basis_volume: volume, in this coin, of the trades whose fees are in this coin (spot buys by quantity, sells by
--- total); effective_fee_rate = fees_paid / fee_basis_volume, exact to 18 decimals, null where that basis is unknown or 0.
+-- effective_fee_rate = fees_paid / fee_basis_volume, exact to 18 decimals, null where that basis is unknown or 0.
 with periods as (
     select * from intermediate.int_fees_periods
 ),
@@ -14,11 +11,17 @@ final as (
         product,
         coin,
         period_start as fee_date,
+        -- Fees charged in this coin: spot fees (in the coin received), futures trading plus liquidation fees (in the
+        -- margin coin), funding-account bill fees other than those of the spot fills' own buy and sell bills.
         fees_paid,
         liquidation_fees,
+        -- Total of the trades quoted in this coin (null for the funding account, which does not trade).
         traded_volume,
+        -- Volume, in this coin, of the trades whose fees are in this coin: spot buys by quantity, sells by total,
+        -- futures by value when margin and quote coin are the same (else null, as for funding-account fees).
         fee_basis_volume,
         effective_fee_rate,
+        -- Fills (or bills) whose fees are in this coin.
         fee_count
     from periods
     where period = 'day'
