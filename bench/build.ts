@@ -12,6 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelResult } from '../src/models/build.ts';
@@ -76,6 +77,8 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.map(
     if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
     const work = path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`);
     copyBuildData(data.path, work);
+    // Other processes on the machine slow the build down: the load it started under is shown beside it.
+    const load = loadavg()[0] as number;
     const run = await runBuild(work, scenario.timeoutSeconds);
     details.push({ scenario, run });
     const failed = run.results.filter((result) => result.status !== 'ok');
@@ -90,6 +93,7 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.map(
       'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
       'build s': run.buildMs === undefined ? '' : (run.buildMs / 1000).toFixed(1),
       'peak RSS GB': run.peakBytes === undefined ? '?' : (run.peakBytes / GB).toFixed(2),
+      'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
       target: `${scenario.targetSeconds} s${scenario.targetPeakBytes === undefined ? '' : `, < ${scenario.targetPeakBytes / GB} GB`}`,
       result: timeMet && memoryMet ? 'met' : 'NOT MET',
     });
