@@ -29,8 +29,11 @@ spot_days as (
         count(*) as fill_count,
         sum(spot_fills.fees) as fees,
         sum(spot_fills.fill_quantity) as quantity,
-        -- Notionals reach 1e21 per fill: summed as DECIMAL(38,12) (up to 1e26).
-        sum(cast(spot_fills.fill_total_amount as decimal(38, 12))) as total
+        -- Notionals reach 1e21 per fill: summed as in int_futures_fill_days, values below 1e12 at their own scale
+        -- then rounded once to 12 decimals, larger ones rounded to DECIMAL(38,12) one by one.
+        cast(coalesce(sum(case when abs(spot_fills.fill_total_amount) < 1000000000000 then spot_fills.fill_total_amount end), 0) as decimal(38, 12))
+            + coalesce(sum(case when abs(spot_fills.fill_total_amount) >= 1000000000000 then cast(spot_fills.fill_total_amount as decimal(38, 12)) end), 0)
+            as total
     from spot_fills
     cross join reporting
     where lower(spot_fills.side) in ('buy', 'sell')

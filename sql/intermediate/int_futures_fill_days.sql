@@ -27,8 +27,12 @@ days as (
         fills.symbol,
         cast(timezone(reporting.time_zone, fills.created_time_at) as date) as fill_date,
         count(*) as fill_count,
-        -- Notionals reach 1e21 per fill: summed as DECIMAL(38,12) (up to 1e26), never at the fill's scale.
-        sum(cast(fills.fill_value as decimal(38, 12))) as volume,
+        -- Notionals reach 1e21 per fill, and DECIMAL(38,16) overflows at 1e22: values below 1e12 are summed at
+        -- their own scale (1e8 of them stay below 1e20) and the sum rounded once to 12 decimals; larger ones are
+        -- rounded to DECIMAL(38,12) one by one (up to 1e26). Rounding each one would cost a 128-bit division per fill.
+        cast(coalesce(sum(case when abs(fills.fill_value) < 1000000000000 then fills.fill_value end), 0) as decimal(38, 12))
+            + coalesce(sum(case when abs(fills.fill_value) >= 1000000000000 then cast(fills.fill_value as decimal(38, 12)) end), 0)
+            as volume,
         sum(fills.realize_pnl) as realized_pnl,
         sum(fills.fill_fee) as trading_fees,
         sum(fills.liquidate_fee) as liquidation_fees

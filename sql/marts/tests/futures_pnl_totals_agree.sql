@@ -1,5 +1,6 @@
 -- Per account: every futures fill is in marts.futures_pnl_daily, its months add up to marts.futures_pnl_monthly, and
--- the funding rows add up to intermediate.int_futures_funding_changes. Lists accounts where any total differs.
+-- the funding rows add up to intermediate.int_futures_funding_changes. Lists accounts where any total differs
+-- (volumes: beyond the rounding to 12 decimals).
 with fills as (
     select
         account,
@@ -25,7 +26,8 @@ daily as (
         sum(trading_fees) as trading_fees,
         sum(liquidation_fees) as liquidation_fees,
         sum(funding) as funding,
-        sum(net_result) as net_result
+        sum(net_result) as net_result,
+        count(*) as day_rows
     from marts.futures_pnl_daily
     group by account
 ),
@@ -56,7 +58,8 @@ compared as (
         funding.funding as snapshot_funding,
         daily.funding as daily_funding,
         monthly.funding as monthly_funding,
-        fills.volume is not distinct from daily.volume
+        -- Volumes are rounded to 12 decimals per contract and day in the mart, per fill here: they agree to that.
+        abs(coalesce(fills.volume, 0) - coalesce(daily.volume, 0)) <= 0.000000000001 * (coalesce(fills.fill_count, 0) + daily.day_rows)
             and fills.trading_fees is not distinct from daily.trading_fees
             and fills.liquidation_fees is not distinct from daily.liquidation_fees
             and daily.volume is not distinct from monthly.volume
