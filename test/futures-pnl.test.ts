@@ -177,13 +177,13 @@ describe('futures PnL marts', () => {
   it('sums notionals of 1e21 per fill without overflow (price 1e9 x size 1e12)', async () => {
     db = await openModelDb();
     await insertSnapshot(db, 'futures_contracts', '2026-02-20T00:00:00Z', [{ symbol: 'cmt_btcusdt', quote_currency: 'USDT', coin: 'USDT', contract_val: '0.0001' }]);
-    await insertHistory(db, 'futures_fills', [
-      fill('301', 'cmt_btcusdt', '2026-02-01T00:00:00Z', 'OPEN_LONG', '1000000000000', '1000000000000000000000', '600000000000000000', '0'),
-      // value 1e21 + 0.0000000001 (the exchange's last digits survive the sum)
-      fill('302', 'cmt_btcusdt', '2026-02-01T00:00:01Z', 'OPEN_LONG', '1000000000000', '1000000000000000000000.0000000001', '600000000000000000', '0'),
-    ]);
+    // Twelve fills of 1e21 on one day: their sum, 1.2e22, is beyond DECIMAL(38,16) itself.
+    const fills = Array.from({ length: 11 }, (_, i) => fill(String(301 + i), 'cmt_btcusdt', '2026-02-01T00:00:00Z', 'OPEN_LONG', '1000000000000', '1000000000000000000000', '600000000000000000', '0'));
+    // value 1e21 + 0.0000000001 (the exchange's last digits survive the sum)
+    fills.push(fill('312', 'cmt_btcusdt', '2026-02-01T00:00:01Z', 'OPEN_LONG', '1000000000000', '1000000000000000000000.0000000001', '600000000000000000', '0'));
+    await insertHistory(db, 'futures_fills', fills);
     await buildAll(db);
-    // 1e21 + 1e21 + 1e-10 = 2000000000000000000000.0000000001; fees 6e17 + 6e17 = 1.2e18
-    expect(await queryRows(db, 'select volume, trading_fees from marts.futures_pnl_monthly')).toEqual([{ volume: '2000000000000000000000.000000000100', trading_fees: '1200000000000000000.000000000000000000' }]);
+    // 12 * 1e21 + 1e-10 = 12000000000000000000000.0000000001; fees 12 * 6e17 = 7.2e18
+    expect(await queryRows(db, 'select volume, trading_fees from marts.futures_pnl_monthly')).toEqual([{ volume: '12000000000000000000000.000000000100', trading_fees: '7200000000000000000.000000000000000000' }]);
   });
 });
