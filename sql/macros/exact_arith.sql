@@ -2,17 +2,24 @@
 -- Why: DuckDB's DECIMAL / DECIMAL returns DOUBLE, DECIMAL(38,18) * DECIMAL(38,18) is typed
 -- DECIMAL(38,36) and overflows above 100, and every operation that lowers the scale of a
 -- DECIMAL(38,x) or reads it as an integer (a cast from VARCHAR too) runs a bit-by-bit 128-bit
--- division, 0.5 to 5 µs a value. So amounts enter as integer units parsed from the exchange's
--- strings (exact_parse_units), the arithmetic runs on units, and a result becomes a DECIMAL only
--- at the end (exact_decimal_*, a multiplication that only sets the scale, which is fast).
---   quantity and price units: HUGEINT counting 1e-18 (the scale of DECIMAL(38,18));
---   money units:              HUGEINT counting 1e-12 (DECIMAL(38,12));
---   ratios:                   HUGEINT counting 2^-120 (1 = 2^120), for fractions 0 <= n/d <= 1.
--- A DOUBLE only ever estimates a quotient: the remainder is then computed exactly in int128 and
--- the quotient corrected, so no result depends on floating point. Nothing exceeds int128 (about
--- 1.7e38) for quantities and prices below 1e14 and money below 1e24 (a price of 1e9 times a
--- quantity of 1e12 is 1e21, exact). Rounding is half up, except exact_mul_units and
--- exact_mul_ratio, which round halves away from zero.
+-- division, 0.5 to 5 µs a value.
+--
+-- Two layers:
+-- 1. Units (fast, for models over millions of rows): amounts enter as integer units parsed from
+--    the exchange's strings (exact_parse_units), the arithmetic runs on units, and a result becomes
+--    a DECIMAL only at the end (exact_decimal_*, a multiplication that only sets the scale).
+--      quantity and price units: HUGEINT counting 1e-18 (the scale of DECIMAL(38,18)),
+--      money units:              HUGEINT counting 1e-12 (DECIMAL(38,12)),
+--      fractions:                HUGEINT counting 2^-120 (1 = 2^120), for 0 <= n/d <= 1.
+--    A DOUBLE only ever estimates a quotient: the remainder is then computed exactly in int128 and
+--    the quotient corrected, so no result depends on floating point. Nothing exceeds int128 for
+--    quantities and prices below 1e14 and money below 1e24 (a price of 1e9 times a quantity of
+--    1e12 is 1e21, exact). Rounding is half up, except in exact_mul_units and exact_mul_fraction
+--    (halves away from zero).
+-- 2. Decimals (convenient, for small aggregated tables): exact_qty_units / exact_money_units read a
+--    DECIMAL as units (slow: 128-bit division), exact_ratio is n/d in units of 1e-36 by long
+--    division, exact_mul and exact_mul_div take and return DECIMALs.
+--
 -- `list_transform([x], v -> ...)[1]` binds x once: a macro argument used several times would
 -- otherwise be copied, and nested macros would grow exponentially. Each macro names its lambda
 -- parameters with its own prefix, because a macro argument is substituted as text and would be
@@ -41,7 +48,7 @@ create or replace macro exact_floor_div(n, d) as
     )[1];
 
 -- Money units from units of a finer scale (16 or 18): round(u / 10^(scale - 12)).
-create or replace macro exact_money_units(u, scale) as
+create or replace macro exact_units_to_money(u, scale) as
     exact_floor_div(cast(u as hugeint) + cast(power(10, scale - 12) as hugeint) // 2, cast(power(10, scale - 12) as hugeint));
 
 -- floor(n / d) for d > 0 when |n / d| < 2^48: one estimate, one correction.
@@ -78,7 +85,7 @@ create or replace macro exact_mul_units(a, b) as
         )[1]
     )[1];
 
--- One step of binary long division for exact_ratio: s = {r, acc} with 0 <= r < 2d. The next 24
+-- One step of binary long division for exact_fraction: s = {r, acc} with 0 <= r < 2d. The next 24
 -- bits of r / d are estimated from DOUBLEs scaled by (1 - 2^-40), so the estimate is never too
 -- large and at most one too small: the remainder stays in [0, 2d) and the carry lands in acc.
 create or replace macro exact_ratio_step(s, d) as
@@ -89,10 +96,10 @@ create or replace macro exact_ratio_step(s, d) as
     )[1];
 
 -- round(n / d * 2^120) for 0 <= n <= d, d > 0: five 24-bit steps, then the carry and the
--- rounding from the last remainder; n = d gives exactly 2^120. A d of 2^100 or more (a quantity
+-- rounding from the last remainder, n = d gives exactly 2^120. A d of 2^100 or more (a quantity
 -- of 1.27e12 in units of 1e-18) is first shifted right to 100 bits, n with it: the ratio then
 -- carries a relative error below 2^-98.
-create or replace macro exact_ratio(n, d) as
+create or replace macro exact_fraction(n, d) as
     list_transform(
         [case
             when cast(d as hugeint) < cast('1267650600228229401496703205376' as hugeint) then {'n': cast(n as hugeint), 'd': cast(d as hugeint)}
@@ -111,7 +118,7 @@ create or replace macro exact_ratio(n, d) as
 
 -- round(m * t / 2^120) for HUGEINT m of either sign (|m| < 2^120) and a ratio 0 <= t <= 2^120:
 -- both split into 60-bit halves, m*t / 2^120 = mh*th + (mh*tl + ml*th) / 2^60 + ml*tl / 2^120.
-create or replace macro exact_mul_ratio(m, t) as
+create or replace macro exact_mul_fraction(m, t) as
     list_transform([{'m': abs(cast(m as hugeint)), 's': sign(cast(m as hugeint)), 't': cast(t as hugeint)}], mr_v ->
         list_transform([{'mh': mr_v.m >> 60, 'ml': mr_v.m & 1152921504606846975, 'th': mr_v.t >> 60, 'tl': mr_v.t & 1152921504606846975}], mr_h ->
             list_transform([mr_h.mh * mr_h.tl + mr_h.ml * mr_h.th], mr_y ->
@@ -125,8 +132,8 @@ create or replace macro exact_mul_ratio(m, t) as
 
 -- round(m * n / d): the share of money m that n of d units carry (0 <= n <= d, d > 0). n = d gives
 -- exactly m, so shares read off one cumulative function of n telescope to the whole of m.
-create or replace macro exact_mul_div(m, n, d) as
-    exact_mul_ratio(m, exact_ratio(n, d));
+create or replace macro exact_share(m, n, d) as
+    exact_mul_fraction(m, exact_fraction(n, d));
 
 -- The integer units (value * 10^scale) of a decimal string such as '-12.5', exactly, without a
 -- DECIMAL cast. A string with more than `scale` fractional digits, or in another form (an
@@ -143,3 +150,80 @@ create or replace macro exact_parse_units(s, scale) as
             + cast(power(10, 18 - scale) as hugeint) // 2,
             cast(power(10, 18 - scale) as hugeint))
     end;
+
+-- Decimal layer ---------------------------------------------------------------------------------
+
+-- A DECIMAL(38,18) as HUGEINT units of 1e-18 (integer part and fraction converted apart, since
+-- DECIMAL(38,18) * 1e18 would overflow the 38 digits).
+create or replace macro exact_qty_units(x) as
+    list_transform([cast(x as decimal(38, 18))], qu_x ->
+        cast(trunc(qu_x) as hugeint) * cast(1000000000000000000 as hugeint)
+        + cast((qu_x - trunc(qu_x)) * cast(1000000000000000000 as decimal(19, 0)) as hugeint))[1];
+
+-- A DECIMAL(38,12) as HUGEINT units of 1e-12.
+create or replace macro exact_money_units(x) as
+    list_transform([cast(x as decimal(38, 12))], mu_x ->
+        cast(trunc(mu_x) as hugeint) * cast(1000000000000 as hugeint)
+        + cast((mu_x - trunc(mu_x)) * cast(1000000000000 as decimal(13, 0)) as hugeint))[1];
+
+create or replace macro exact_qty(u) as exact_decimal_18(u);
+create or replace macro exact_money(u) as exact_decimal_12(u);
+
+-- round(n / d), half away from zero, for HUGEINT n and d > 0 (DuckDB's // truncates toward zero).
+create or replace macro exact_round_div(n, d) as
+    n // d + case when abs(n % d) >= d - abs(n % d) then sign(n) else 0 end;
+
+-- One step of decimal long division: the remainder after bringing down 6 more (zero) digits.
+-- Needs d < 1.7e32, so that remainder * 1e6 stays inside int128.
+create or replace macro exact_ratio_rem(r, d) as (r * 1000000) % d;
+
+-- round(n * 1e36 / d) for 0 <= n <= d < 1.7e32: the integer part, then six chunks of six digits,
+-- each from the previous chunk's remainder, then rounding on the last remainder.
+create or replace macro exact_ratio_small(n, d) as
+    (n // d) * cast('1000000000000000000000000000000000000' as hugeint)
+    + ((n % d) * 1000000 // d) * cast('1000000000000000000000000000000' as hugeint)
+    + (exact_ratio_rem(n % d, d) * 1000000 // d) * cast('1000000000000000000000000' as hugeint)
+    + (exact_ratio_rem(exact_ratio_rem(n % d, d), d) * 1000000 // d) * cast('1000000000000000000' as hugeint)
+    + (exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(n % d, d), d), d) * 1000000 // d) * cast('1000000000000' as hugeint)
+    + (exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(n % d, d), d), d), d) * 1000000 // d) * cast('1000000' as hugeint)
+    + (exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(n % d, d), d), d), d), d) * 1000000 // d)
+    + case
+        when exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(n % d, d), d), d), d), d), d)
+            >= d - exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(exact_ratio_rem(n % d, d), d), d), d), d), d)
+        then 1 else 0
+    end;
+
+-- The power of ten that cuts d (>= 1e32) to 32 digits.
+create or replace macro exact_ratio_cut(d) as
+    cast(rpad('1', cast(length(cast(d as varchar)) - 31 as integer), '0') as hugeint);
+
+-- The fraction n / d (0 <= n <= d, d > 0, HUGEINT in the same units) in units of 1e-36. Exact (to
+-- the rounding of the last digit) for d < 1e32, above, n and d are first truncated to d's 32
+-- leading digits, an error below 1e-31 (n = d still gives exactly 1).
+create or replace macro exact_ratio(n, d) as
+    list_transform([{'n': cast(n as hugeint), 'd': cast(d as hugeint)}], er_v ->
+        case
+            when er_v.d < cast('100000000000000000000000000000000' as hugeint) then exact_ratio_small(er_v.n, er_v.d)
+            else exact_ratio_small(er_v.n // exact_ratio_cut(er_v.d), er_v.d // exact_ratio_cut(er_v.d))
+        end)[1];
+
+-- round(m * r / 1e36) for HUGEINT m of either sign and a ratio 0 <= r <= 1e36 (units of 1e-36).
+create or replace macro exact_mul_ratio(m, r) as
+    list_transform([{'m': abs(cast(m as hugeint)), 's': sign(cast(m as hugeint)), 'r': cast(r as hugeint)}], em_v ->
+        em_v.s * (
+            (em_v.m // 1000000000000000000) * (em_v.r // 1000000000000000000)
+            + ((em_v.m // 1000000000000000000) * (em_v.r % 1000000000000000000) + (em_v.m % 1000000000000000000) * (em_v.r // 1000000000000000000)) // 1000000000000000000
+            + exact_round_div(
+                (((em_v.m // 1000000000000000000) * (em_v.r % 1000000000000000000) + (em_v.m % 1000000000000000000) * (em_v.r // 1000000000000000000)) % 1000000000000000000) * 1000000000000000000
+                + (em_v.m % 1000000000000000000) * (em_v.r % 1000000000000000000),
+                cast('1000000000000000000000000000000000000' as hugeint))
+        ))[1];
+
+-- q * p for two DECIMAL(38,18) (a quantity and a price) as DECIMAL(38,12), exactly rounded.
+create or replace macro exact_mul(q, p) as
+    exact_decimal_12(exact_mul_units(exact_qty_units(q), exact_qty_units(p)));
+
+-- m * n / d for money m (DECIMAL(38,12)) and quantities 0 <= n <= d (DECIMAL(38,18)), d > 0, as
+-- DECIMAL(38,12): the share of m that n of d units carry.
+create or replace macro exact_mul_div(m, n, d) as
+    exact_decimal_12(exact_share(exact_money_units(m), exact_qty_units(n), exact_qty_units(d)));
