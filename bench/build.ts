@@ -11,7 +11,7 @@
  * Prints a summary row per scenario (met / not met) and the time of each model, slowest first.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +47,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(REPO, 'src', 'cli', 'exledger.js');
 const TIME = '/usr/bin/time';
 
-/** What one child run of `exledger build --json` gave. */
+/** What one child run of `exledger build` gave. */
 interface BuildRun {
   wallSeconds: number;
   peakBytes: number | undefined;
@@ -55,8 +55,9 @@ interface BuildRun {
   peakSource: string;
   exitCode: number | null;
   timedOut: boolean;
-  /** The command's own total, from its JSON. */
+  /** The command's own total, from its summary line. */
   buildMs?: number;
+  /** One per model line printed (so a build stopped at the timeout still shows what it finished). */
   results: ModelResult[];
   stderrTail: string;
 }
@@ -101,8 +102,9 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.map(
   console.table(summary);
   for (const { scenario, run } of details) {
     console.log(`\n${scenario.name}: time per model, slowest first (peak from ${run.peakSource}; database ${path.relative(REPO, path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`))})`);
+    if (run.timedOut) console.log(`stopped at the timeout; the model after ${run.results.at(-1)?.id ?? 'the macros'} was running (order: exledger build's lines)`);
     if (run.results.length === 0) {
-      console.log(`no model results (exit ${run.exitCode ?? 'killed'}${run.timedOut ? ', stopped at the timeout' : ''}):\n${run.stderrTail}`);
+      console.log(`no model results (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
       continue;
     }
     const total = run.results.reduce((sum, result) => sum + result.ms, 0);
@@ -122,12 +124,14 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.map(
 }
 
 /**
- * Runs `node src/cli/exledger.js build --db <file> --json` as a child and measures it: wall time
+ * Runs `node src/cli/exledger.js build --db <file>` as a child and measures it: wall time
  * here, peak RSS from GNU time's "Maximum resident set size" when /usr/bin/time exists, else
  * from the child's VmHWM in /proc, read until it exits.
  */
 async function runBuild(database: string, timeoutSeconds: number): Promise<BuildRun> {
-  const command = [process.execPath, CLI, 'build', '--db', database, '--json'];
+  // The line output rather than --json: its lines come as each model finishes, so a build stopped
+  // at the timeout still tells which models it had built and how long they took.
+  const command = [process.execPath, CLI, 'build', '--db', database];
   const useTime = existsSync(TIME);
   const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
   const started = performance.now();
@@ -137,13 +141,14 @@ async function runBuild(database: string, timeoutSeconds: number): Promise<Build
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // Polled as well when GNU time measures: a build stopped at the timeout takes time's report with it.
   let polledPeakKb: number | undefined;
-  const poll = useTime
-    ? undefined
-    : setInterval(() => {
-        const kb = readVmHwmKb(child.pid);
-        if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
-      }, 100);
+  const poll = setInterval(() => {
+    for (const pid of processTree(child.pid)) {
+      const kb = readVmHwmKb(pid);
+      if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
+    }
+  }, 100);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -152,36 +157,73 @@ async function runBuild(database: string, timeoutSeconds: number): Promise<Build
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const wallSeconds = (performance.now() - started) / 1000;
   clearTimeout(timer);
-  if (poll !== undefined) clearInterval(poll);
+  clearInterval(poll);
 
   const timeKb = useTime ? /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] : undefined;
   const peakKb = timeKb === undefined ? polledPeakKb : Number(timeKb);
-  const json = parseBuildJson(stdout);
+  const { results, buildMs } = parseBuildLines(stdout);
   return {
     wallSeconds,
     peakBytes: peakKb === undefined ? undefined : peakKb * 1024,
-    peakSource: useTime ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
+    peakSource: timeKb !== undefined ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
     exitCode,
     timedOut,
-    buildMs: json?.ms,
-    results: json?.results ?? [],
+    buildMs,
+    results,
     stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
   };
 }
 
-/** The `{ ms, results }` object `exledger build --json` prints, or undefined when there is none. */
-function parseBuildJson(stdout: string): { ms: number; results: ModelResult[] } | undefined {
-  const start = stdout.indexOf('{');
-  if (start < 0) return undefined;
-  try {
-    return JSON.parse(stdout.slice(start)) as { ms: number; results: ModelResult[] };
-  } catch {
-    return undefined;
+/**
+ * The results in `exledger build`'s lines (src/cli/build-command.ts formatModelResult):
+ * `[ 3/33] ok      intermediate.x     table     1.23 s  1,000 rows`, a failed model's message on the
+ * next, indented line, and `build: … in 12.34 s` at the end.
+ */
+export function parseBuildLines(stdout: string): { results: ModelResult[]; buildMs?: number } {
+  const results: ModelResult[] = [];
+  let buildMs: number | undefined;
+  for (const line of stdout.split('\n')) {
+    const model = /^\[\s*\d+\/\d+\]\s+(ok|failed|skipped)\s+(\S+)\s+(view|table|macro)\b\s*(?:([\d.]+) s)?\s*(?:([\d,]+) rows)?/.exec(line);
+    if (model !== null) {
+      const [, status, id, materialization, seconds, rows] = model;
+      results.push({
+        id: id as string,
+        status: status as ModelResult['status'],
+        materialization: materialization as ModelResult['materialization'],
+        ms: seconds === undefined ? 0 : Number(seconds) * 1000,
+        ...(rows === undefined ? {} : { rows: Number(rows.replaceAll(',', '')) }),
+      });
+      continue;
+    }
+    const last = results.at(-1);
+    if (/^\s{4,}\S/.test(line) && last !== undefined && last.message === undefined) {
+      last.message = line.trim();
+      continue;
+    }
+    const summary = /^build: .* in ([\d.]+) s/.exec(line);
+    if (summary !== null) buildMs = Number(summary[1]) * 1000;
   }
+  return { results, buildMs };
 }
 
-function readVmHwmKb(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+/** A process and its descendants (from /proc/<pid>/task/<tid>/children), for the polled peak. */
+function processTree(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  const pids = [pid];
+  for (let index = 0; index < pids.length; index += 1) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[index]}/task`)) {
+        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, 'utf8').trim();
+        if (children !== '') pids.push(...children.split(' ').map(Number));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function readVmHwmKb(pid: number): number | undefined {
   try {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match === null ? undefined : Number(match[1]);

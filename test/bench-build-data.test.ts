@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBuildLines } from '../bench/build.ts';
 import { writeBuildData, type BuildDataSpec } from '../bench/build-data.ts';
+import { formatModelResult, summarizeBuild } from '../src/cli/build-command.ts';
+import type { ModelResult } from '../src/models/build.ts';
 import { createStagingViews } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
 import { openModelDb, queryRows } from './support/model-db.ts';
@@ -153,5 +156,18 @@ describe('bench build data', () => {
     } finally {
       again.close();
     }
+  });
+});
+
+describe('bench build output', () => {
+  it("reads back exledger build's lines: status, model, seconds, rows, a failure's message and the total", () => {
+    const results: ModelResult[] = [
+      { id: 'macros/exact_arith', materialization: 'macro', status: 'ok', ms: 20 },
+      { id: 'intermediate.int_spot_trades', materialization: 'table', status: 'ok', ms: 12_340, rows: 1_000_000 },
+      { id: 'marts.fees_daily', materialization: 'table', status: 'failed', ms: 500, message: 'Conversion Error: no' },
+      { id: 'marts.fees_monthly', materialization: 'table', status: 'skipped', ms: 0, message: 'reads marts.fees_daily, which failed' },
+    ];
+    const stdout = [...results.map((result, index) => formatModelResult(result, index + 1, results.length)), summarizeBuild(results, 13_860)].join('\n');
+    expect(parseBuildLines(stdout)).toEqual({ results, buildMs: 13_860 });
   });
 });
