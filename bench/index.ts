@@ -20,6 +20,7 @@ const parts: Record<string, () => Promise<void>> = {
   'sync-speed': () => speed('large'),
   'build-1m': () => benchBuild(['build-1m']),
   'build-10m': () => benchBuild(['build-10m']),
+  'build-1m-both': () => benchBuild(['build-1m-both']),
 };
 const all = { ...benches, ...parts };
 if (only !== undefined && !(only in all)) throw new Error(`unknown benchmark "${only}"; the benchmarks are ${Object.keys(all).join(', ')}`);
