@@ -30,8 +30,11 @@ export function modelConfigFromArgs(args: { config?: string; db?: string; timeZo
 export async function buildWithConfig(config: Readonly<Config>, options: { print: boolean }): Promise<ModelResult[]> {
   const lock = DatabaseLock.acquire(config.db, 'build');
   try {
-    const db = await Database.open(config.db);
+    const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
     try {
+      // Tables are built with CREATE TABLE AS: their row order means nothing, and not keeping it
+      // lets DuckDB write them in parallel with far less memory.
+      await db.run('SET preserve_insertion_order = false');
       await ensureRawTables(db, STREAMS);
       return await buildModels(db, config.models, { onResult: options.print ? (result, index, total) => console.log(formatModelResult(result, index, total)) : undefined });
     } finally {

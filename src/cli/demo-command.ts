@@ -44,6 +44,7 @@ export const demoCommand = defineCommand({
         budget: { spot: { quota: 5000, windowMs: 10_000 }, contract: { quota: 10_000, windowMs: 10_000 }, utilization: 0.97, burst: 0.03 },
         retry: DEFAULT_RETRY,
         timeoutMs: 15_000,
+        memoryLimit: '4GB',
         sync: { spotSymbols: null, quoteCoins: ['USDT', 'USDC', 'BTC', 'ETH'], lookbackDays: 1, startDate: new Date(exchange.startMs).toISOString().slice(0, 10), maxWindowDays: 88 },
         models: { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'] },
       };

@@ -62,7 +62,7 @@ export async function syncWithConfig(config: Readonly<Config>, request: SyncRequ
   }
 
   const lock = DatabaseLock.acquire(config.db, 'sync');
-  const db = await Database.open(config.db);
+  const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
   await prepareDatabase(db);
   const progress = createSyncProgress(request.progress);
   const abort = new AbortController();

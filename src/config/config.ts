@@ -33,6 +33,11 @@ export interface Config {
   retry: RetryOptions;
   /** Per-request timeout, ms. @default 15000 */
   timeoutMs: number;
+  /**
+   * DuckDB's memory limit (e.g. '4GB'): past it, big builds spill to disk instead of growing.
+   * DuckDB's own default is 80% of RAM. @default '4GB'
+   */
+  memoryLimit: string;
   sync: SyncConfig;
   /** How `exledger build` cuts periods and costs spot disposals (README "Models"). */
   models: ModelSettings;
@@ -87,6 +92,7 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   timeoutMs: z.number().int().positive().optional(),
+  memoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as "4GB" or "512MB"').optional(),
   sync: z
     .strictObject({
       spotSymbols: z.array(z.string().regex(/^[A-Z0-9]+_SPBL$/, 'a spot symbol like BTCUSDT_SPBL')).optional(),
@@ -179,6 +185,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     },
     retry: { ...DEFAULT_RETRY, ...file.retry },
     timeoutMs: file.timeoutMs ?? 15_000,
+    memoryLimit: file.memoryLimit ?? '4GB',
     sync: {
       spotSymbols: file.sync?.spotSymbols ?? null,
       quoteCoins: file.sync?.quoteCoins ?? ['USDT', 'USDC', 'BTC', 'ETH'],

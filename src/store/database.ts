@@ -22,7 +22,7 @@ export class Database {
   ) {}
 
   /** Opens (creating if needed) the database and its bookkeeping tables. */
-  static async open(location: string, options: { readOnly?: boolean } = {}): Promise<Database> {
+  static async open(location: string, options: { readOnly?: boolean; /** DuckDB memory_limit, e.g. '4GB'. @default DuckDB's (80% of RAM) */ memoryLimit?: string } = {}): Promise<Database> {
     if (location !== ':memory:' && options.readOnly !== true) mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
     let instance: DuckDBInstance;
     try {
@@ -41,6 +41,7 @@ export class Database {
     const database = new Database(instance, connection, location);
     // Casts between TIMESTAMP and TIMESTAMPTZ follow the session zone: make it UTC, whatever the machine's.
     await connection.run("SET TimeZone = 'UTC'");
+    if (options.memoryLimit !== undefined) await connection.run(`SET memory_limit = '${options.memoryLimit.replace(/'/g, '')}'`);
     if (options.readOnly !== true) await database.migrate();
     return database;
   }
