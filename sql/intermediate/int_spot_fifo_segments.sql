@@ -58,21 +58,63 @@ located as (
         l.lot_seq,
         l.cost_e12,
         s.sell_seq,
+        s.proceeds_e12,
         s.matched_proceeds_e12,
-        -- K and P at this point, inside its lot and its sell (no division at a boundary).
-        case
-            when p.x_e18 = l.lot_start_e18 then cast(0 as hugeint)
-            when p.x_e18 - l.lot_start_e18 = l.units_in_e18 then l.cost_e12
-            else exact_share(l.cost_e12, p.x_e18 - l.lot_start_e18, l.units_in_e18)
-        end as cost_at_e12,
-        case
-            when p.x_e18 = s.sell_start_e18 then cast(0 as hugeint)
-            when p.x_e18 - s.sell_start_e18 = s.matched_e18 then s.matched_proceeds_e12
-            else exact_share(s.proceeds_e12, p.x_e18 - s.sell_start_e18, s.quantity_out_e18)
-        end as proceeds_at_e12
+        -- K(o) = cost * o / units at this point of its lot, P(o) = proceeds * o / quantity along its
+        -- sell: the fractions o / units and o / quantity, in five steps of long division (a step per
+        -- CTE keeps every expression on columns, see exact_fraction_start), 0 and 1 exactly at ends.
+        exact_fraction_start(p.x_e18 - l.lot_start_e18, l.units_in_e18) as cost_fraction,
+        exact_fraction_start(p.x_e18 - s.sell_start_e18, s.quantity_out_e18) as proceeds_fraction
     from breakpoints as p
     asof inner join lots as l on l.account = p.account and l.symbol = p.symbol and p.x_e18 >= l.lot_start_e18
     asof inner join sells as s on s.account = p.account and s.symbol = p.symbol and p.x_e18 >= s.sell_start_e18
+),
+
+step_1 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from located
+),
+
+step_2 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from step_1
+),
+
+step_3 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from step_2
+),
+
+step_4 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from step_3
+),
+
+step_5 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from step_4
+),
+
+fractions as (
+    select
+        * exclude (cost_fraction, proceeds_fraction),
+        exact_fraction_end(cost_fraction) as cost_fraction,
+        exact_fraction_end(proceeds_fraction) as proceeds_fraction
+    from step_5
+),
+
+cumulative as (
+    select
+        account,
+        symbol,
+        x_e18,
+        lot_seq,
+        cost_e12,
+        sell_seq,
+        exact_mul_fraction(cost_e12, cost_fraction) as cost_at_e12,
+        exact_mul_fraction(proceeds_e12, proceeds_fraction) as proceeds_at_e12,
+        matched_proceeds_e12
+    from fractions
 ),
 
 segments as (
@@ -83,7 +125,7 @@ segments as (
         lead(cost_at_e12) over w as next_cost_at_e12,
         lead(sell_seq) over w as next_sell_seq,
         lead(proceeds_at_e12) over w as next_proceeds_at_e12
-    from located
+    from cumulative
     window w as (partition by account, symbol order by x_e18)
 ),
 

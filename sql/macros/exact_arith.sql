@@ -30,110 +30,101 @@ create or replace macro exact_decimal_18(u) as cast(u as decimal(38, 0)) * cast(
 create or replace macro exact_decimal_16(u) as cast(u as decimal(38, 0)) * cast(0.0000000000000001 as decimal(17, 16));
 create or replace macro exact_decimal_12(u) as cast(u as decimal(38, 0)) * cast(0.000000000001 as decimal(13, 12));
 
--- One refinement of a quotient s = {q, r, d} (n = q*d + r). The DOUBLE quotient of r / d, scaled
--- by (1 - 2^-50) so that it never overshoots |r / d|, is off by at most |r/d| * 2^-49 + 1: three
--- rounds bring any int128 quotient to within one.
-create or replace macro exact_div_step(s) as
-    list_transform([s], ds_s ->
-        list_transform([cast(floor(cast(ds_s.r as double) / cast(ds_s.d as double) * 0.9999999999999991) as hugeint)], ds_e ->
-            {'q': ds_s.q + ds_e, 'r': ds_s.r - ds_e * ds_s.d, 'd': ds_s.d}
-        )[1]
-    )[1];
+-- A quotient estimate: floor(n / d) from DOUBLEs, scaled by (1 - 2^-50) so that it never
+-- overshoots |n / d| by more than the floor does. It is off by at most |n/d| * 2^-49 + 1.
+create or replace macro exact_div_estimate(n, d) as
+    cast(floor(cast(n as double) / cast(nullif(d, 0) as double) * 0.9999999999999991) as hugeint);
 
--- floor(n / d) for HUGEINT n and d > 0, exact.
-create or replace macro exact_floor_div(n, d) as
-    list_transform(
-        [exact_div_step(exact_div_step(exact_div_step({'q': cast(0 as hugeint), 'r': cast(n as hugeint), 'd': cast(d as hugeint)})))],
-        fd_s -> fd_s.q - case when fd_s.r < 0 then 1 else 0 end + case when fd_s.r >= fd_s.d then 1 else 0 end
-    )[1];
-
--- Money units from units of a finer scale (16 or 18): round(u / 10^(scale - 12)).
-create or replace macro exact_units_to_money(u, scale) as
-    exact_floor_div(cast(u as hugeint) + cast(power(10, scale - 12) as hugeint) // 2, cast(power(10, scale - 12) as hugeint));
+-- The remainders after one and two estimate rounds (building blocks of exact_floor_div).
+create or replace macro exact_div_rem1(n, d) as n - exact_div_estimate(n, d) * d;
+create or replace macro exact_div_rem2(n, d) as exact_div_rem1(n, d) - exact_div_estimate(exact_div_rem1(n, d), d) * d;
 
 -- floor(n / d) for d > 0 when |n / d| < 2^48: one estimate, one correction.
 create or replace macro exact_floor_div_small(n, d) as
-    list_transform([exact_div_step({'q': cast(0 as hugeint), 'r': cast(n as hugeint), 'd': cast(d as hugeint)})],
-        fs_s -> fs_s.q - case when fs_s.r < 0 then 1 else 0 end + case when fs_s.r >= fs_s.d then 1 else 0 end
-    )[1];
+    exact_div_estimate(n, d)
+    - case when exact_div_rem1(n, d) < 0 then 1 else 0 end
+    + case when exact_div_rem1(n, d) >= d then 1 else 0 end;
+
+-- floor(n / d) for any HUGEINT n and d > 0: each round leaves a quotient 2^49 times smaller, so
+-- after two rounds the rest is below 2^48 and one small division finishes. n and d should be
+-- columns or cheap expressions: they are repeated (a few dozen times).
+create or replace macro exact_floor_div(n, d) as
+    exact_div_estimate(n, d)
+    + exact_div_estimate(exact_div_rem1(n, d), d)
+    + exact_floor_div_small(exact_div_rem2(n, d), d);
+
+-- Money units from units of a finer scale (16 or 18): round(u / 10^(scale - 12)), half up.
+create or replace macro exact_units_to_money(u, scale) as
+    exact_floor_div(u + cast(power(10, scale - 12) as hugeint) // 2, cast(power(10, scale - 12) as hugeint));
 
 -- q * p in money units, for q and p in units of 1e-18 (a quantity and a price): round(a*b / 1e24).
 -- With a = a1*1e15 + a0 and b = b1*1e15 + b0: a*b / 1e24 = a1*b1*1e6 + (a1*b0 + a0*b1) / 1e9 + a0*b0 / 1e24,
 -- and x = a1*b0 + a0*b1 is split again as x1*1e9 + x0. The splits need not be exact quotients
--- (a DOUBLE estimate, a0 may be a little negative or above 1e15): only the last division, whose
+-- (DOUBLE estimates: a0 may be a little negative or above 1e15): only the last division, whose
 -- quotient is small, must be, and no partial product exceeds int128 for quantities and prices
--- below 1e14.
+-- below 1e14. a and b should be non-negative columns (see exact_mul_units).
+create or replace macro exact_mul_hi(a) as cast(floor(cast(a as double) / 1e15) as hugeint);
+create or replace macro exact_mul_lo(a) as a - exact_mul_hi(a) * 1000000000000000;
+create or replace macro exact_mul_x(a, b) as exact_mul_hi(a) * exact_mul_lo(b) + exact_mul_lo(a) * exact_mul_hi(b);
+create or replace macro exact_mul_x1(a, b) as cast(floor(cast(exact_mul_x(a, b) as double) / 1e9) as hugeint);
+create or replace macro exact_mul_abs(a, b) as
+    exact_mul_hi(a) * exact_mul_hi(b) * 1000000
+    + exact_mul_x1(a, b)
+    + exact_floor_div_small(
+        (exact_mul_x(a, b) - exact_mul_x1(a, b) * 1000000000) * 1000000000000000 + exact_mul_lo(a) * exact_mul_lo(b) + cast('500000000000000000000000' as hugeint),
+        cast('1000000000000000000000000' as hugeint));
 create or replace macro exact_mul_units(a, b) as
-    list_transform([{'a': abs(cast(a as hugeint)), 'b': abs(cast(b as hugeint)), 's': sign(cast(a as hugeint)) * sign(cast(b as hugeint))}], mu_v ->
-        list_transform([{
-            'a1': cast(floor(cast(mu_v.a as double) / 1e15) as hugeint),
-            'b1': cast(floor(cast(mu_v.b as double) / 1e15) as hugeint)
-        }], mu_h ->
-            list_transform([{'a0': mu_v.a - mu_h.a1 * 1000000000000000, 'b0': mu_v.b - mu_h.b1 * 1000000000000000}], mu_l ->
-                list_transform([mu_h.a1 * mu_l.b0 + mu_l.a0 * mu_h.b1], mu_x ->
-                    list_transform([cast(floor(cast(mu_x as double) / 1e9) as hugeint)], mu_x1 ->
-                        mu_v.s * (
-                            mu_h.a1 * mu_h.b1 * 1000000
-                            + mu_x1
-                            + exact_floor_div_small(
-                                (mu_x - mu_x1 * 1000000000) * 1000000000000000 + mu_l.a0 * mu_l.b0 + cast('500000000000000000000000' as hugeint),
-                                cast('1000000000000000000000000' as hugeint))
-                        )
-                    )[1]
-                )[1]
-            )[1]
-        )[1]
-    )[1];
+    sign(a) * sign(b) * exact_mul_abs(abs(cast(a as hugeint)), abs(cast(b as hugeint)));
 
--- One step of binary long division for exact_fraction: s = {r, acc} with 0 <= r < 2d. The next 24
--- bits of r / d are estimated from DOUBLEs scaled by (1 - 2^-40), so the estimate is never too
--- large and at most one too small: the remainder stays in [0, 2d) and the carry lands in acc.
-create or replace macro exact_ratio_step(s, d) as
-    list_transform([s], rs_s ->
-        list_transform([cast(floor(cast(rs_s.r as double) / cast(d as double) * 16777215.9999847412109375) as hugeint)], rs_e ->
-            {'r': rs_s.r * 16777216 - rs_e * d, 'acc': rs_s.acc * 16777216 + rs_e}
-        )[1]
-    )[1];
+-- Binary long division for exact_fraction, as three macros so that a model over millions of rows
+-- can run the steps in successive CTEs on columns (each step reads its remainder several times):
+--   s0 = exact_fraction_start(n, d), s1 = exact_fraction_step(s0), ..., s5, then exact_fraction_end(s5).
+-- The state is {r, d, acc} with 0 <= r < 2d. A step estimates the next 24 bits of r / d from
+-- DOUBLEs scaled by (1 - 2^-40): never too large, at most one too small, so the remainder stays
+-- in [0, 2d) and the carry lands in acc. A d of 2^100 or more (a quantity of 1.27e12 in units of
+-- 1e-18) is first shifted right to 100 bits, n with it: the fraction then carries a relative error
+-- below 2^-98.
+create or replace macro exact_fraction_shift(d) as
+    greatest(cast(floor(log2(greatest(cast(d as double), 1))) as integer) - 99, 0);
+create or replace macro exact_fraction_start(n, d) as
+    {'r': cast(n as hugeint) >> exact_fraction_shift(d), 'd': cast(d as hugeint) >> exact_fraction_shift(d), 'acc': cast(0 as hugeint)};
+create or replace macro exact_fraction_digit(s) as
+    cast(floor(cast(s.r as double) / cast(nullif(s.d, 0) as double) * 16777215.9999847412109375) as hugeint);
+create or replace macro exact_fraction_step(s) as
+    {'r': s.r * 16777216 - exact_fraction_digit(s) * s.d, 'd': s.d, 'acc': s.acc * 16777216 + exact_fraction_digit(s)};
+create or replace macro exact_fraction_end(s) as
+    s.acc
+    + case when s.r >= s.d then 1 else 0 end
+    + case when (s.r - case when s.r >= s.d then s.d else 0 end) * 2 >= s.d then 1 else 0 end;
 
--- round(n / d * 2^120) for 0 <= n <= d, d > 0: five 24-bit steps, then the carry and the
--- rounding from the last remainder, n = d gives exactly 2^120. A d of 2^100 or more (a quantity
--- of 1.27e12 in units of 1e-18) is first shifted right to 100 bits, n with it: the ratio then
--- carries a relative error below 2^-98.
+-- round(n / d * 2^120) for 0 <= n <= d, d > 0, in one expression (n = d gives exactly 2^120).
+-- Each step is bound once by list_transform: nesting the steps directly would repeat the first
+-- one 2^5 times. For millions of rows, prefer the steps in CTEs (see above): lambdas cost ~0.5 µs.
 create or replace macro exact_fraction(n, d) as
-    list_transform(
-        [case
-            when cast(d as hugeint) < cast('1267650600228229401496703205376' as hugeint) then {'n': cast(n as hugeint), 'd': cast(d as hugeint)}
-            else {
-                'n': cast(n as hugeint) >> (cast(floor(log2(cast(d as double))) as integer) - 99),
-                'd': cast(d as hugeint) >> (cast(floor(log2(cast(d as double))) as integer) - 99)
-            }
-        end],
-        ra_v -> list_transform(
-            [exact_ratio_step(exact_ratio_step(exact_ratio_step(exact_ratio_step(exact_ratio_step({'r': ra_v.n, 'acc': cast(0 as hugeint)}, ra_v.d), ra_v.d), ra_v.d), ra_v.d), ra_v.d)],
-            ra_w -> list_transform([ra_w.r - case when ra_w.r >= ra_v.d then ra_v.d else 0 end], ra_rem ->
-                ra_w.acc + case when ra_w.r >= ra_v.d then 1 else 0 end + case when ra_rem * 2 >= ra_v.d then 1 else 0 end
-            )[1]
-        )[1]
-    )[1];
+    list_transform([exact_fraction_start(n, d)], ef_0 ->
+    list_transform([exact_fraction_step(ef_0)], ef_1 ->
+    list_transform([exact_fraction_step(ef_1)], ef_2 ->
+    list_transform([exact_fraction_step(ef_2)], ef_3 ->
+    list_transform([exact_fraction_step(ef_3)], ef_4 ->
+        exact_fraction_end(exact_fraction_step(ef_4))
+    )[1])[1])[1])[1])[1];
 
--- round(m * t / 2^120) for HUGEINT m of either sign (|m| < 2^120) and a ratio 0 <= t <= 2^120:
--- both split into 60-bit halves, m*t / 2^120 = mh*th + (mh*tl + ml*th) / 2^60 + ml*tl / 2^120.
+-- round(m * t / 2^120) for HUGEINT m of either sign (|m| < 2^120) and a fraction 0 <= t <= 2^120:
+-- both split into 60-bit halves, m*t / 2^120 = mh*th + (mh*tl + ml*th) / 2^60 + ml*tl / 2^120,
+-- rounded half away from zero. m and t should be columns or cheap expressions (repeated).
+create or replace macro exact_mul_fraction_y(m, t) as
+    (abs(m) >> 60) * (t & 1152921504606846975) + (abs(m) & 1152921504606846975) * (t >> 60);
 create or replace macro exact_mul_fraction(m, t) as
-    list_transform([{'m': abs(cast(m as hugeint)), 's': sign(cast(m as hugeint)), 't': cast(t as hugeint)}], mr_v ->
-        list_transform([{'mh': mr_v.m >> 60, 'ml': mr_v.m & 1152921504606846975, 'th': mr_v.t >> 60, 'tl': mr_v.t & 1152921504606846975}], mr_h ->
-            list_transform([mr_h.mh * mr_h.tl + mr_h.ml * mr_h.th], mr_y ->
-                mr_v.s * (
-                    mr_h.mh * mr_h.th + (mr_y >> 60)
-                    + ((((mr_y & 1152921504606846975) << 60) + mr_h.ml * mr_h.tl + cast('664613997892457936451903530140172288' as hugeint)) >> 120)
-                )
-            )[1]
-        )[1]
-    )[1];
+    sign(m) * (
+        (abs(m) >> 60) * (t >> 60) + (exact_mul_fraction_y(m, t) >> 60)
+        + ((((exact_mul_fraction_y(m, t) & 1152921504606846975) << 60) + (abs(m) & 1152921504606846975) * (t & 1152921504606846975)
+            + cast('664613997892457936451903530140172288' as hugeint)) >> 120)
+    );
 
 -- round(m * n / d): the share of money m that n of d units carry (0 <= n <= d, d > 0). n = d gives
 -- exactly m, so shares read off one cumulative function of n telescope to the whole of m.
 create or replace macro exact_share(m, n, d) as
-    exact_mul_fraction(m, exact_fraction(n, d));
+    list_transform([{'m': cast(m as hugeint), 't': exact_fraction(n, d)}], es_v -> exact_mul_fraction(es_v.m, es_v.t))[1];
 
 -- The integer units (value * 10^scale) of a decimal string such as '-12.5', exactly, without a
 -- DECIMAL cast. A string with more than `scale` fractional digits, or in another form (an
@@ -143,12 +134,12 @@ create or replace macro exact_parse_units(s, scale) as
         when s is null then null
         when regexp_full_match(s, '-?[0-9]+(\.[0-9]*)?') and length(split_part(s, '.', 2)) <= scale
             then cast(split_part(s, '.', 1) || rpad(split_part(s, '.', 2), scale, '0') as hugeint)
-        else exact_floor_div(
-            list_transform([cast(s as decimal(38, 18))], pu_x ->
+        else list_transform([cast(s as decimal(38, 18))], pu_x ->
+            exact_floor_div(
                 cast(trunc(pu_x) as hugeint) * cast(1000000000000000000 as hugeint)
-                + cast((pu_x - trunc(pu_x)) * cast(1000000000000000000 as decimal(19, 0)) as hugeint))[1]
-            + cast(power(10, 18 - scale) as hugeint) // 2,
-            cast(power(10, 18 - scale) as hugeint))
+                + cast((pu_x - trunc(pu_x)) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
+                + cast(power(10, 18 - scale) as hugeint) // 2,
+                cast(power(10, 18 - scale) as hugeint)))[1]
     end;
 
 -- Decimal layer ---------------------------------------------------------------------------------
@@ -221,9 +212,10 @@ create or replace macro exact_mul_ratio(m, r) as
 
 -- q * p for two DECIMAL(38,18) (a quantity and a price) as DECIMAL(38,12), exactly rounded.
 create or replace macro exact_mul(q, p) as
-    exact_decimal_12(exact_mul_units(exact_qty_units(q), exact_qty_units(p)));
+    list_transform([{'a': exact_qty_units(q), 'b': exact_qty_units(p)}], em_u -> exact_decimal_12(exact_mul_units(em_u.a, em_u.b)))[1];
 
 -- m * n / d for money m (DECIMAL(38,12)) and quantities 0 <= n <= d (DECIMAL(38,18)), d > 0, as
 -- DECIMAL(38,12): the share of m that n of d units carry.
 create or replace macro exact_mul_div(m, n, d) as
-    exact_decimal_12(exact_share(exact_money_units(m), exact_qty_units(n), exact_qty_units(d)));
+    list_transform([{'m': exact_money_units(m), 'n': exact_qty_units(n), 'd': exact_qty_units(d)}], ed_u ->
+        exact_decimal_12(exact_share(ed_u.m, ed_u.n, ed_u.d)))[1];
