@@ -1,0 +1,14 @@
+-- One row per (account, symbol, event_seq) in intermediate.int_spot_trades, numbered 1..n without
+-- gaps, at most one opening lot (first), and each fill once.
+select account, symbol, null as fill_id, count(*) as n, max(event_seq) as last_seq
+from intermediate.int_spot_trades
+group by account, symbol
+having max(event_seq) <> count(*) or count(distinct event_seq) <> count(*)
+    or count(*) filter (where lot_source = 'opening') > 1
+    or coalesce(min(event_seq) filter (where lot_source = 'opening'), 1) <> 1
+union all
+select account, symbol, fill_id, count(*), null
+from intermediate.int_spot_trades
+where lot_source = 'fill'
+group by account, symbol, fill_id
+having count(*) > 1 or fill_id is null

@@ -1,0 +1,36 @@
+-- FIFO lot matches: one row per (sell fill, buy fill or opening lot) whose units the sell disposed
+-- of, plus one row per sell part beyond the known inventory (lot_source 'unmatched': no cost and no
+-- PnL, never a silent zero). Empty unless 'fifo' is a reporting cost method.
+-- Key: (account, symbol, sell_fill_id, lot_source, buy_fill_id). Inputs: intermediate.int_spot_fifo_segments, intermediate.int_spot_trades.
+-- Convention: see int_spot_trades (cost of a buy q*p for q - fee units, proceeds q*p - fee).
+with segments as (
+    select * from intermediate.int_spot_fifo_segments
+),
+
+trades as (
+    select * from intermediate.int_spot_trades
+),
+
+final as (
+    select
+        s.account,
+        s.symbol,
+        sell.base_coin,
+        sell.quote_coin,
+        sell.fill_id as sell_fill_id,
+        sell.event_at as sell_at,
+        sell.event_date as sell_date,
+        cast(date_trunc('month', sell.event_date) as date) as sell_month,
+        case when s.lot_seq is null then 'unmatched' else lot.lot_source end as lot_source,
+        lot.fill_id as buy_fill_id,
+        lot.event_at as buy_at,
+        exact_decimal_18(s.quantity_e18) as quantity,
+        exact_decimal_12(s.cost_e12) as cost,
+        exact_decimal_12(s.proceeds_e12) as proceeds,
+        exact_decimal_12(s.proceeds_e12 - s.cost_e12) as realized_pnl
+    from segments as s
+    inner join trades as sell on sell.account = s.account and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
+    left join trades as lot on lot.account = s.account and lot.symbol = s.symbol and lot.event_seq = s.lot_seq
+)
+
+select * from final

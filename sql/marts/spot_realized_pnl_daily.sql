@@ -1,0 +1,101 @@
+-- Spot realized PnL per account, cost method, symbol and reporting-zone day, in the quote coin,
+-- with the open inventory and its cost at the end of the day. A day with any trade has a row
+-- (buys alone change the inventory). One set of rows per cost method of settings.reporting.
+-- Key: (account, cost_method, symbol, trade_date). Inputs: intermediate.int_spot_trades,
+-- intermediate.int_spot_fifo_segments, intermediate.int_spot_average_cost, settings.reporting.
+-- quantity_sold, proceeds, cost and realized_pnl (= proceeds - cost) cover the units matched to
+-- inventory; unmatched_quantity and unmatched_proceeds the units sold beyond it (no cost known),
+-- so everything sold is quantity_sold + unmatched_quantity. opening_* is a declared opening
+-- position (on the day of the symbol's first fill), quantity_bought the units buys added (q - fee)
+-- and cost_bought their cost, so open_cost rolls forward: previous + opening_cost + cost_bought - cost.
+with trades as (
+    select * from intermediate.int_spot_trades
+),
+
+fifo_segments as (
+    select * from intermediate.int_spot_fifo_segments
+),
+
+average_cost as (
+    select * from intermediate.int_spot_average_cost
+),
+
+reporting as (
+    select * from settings.reporting
+),
+
+fifo_sell_costs as (
+    select account, symbol, sell_seq, sum(cost_e12) as cost_e12
+    from fifo_segments
+    where lot_seq is not null
+    group by account, symbol, sell_seq
+),
+
+-- Each trade once per cost method, with the cost its sell disposed of. FIFO's inventory cost is
+-- the running sum of costs in less costs out (per day, below); the average method's is its own.
+costed as (
+    select t.*, 'fifo' as cost_method, coalesce(f.cost_e12, 0) as disposed_cost_e12, cast(null as hugeint) as inventory_cost_e12
+    from trades as t
+    left join fifo_sell_costs as f on f.account = t.account and f.symbol = t.symbol and f.sell_seq = t.event_seq
+    where list_contains((select any_value(cost_methods) from reporting), 'fifo')
+    union all
+    select t.*, 'average' as cost_method, coalesce(a.cost_e12, 0) as disposed_cost_e12, a.inventory_cost_e12
+    from trades as t
+    inner join average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
+),
+
+days as (
+    select
+        account,
+        cost_method,
+        symbol,
+        event_date as trade_date,
+        any_value(base_coin) as base_coin,
+        any_value(quote_coin) as quote_coin,
+        sum(case when lot_source = 'opening' then units_in_e18 else 0 end) as opening_quantity_e18,
+        sum(case when lot_source = 'opening' then cost_e12 else 0 end) as opening_cost_e12,
+        sum(case when lot_source = 'fill' then units_in_e18 else 0 end) as quantity_bought_e18,
+        sum(case when lot_source = 'fill' then cost_e12 else 0 end) as cost_bought_e12,
+        sum(quantity_out_e18 - unmatched_e18) as quantity_sold_e18,
+        sum(matched_proceeds_e12) as proceeds_e12,
+        sum(disposed_cost_e12) as cost_e12,
+        sum(unmatched_e18) as unmatched_quantity_e18,
+        sum(proceeds_e12 - matched_proceeds_e12) as unmatched_proceeds_e12,
+        arg_max(inventory_e18, event_seq) as open_quantity_e18,
+        arg_max(inventory_cost_e12, event_seq) as average_open_cost_e12
+    from costed
+    group by account, cost_method, symbol, event_date
+),
+
+final as (
+    select
+        account,
+        cost_method,
+        symbol,
+        trade_date,
+        cast(date_trunc('month', trade_date) as date) as trade_month,
+        base_coin,
+        quote_coin,
+        exact_decimal_18(opening_quantity_e18) as opening_quantity,
+        exact_decimal_12(opening_cost_e12) as opening_cost,
+        exact_decimal_18(quantity_bought_e18) as quantity_bought,
+        exact_decimal_12(cost_bought_e12) as cost_bought,
+        exact_decimal_18(quantity_sold_e18) as quantity_sold,
+        exact_decimal_12(proceeds_e12) as proceeds,
+        exact_decimal_12(cost_e12) as cost,
+        exact_decimal_12(proceeds_e12 - cost_e12) as realized_pnl,
+        exact_decimal_18(unmatched_quantity_e18) as unmatched_quantity,
+        exact_decimal_12(unmatched_proceeds_e12) as unmatched_proceeds,
+        exact_decimal_18(open_quantity_e18) as open_quantity,
+        exact_decimal_12(
+            case
+                when cost_method = 'average' then average_open_cost_e12
+                else sum(opening_cost_e12 + cost_bought_e12 - cost_e12) over (
+                    partition by account, cost_method, symbol order by trade_date rows unbounded preceding
+                )
+            end
+        ) as open_cost
+    from days
+)
+
+select * from final

@@ -1,0 +1,33 @@
+-- Spot realized PnL per account, cost method, symbol and reporting-zone month, in the quote coin,
+-- with the open inventory and its cost at the end of the month's last trading day.
+-- Key: (account, cost_method, symbol, trade_month). Input: marts.spot_realized_pnl_daily.
+-- Columns as in spot_realized_pnl_daily (sums over the month's days; open_* from its last day).
+with daily as (
+    select * from marts.spot_realized_pnl_daily
+),
+
+final as (
+    select
+        account,
+        cost_method,
+        symbol,
+        trade_month,
+        any_value(base_coin) as base_coin,
+        any_value(quote_coin) as quote_coin,
+        sum(opening_quantity) as opening_quantity,
+        sum(opening_cost) as opening_cost,
+        sum(quantity_bought) as quantity_bought,
+        sum(cost_bought) as cost_bought,
+        sum(quantity_sold) as quantity_sold,
+        sum(proceeds) as proceeds,
+        sum(cost) as cost,
+        sum(realized_pnl) as realized_pnl,
+        sum(unmatched_quantity) as unmatched_quantity,
+        sum(unmatched_proceeds) as unmatched_proceeds,
+        arg_max(open_quantity, trade_date) as open_quantity,
+        arg_max(open_cost, trade_date) as open_cost
+    from daily
+    group by account, cost_method, symbol, trade_month
+)
+
+select * from final
