@@ -109,7 +109,7 @@ group_starts as (
 
 -- Inside a group C = C_start * n / start: after a sell n is the inventory after it, at a buy the
 -- inventory after the group's sells, and a buy adds the costs of the group's buys so far. The
--- fraction n / start runs in five long-division steps, one per CTE (see exact_fraction_start).
+-- fraction n / start runs in six long-division steps, one per CTE (see exact_fraction_start).
 events as (
     select
         t.account,
@@ -132,10 +132,11 @@ step_2 as (select * replace (exact_fraction_step(kept) as kept) from step_1),
 step_3 as (select * replace (exact_fraction_step(kept) as kept) from step_2),
 step_4 as (select * replace (exact_fraction_step(kept) as kept) from step_3),
 step_5 as (select * replace (exact_fraction_step(kept) as kept) from step_4),
+step_6 as (select * replace (exact_fraction_step(kept) as kept) from step_5),
 
 fractions as (
     select * exclude (kept), exact_fraction_end(kept) as kept_fraction
-    from step_5
+    from step_6
 ),
 
 costed as (

@@ -61,7 +61,7 @@ located as (
         s.proceeds_e12,
         s.matched_proceeds_e12,
         -- K(o) = cost * o / units at this point of its lot, P(o) = proceeds * o / quantity along its
-        -- sell: the fractions o / units and o / quantity, in five steps of long division (a step per
+        -- sell: the fractions o / units and o / quantity, in six steps of long division (a step per
         -- CTE keeps every expression on columns, see exact_fraction_start), 0 and 1 exactly at ends.
         exact_fraction_start(p.x_e18 - l.lot_start_e18, l.units_in_e18) as cost_fraction,
         exact_fraction_start(p.x_e18 - s.sell_start_e18, s.quantity_out_e18) as proceeds_fraction
@@ -95,12 +95,17 @@ step_5 as (
     from step_4
 ),
 
+step_6 as (
+    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    from step_5
+),
+
 fractions as (
     select
         * exclude (cost_fraction, proceeds_fraction),
         exact_fraction_end(cost_fraction) as cost_fraction,
         exact_fraction_end(proceeds_fraction) as proceeds_fraction
-    from step_5
+    from step_6
 ),
 
 cumulative as (

@@ -78,20 +78,20 @@ create or replace macro exact_mul_units(a, b) as
 
 -- Binary long division for exact_fraction, as three macros so that a model over millions of rows
 -- can run the steps in successive CTEs on columns (each step reads its remainder several times):
---   s0 = exact_fraction_start(n, d), s1 = exact_fraction_step(s0), ..., s5, then exact_fraction_end(s5).
--- The state is {r, d, acc} with 0 <= r < 2d. A step estimates the next 24 bits of r / d from
+--   s0 = exact_fraction_start(n, d), s1 = exact_fraction_step(s0), ..., s6, then exact_fraction_end(s6).
+-- The state is {r, d, acc} with 0 <= r < 2d. A step estimates the next 20 bits of r / d from
 -- DOUBLEs scaled by (1 - 2^-40): never too large, at most one too small, so the remainder stays
--- in [0, 2d) and the carry lands in acc. A d of 2^100 or more (a quantity of 1.27e12 in units of
--- 1e-18) is first shifted right to 100 bits, n with it: the fraction then carries a relative error
--- below 2^-98.
+-- in [0, 2d) and the carry lands in acc. Six steps make 120 bits. r * 2^20 stays inside int128
+-- for d < 2^106 (a quantity of 8.1e13 in units of 1e-18); a larger d is first shifted right to
+-- 105 bits, n with it, and the fraction then carries an error below 2^-103.
 create or replace macro exact_fraction_shift(d) as
-    greatest(cast(floor(log2(greatest(cast(d as double), 1))) as integer) - 99, 0);
+    greatest(cast(floor(log2(greatest(cast(d as double), 1))) as integer) - 104, 0);
 create or replace macro exact_fraction_start(n, d) as
     {'r': cast(n as hugeint) >> exact_fraction_shift(d), 'd': cast(d as hugeint) >> exact_fraction_shift(d), 'acc': cast(0 as hugeint)};
 create or replace macro exact_fraction_digit(s) as
-    cast(floor(cast(s.r as double) / cast(nullif(s.d, 0) as double) * 16777215.9999847412109375) as hugeint);
+    cast(floor(cast(s.r as double) / cast(nullif(s.d, 0) as double) * 1048575.99999904632568359375) as hugeint);
 create or replace macro exact_fraction_step(s) as
-    {'r': s.r * 16777216 - exact_fraction_digit(s) * s.d, 'd': s.d, 'acc': s.acc * 16777216 + exact_fraction_digit(s)};
+    {'r': s.r * 1048576 - exact_fraction_digit(s) * s.d, 'd': s.d, 'acc': s.acc * 1048576 + exact_fraction_digit(s)};
 create or replace macro exact_fraction_end(s) as
     s.acc
     + case when s.r >= s.d then 1 else 0 end
@@ -99,15 +99,16 @@ create or replace macro exact_fraction_end(s) as
 
 -- round(n / d * 2^120) for 0 <= n <= d, d > 0, in one expression (n = d gives exactly 2^120).
 -- Each step is bound once by list_transform: nesting the steps directly would repeat the first
--- one 2^5 times. For millions of rows, prefer the steps in CTEs (see above): lambdas cost ~0.5 µs.
+-- one 2^6 times. For millions of rows, prefer the steps in CTEs (see above): lambdas cost ~0.5 µs.
 create or replace macro exact_fraction(n, d) as
     list_transform([exact_fraction_start(n, d)], ef_0 ->
     list_transform([exact_fraction_step(ef_0)], ef_1 ->
     list_transform([exact_fraction_step(ef_1)], ef_2 ->
     list_transform([exact_fraction_step(ef_2)], ef_3 ->
     list_transform([exact_fraction_step(ef_3)], ef_4 ->
-        exact_fraction_end(exact_fraction_step(ef_4))
-    )[1])[1])[1])[1])[1];
+    list_transform([exact_fraction_step(ef_4)], ef_5 ->
+        exact_fraction_end(exact_fraction_step(ef_5))
+    )[1])[1])[1])[1])[1])[1];
 
 -- round(m * t / 2^120) for HUGEINT m of either sign (|m| < 2^120) and a fraction 0 <= t <= 2^120:
 -- both split into 60-bit halves, m*t / 2^120 = mh*th + (mh*tl + ml*th) / 2^60 + ml*tl / 2^120,
