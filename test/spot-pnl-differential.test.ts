@@ -1,0 +1,128 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkModels } from '../src/models/check.ts';
+import type { Database } from '../src/store/database.ts';
+import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
+import { closeTo, cmp, parseDecimal, referenceAverage, referenceFifo, spotLedgerArbitrary, sub, ZERO, add, type Rational, type SpotLedger } from './support/spot-reference.ts';
+
+/**
+ * Differential test: on random ledgers (fast-check), the SQL models' FIFO and moving-average
+ * results equal those of the exact rational reference (test/support/spot-reference.ts) to 1e-8
+ * of the quote coin, and quantities exactly. Each build holds LEDGERS_PER_BUILD ledgers, each its
+ * own (account, symbol), so RUNS builds check RUNS * LEDGERS_PER_BUILD ledgers.
+ */
+const RUNS = 12;
+const LEDGERS_PER_BUILD = 25;
+
+let db: Database;
+beforeAll(async () => {
+  db = await openModelDb();
+});
+afterAll(() => db?.close());
+
+const ledgersArbitrary = fc.tuple(...Array.from({ length: LEDGERS_PER_BUILD }, (_, index) => spotLedgerArbitrary(`acct${index % 3}`, `S${index}USDT_SPBL`)));
+
+/** All ledgers' fills into raw.spot_fills, in one statement. */
+async function insertLedgers(ledgers: readonly SpotLedger[]): Promise<void> {
+  await db.run('DELETE FROM raw.spot_fills');
+  const rows: string[] = [];
+  const values: string[] = [];
+  for (const ledger of ledgers) {
+    for (const fill of ledger.fills) {
+      const record = { accountId: '1', symbol: ledger.symbol, baseCoin: ledger.baseCoin, quoteCoin: ledger.quoteCoin, orderId: `o${fill.fillId}`, orderType: fill.fillPrice === '' ? '' : 'limit', ...fill };
+      const at = values.length;
+      values.push(ledger.account, `${ledger.symbol}/${fill.fillId}`, fill.cTime, JSON.stringify(record));
+      rows.push(`($${at + 1}, '', $${at + 2}, CAST($${at + 3} AS BIGINT), CAST($${at + 4} AS JSON), 'test-run', now())`);
+    }
+  }
+  await db.run(`INSERT INTO raw.spot_fills VALUES ${rows.join(', ')}`, values);
+}
+
+interface Mismatch {
+  ledger: string;
+  what: string;
+  sql: string | null | undefined;
+  expected: string;
+}
+
+const show = (value: Rational) => `${value.n}/${value.d}`;
+const exactly = (sqlValue: string | null | undefined, expected: Rational) => sqlValue !== null && sqlValue !== undefined && cmp(parseDecimal(sqlValue), expected) === 0;
+
+async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
+  const mismatches: Mismatch[] = [];
+  const check = (ledger: SpotLedger, what: string, sqlValue: string | null | undefined, expected: Rational, exact = false) => {
+    if (!(exact ? exactly(sqlValue, expected) : closeTo(sqlValue, expected))) mismatches.push({ ledger: `${ledger.account}/${ledger.symbol}`, what, sql: sqlValue, expected: show(expected) });
+  };
+  const matches = await queryRows(db, 'select account, symbol, sell_fill_id, lot_source, buy_fill_id, quantity, cost, proceeds from marts.spot_lot_matches');
+  const averageSells = await queryRows(
+    db,
+    `select t.account, t.symbol, t.fill_id, exact_decimal_18(t.quantity_out_e18 - t.unmatched_e18) as matched_quantity, exact_decimal_12(t.matched_proceeds_e12) as matched_proceeds,
+        exact_decimal_12(a.cost_e12) as cost, exact_decimal_18(t.unmatched_e18) as unmatched_quantity, exact_decimal_12(t.proceeds_e12 - t.matched_proceeds_e12) as unmatched_proceeds
+      from intermediate.int_spot_trades as t join intermediate.int_spot_average_cost as a using (account, symbol, event_seq) where t.side = 'sell'`,
+  );
+  const totals = await queryRows(
+    db,
+    `select account, symbol, cost_method, sum(realized_pnl) as realized_pnl, sum(cost) as cost, sum(unmatched_quantity) as unmatched_quantity,
+        arg_max(open_quantity, trade_date) as open_quantity, arg_max(open_cost, trade_date) as open_cost
+      from marts.spot_realized_pnl_daily group by all`,
+  );
+  const key = (...parts: (string | null | undefined)[]) => parts.join('|');
+  const matchByKey = new Map(matches.map((row) => [key(row.account, row.symbol, row.sell_fill_id, row.lot_source === 'fill' ? row.buy_fill_id : row.lot_source), row]));
+  const averageBySell = new Map(averageSells.map((row) => [key(row.account, row.symbol, row.fill_id), row]));
+  const totalsByKey = new Map(totals.map((row) => [key(row.account, row.symbol, row.cost_method), row]));
+  let expectedMatchRows = 0;
+  for (const ledger of ledgers) {
+    const fifo = referenceFifo(ledger);
+    for (const sell of fifo.sells) {
+      for (const lot of sell.lots) {
+        expectedMatchRows += 1;
+        const row = matchByKey.get(key(ledger.account, ledger.symbol, sell.fillId, lot.lot));
+        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} quantity`, row?.quantity, lot.quantity, true);
+        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} cost`, row?.cost, lot.cost);
+        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} proceeds`, row?.proceeds, lot.proceeds);
+      }
+      if (cmp(sell.unmatchedQuantity, ZERO) > 0) {
+        expectedMatchRows += 1;
+        const row = matchByKey.get(key(ledger.account, ledger.symbol, sell.fillId, 'unmatched'));
+        check(ledger, `fifo ${sell.fillId} unmatched quantity`, row?.quantity, sell.unmatchedQuantity, true);
+        check(ledger, `fifo ${sell.fillId} unmatched proceeds`, row?.proceeds, sell.unmatchedProceeds);
+      }
+    }
+    const average = referenceAverage(ledger);
+    for (const sell of average.sells) {
+      const row = averageBySell.get(key(ledger.account, ledger.symbol, sell.fillId));
+      check(ledger, `average ${sell.fillId} matched quantity`, row?.matched_quantity, sell.matchedQuantity, true);
+      check(ledger, `average ${sell.fillId} matched proceeds`, row?.matched_proceeds, sell.matchedProceeds);
+      check(ledger, `average ${sell.fillId} cost`, row?.cost, sell.cost);
+      check(ledger, `average ${sell.fillId} unmatched quantity`, row?.unmatched_quantity, sell.unmatchedQuantity, true);
+      check(ledger, `average ${sell.fillId} unmatched proceeds`, row?.unmatched_proceeds, sell.unmatchedProceeds);
+    }
+    for (const [method, result] of [['fifo', fifo], ['average', average]] as const) {
+      const row = totalsByKey.get(key(ledger.account, ledger.symbol, method));
+      const realized = result.sells.reduce((sum, sell) => add(sum, sub(sell.matchedProceeds, sell.cost)), ZERO);
+      const unmatched = result.sells.reduce((sum, sell) => add(sum, sell.unmatchedQuantity), ZERO);
+      check(ledger, `${method} realized PnL`, row?.realized_pnl, realized);
+      check(ledger, `${method} unmatched quantity`, row?.unmatched_quantity, unmatched, true);
+      check(ledger, `${method} open quantity`, row?.open_quantity, result.openQuantity, true);
+      check(ledger, `${method} open cost`, row?.open_cost, result.openCost);
+    }
+  }
+  if (matches.length !== expectedMatchRows) mismatches.push({ ledger: '*', what: 'lot match rows', sql: String(matches.length), expected: String(expectedMatchRows) });
+  return mismatches;
+}
+
+describe('spot PnL: SQL against the exact reference', () => {
+  it(`FIFO and moving average agree on ${RUNS * LEDGERS_PER_BUILD} random ledgers to 1e-8 (quantities exactly)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(ledgersArbitrary, async (ledgers) => {
+        await insertLedgers(ledgers);
+        const openingPositions = ledgers.flatMap((ledger) => (ledger.opening === undefined ? [] : [{ account: ledger.account, symbol: ledger.symbol, ...ledger.opening }]));
+        await buildAll(db, { costMethods: ['fifo', 'average'], openingPositions, reportingTimeZone: 'America/New_York' });
+        expect(await compare(ledgers)).toEqual([]);
+        const failing = (await checkModels(db)).filter((result) => /\/(int_)?spot_|no_floating_point/.test(result.id) && result.status !== 'pass');
+        expect(failing.map(({ id, status, sample }) => ({ id, status, sample }))).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  }, 120_000);
+});
