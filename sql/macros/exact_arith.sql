@@ -30,19 +30,22 @@ create or replace macro exact_decimal_18(u) as cast(u as decimal(38, 0)) * cast(
 create or replace macro exact_decimal_16(u) as cast(u as decimal(38, 0)) * cast(0.0000000000000001 as decimal(17, 16));
 create or replace macro exact_decimal_12(u) as cast(u as decimal(38, 0)) * cast(0.000000000001 as decimal(13, 12));
 
--- A quotient estimate: floor(n / d) from DOUBLEs, scaled by (1 - 2^-50) so that it never
--- overshoots |n / d| by more than the floor does. It is off by at most |n/d| * 2^-49 + 1.
+-- A quotient estimate: n / d from DOUBLEs, scaled by (1 - 2^-50) and truncated toward zero, so
+-- that its magnitude never exceeds |n / d| (estimate * d cannot overflow, and the remainder keeps
+-- the sign of n). It is off by at most |n/d| * 2^-49 + 1.
 create or replace macro exact_div_estimate(n, d) as
-    cast(floor(cast(n as double) / cast(nullif(d, 0) as double) * 0.9999999999999991) as hugeint);
+    cast(trunc(cast(n as double) / cast(nullif(d, 0) as double) * 0.9999999999999991) as hugeint);
 
 -- The remainders after one and two estimate rounds (building blocks of exact_floor_div).
 create or replace macro exact_div_rem1(n, d) as n - exact_div_estimate(n, d) * d;
 create or replace macro exact_div_rem2(n, d) as exact_div_rem1(n, d) - exact_div_estimate(exact_div_rem1(n, d), d) * d;
 
--- floor(n / d) for d > 0 when |n / d| < 2^48: one estimate, one correction.
+-- floor(n / d) for d > 0 when |n / d| < 2^48: one estimate, then the remainder, which is in
+-- (-2d, 2d) (the estimate is at most one short of n / d, toward zero), corrects it.
 create or replace macro exact_floor_div_small(n, d) as
     exact_div_estimate(n, d)
     - case when exact_div_rem1(n, d) < 0 then 1 else 0 end
+    - case when exact_div_rem1(n, d) < -d then 1 else 0 end
     + case when exact_div_rem1(n, d) >= d then 1 else 0 end;
 
 -- floor(n / d) for any HUGEINT n and d > 0: each round leaves a quotient 2^49 times smaller, so
@@ -83,9 +86,12 @@ create or replace macro exact_mul_units(a, b) as
 -- DOUBLEs scaled by (1 - 2^-40): never too large, at most one too small, so the remainder stays
 -- in [0, 2d) and the carry lands in acc. Six steps make 120 bits. r * 2^20 stays inside int128
 -- for d < 2^106 (a quantity of 8.1e13 in units of 1e-18); a larger d is first shifted right to
--- 105 bits, n with it, and the fraction then carries an error below 2^-103.
+-- about 105 bits, n with it, and the fraction then carries an error below 2^-102.
 create or replace macro exact_fraction_shift(d) as
-    greatest(cast(floor(log2(greatest(cast(d as double), 1))) as integer) - 104, 0);
+    case
+        when d < cast('81129638414606681695789005144064' as hugeint) then 0
+        else cast(floor(log2(cast(d as double))) as integer) - 104
+    end;
 create or replace macro exact_fraction_start(n, d) as
     {'r': cast(n as hugeint) >> exact_fraction_shift(d), 'd': cast(d as hugeint) >> exact_fraction_shift(d), 'acc': cast(0 as hugeint)};
 create or replace macro exact_fraction_digit(s) as
