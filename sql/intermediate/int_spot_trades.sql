@@ -31,7 +31,8 @@ fill_events as (
         fill_id,
         lower(side) as side,
         c_time_at as event_at,
-        case when lower(side) = 'buy' then fill_quantity_e18 - fees_e18 else cast(0 as hugeint) end as units_in_e18,
+        -- A fee at or above the quantity cannot be (a test lists such buys): no units, never negative ones.
+        case when lower(side) = 'buy' then greatest(fill_quantity_e18 - fees_e18, 0) else cast(0 as hugeint) end as units_in_e18,
         case when lower(side) = 'sell' then fill_quantity_e18 else cast(0 as hugeint) end as quantity_out_e18,
         -- q*p in money units; without a price, fill_total_amount (1e-16) rounded to 1e-12. Both
         -- are computed for every row and picked by coalesce: inside a CASE branch DuckDB does not
@@ -60,10 +61,14 @@ opening_events as (
     select
         o.account,
         o.symbol,
+        s.base_coin,
+        s.quote_coin,
         'opening' as lot_source,
         cast(null as varchar) as fill_id,
         'buy' as side,
         cast(null as timestamptz) as event_at,
+        -- The lot is reported on the day of the symbol's first fill.
+        s.first_fill_at as reported_at,
         exact_parse_units(cast(o.quantity as varchar), 18) as units_in_e18,
         cast(0 as hugeint) as quantity_out_e18,
         exact_parse_units(cast(o.cost as varchar), 12) as cost_e12,
@@ -72,11 +77,10 @@ opening_events as (
     inner join symbols as s on s.account = o.account and s.symbol = o.symbol
 ),
 
--- Only the columns the running figures need go through the sorts (coins come back at the end).
 events as (
     select * from opening_events
     union all by name
-    select * exclude (base_coin, quote_coin) from fill_values
+    select *, event_at as reported_at from fill_values
 ),
 
 -- One sort for the order and the running sums of units in and out. Fills of another side than
@@ -106,14 +110,14 @@ final as (
     select
         u.account,
         u.symbol,
-        s.base_coin,
-        s.quote_coin,
+        u.base_coin,
+        u.quote_coin,
         u.event_seq,
         u.lot_source,
         u.fill_id,
         u.side,
         u.event_at,
-        cast(timezone(r.time_zone, coalesce(u.event_at, s.first_fill_at)) as date) as event_date,
+        cast(timezone(r.time_zone, u.reported_at) as date) as event_date,
         u.units_in_e18,
         u.cost_e12,
         u.quantity_out_e18,
@@ -130,7 +134,6 @@ final as (
         u.cum_unmatched_e18,
         u.cum_in_e18 - u.cum_out_e18 + u.cum_unmatched_e18 as inventory_e18
     from unmatched as u
-    inner join symbols as s on s.account = u.account and s.symbol = u.symbol
     cross join reporting as r
     where u.side in ('buy', 'sell')
 )

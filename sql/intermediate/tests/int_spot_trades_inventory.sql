@@ -1,5 +1,6 @@
 -- The inventory never goes below zero and equals units in - units out + units sold beyond it;
--- a buy adds units (its fee in the base coin is below its quantity: otherwise the fill is listed).
+-- a buy adds units (its fee in the base coin is below its quantity: otherwise the fill is listed,
+-- and counted as adding none).
 select account, symbol, event_seq, fill_id, side, units_in_e18, inventory_e18, cum_unmatched_e18
 from intermediate.int_spot_trades
 where inventory_e18 < 0
