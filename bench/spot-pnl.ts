@@ -2,7 +2,7 @@
  * Benchmark of the spot PnL models alone: FIFO and moving average cost over N fills of ONE symbol
  * (the worst case for lot matching: one partition, no parallelism across symbols).
  *
- *   npm run bench -- spot-pnl          1M fills
+ *   npx tsx bench/spot-pnl.ts [fills]      default 1M; benchSpotPnl(fills) for bench/index.ts
  *
  * The fills are written straight into raw.spot_fills by DuckDB (buys and sells interleaved, the
  * buys a little larger so inventory grows while sells still run past it now and then, fees on both
