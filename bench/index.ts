@@ -3,6 +3,7 @@ import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
+import { benchSpotPnl } from './spot-pnl.ts';
 import { benchSync, budgetUse, efficiency, speed } from './sync.ts';
 
 const only = process.argv[2];
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   sync: benchSync,
   soak: () => benchSoak(10),
   build: () => benchBuild(),
+  'spot-pnl': () => benchSpotPnl(),
 };
 // Parts of a benchmark, to run one alone (npm run bench -- sync-budget); `npm run bench` runs them through their benchmark.
 const parts: Record<string, () => Promise<void>> = {
