@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStatus } from '../src/cli/status-command.ts';
+import { readStatus } from '../src/store/stream-status.ts';
 import { syncWithConfig } from '../src/cli/sync-command.ts';
 import { resolveConfig } from '../src/config/config.ts';
 import { generateExchange } from '../src/sandbox/generate.ts';

@@ -8,7 +8,7 @@ import { Database } from '../store/database.ts';
 import { buildWithConfig, summarizeBuild } from './build-command.ts';
 import { checkWithConfig } from './check-command.ts';
 import { defineCommand } from './command.ts';
-import { readStatus } from './status-command.ts';
+import { readStatus } from '../store/stream-status.ts';
 import { formatSyncSummary, syncWithConfig } from './sync-command.ts';
 
 /** The demo database: its own file, so a demo never mixes with a real account's data. */
