@@ -3,8 +3,9 @@ import { checkCommand } from './check-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
+import { sqlCommand } from './sql-command.ts';
 import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [syncCommand, buildCommand, checkCommand, statusCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [syncCommand, buildCommand, checkCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
