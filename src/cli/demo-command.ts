@@ -47,6 +47,8 @@ export const demoCommand = defineCommand({
         memoryLimit: '4GB',
         sync: { spotSymbols: null, quoteCoins: ['USDT', 'USDC', 'BTC', 'ETH'], lookbackDays: 1, startDate: new Date(exchange.startMs).toISOString().slice(0, 10), maxWindowDays: 88 },
         models: { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'] },
+        reports: { names: null, period: 'month', outDir: './out' },
+        logDir: './logs',
       };
       const outcome = await syncWithConfig(config, { progress: process.stdout.isTTY === true });
       console.log(formatSyncSummary(outcome));

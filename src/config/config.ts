@@ -6,6 +6,7 @@ import type { Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
+import type { PeriodKind } from '../export/period.ts';
 
 /**
  * Configuration, resolved once: defaults, then the config file, then the environment, then
@@ -41,6 +42,20 @@ export interface Config {
   sync: SyncConfig;
   /** How `exledger build` cuts periods and costs spot disposals (README "Models"). */
   models: ModelSettings;
+  /** What `exledger run` reports (README "Reports"). */
+  reports: ReportsConfig;
+  /** Folder of the log file each `exledger run` writes. @default './logs' */
+  logDir: string;
+}
+
+/** The reports `exledger run` writes. */
+export interface ReportsConfig {
+  /** Report names (reports/). @default every report */
+  names: readonly string[] | null;
+  /** `exledger run` reports the last closed period of this kind. @default 'month' */
+  period: PeriodKind;
+  /** Folder of the workbooks. @default './out' */
+  outDir: string;
 }
 
 /** How `exledger sync` reads histories. */
@@ -119,6 +134,15 @@ const fileSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  reports: z
+    .strictObject({
+      // Report names are checked against reports/ by the commands (the config module does not load them).
+      names: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/, 'a report name such as "pnl"')).min(1).optional(),
+      period: z.enum(['month', 'quarter', 'year']).optional(),
+      outDir: nonEmpty.optional(),
+    })
+    .optional(),
+  logDir: nonEmpty.optional(),
 });
 
 /** Whether DuckDB and Intl both know this zone name (Intl throws a RangeError for unknown zones). */
@@ -142,6 +166,8 @@ export interface ConfigOverrides {
   reportingTimeZone?: string;
   /** `--cost-method`: spot cost methods to build. */
   costMethods?: readonly CostMethod[];
+  /** `--out`: the workbooks' folder. */
+  outDir?: string;
 }
 
 /** Resolves the configuration. `env` defaults to process.env, `cwd` to process.cwd(). */
@@ -198,6 +224,8 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       costMethods: overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods,
       openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts),
     },
+    reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
+    logDir: file.logDir ?? './logs',
   };
   return deepFreeze(config);
 }

@@ -1,0 +1,45 @@
+import { defineReport } from '../src/export/report-definition.ts';
+
+const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'date' | 'month') =>
+  [
+    { column: 'account', header: 'Account', format: 'text' },
+    { column: 'product', header: 'Product', format: 'text' },
+    { column: 'coin', header: 'Coin', format: 'text' },
+    { column: periodColumn, header: periodHeader, format: periodFormat },
+    { column: 'fees_paid', header: 'Fees paid', format: 'amount', coinColumn: 'coin', total: true },
+    { column: 'liquidation_fees', header: 'of which liquidation', format: 'amount', coinColumn: 'coin', total: true },
+    { column: 'traded_volume', header: 'Traded volume', format: 'amount', coinColumn: 'coin', total: true },
+    { column: 'fee_basis_volume', header: 'Volume charged in this coin', format: 'amount', coinColumn: 'coin', total: true },
+    { column: 'effective_fee_rate', header: 'Effective fee rate', format: 'rate' },
+    { column: 'fee_count', header: 'Fills or bills', format: 'integer', total: true },
+  ] as const;
+
+/** Fees paid per product (spot, futures, funding account) and coin, by month and by day. */
+export const feesReport = defineReport({
+  name: 'fees',
+  title: 'Fees paid',
+  streams: ['spot_fills', 'futures_fills', 'funding_bills'],
+  sheets: [
+    {
+      name: 'Fees by month',
+      description: 'Fees per product, coin and month, with the traded volume and the effective fee rate',
+      mart: 'marts.fees_monthly',
+      period: { column: 'fee_month', grain: 'month' },
+      orderBy: ['account', 'fee_month', 'product', 'coin'],
+      columns: feeColumns('fee_month', 'Month', 'month'),
+    },
+    {
+      name: 'Fees by day',
+      description: 'The same per day',
+      mart: 'marts.fees_daily',
+      period: { column: 'fee_date', grain: 'day' },
+      orderBy: ['account', 'fee_date', 'product', 'coin'],
+      columns: feeColumns('fee_date', 'Day', 'date'),
+    },
+  ],
+  summary: [
+    { label: 'Fees paid', sheet: 'Fees by month', sum: 'fees_paid', by: ['product', 'coin'], coinColumn: 'coin' },
+    { label: 'Traded volume', sheet: 'Fees by month', sum: 'traded_volume', by: ['product', 'coin'], coinColumn: 'coin' },
+  ],
+  chart: { title: 'Fees paid per month', mart: 'marts.fees_monthly', monthColumn: 'fee_month', valueColumn: 'fees_paid', seriesBy: ['coin'], coinColumn: 'coin' },
+});

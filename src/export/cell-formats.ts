@@ -1,0 +1,101 @@
+import type ExcelJS from 'exceljs';
+import { COIN_FORMATS } from '../../reports/coin-formats.ts';
+import { DataError } from '../errors.ts';
+import type { ColumnFormat } from './report-definition.ts';
+
+/**
+ * From a mart's value (as DuckDB renders it to JSON: DECIMAL and BIGINT as exact strings, DATE
+ * as YYYY-MM-DD, datetimes selected as epoch milliseconds) to an Excel cell value and its style.
+ */
+
+/** The Excel number format of an amount in `coin` (undefined: the unit is not known). */
+export function amountFormat(coin: string | undefined): string {
+  const fixed = coin === undefined ? COIN_FORMATS.defaultDecimals : (COIN_FORMATS.fixedDecimals[coin] ?? COIN_FORMATS.defaultDecimals);
+  // An integer format with optional decimals would show "12." for whole numbers: none then.
+  const decimals = fixed === 0 ? '' : `.${'0'.repeat(fixed)}${'#'.repeat(COIN_FORMATS.optionalDecimals)}`;
+  return `#,##0${decimals};[Red]-#,##0${decimals}`;
+}
+
+const FIXED_FORMATS: Record<Exclude<ColumnFormat, 'amount' | 'text' | 'id'>, string> = {
+  date: 'yyyy-mm-dd',
+  month: 'yyyy-mm',
+  datetime: 'yyyy-mm-dd hh:mm:ss',
+  integer: '#,##0',
+  rate: '0.0000%',
+};
+
+/** The number format of a column, for an amount given its coin. */
+export function numberFormat(format: ColumnFormat, coin?: string): string | undefined {
+  if (format === 'amount') return amountFormat(coin);
+  if (format === 'text' || format === 'id') return undefined;
+  return FIXED_FORMATS[format];
+}
+
+/** Default column widths in characters. */
+export const DEFAULT_WIDTHS: Record<ColumnFormat, number> = { text: 12, id: 22, date: 12, month: 10, datetime: 20, integer: 10, amount: 20, rate: 12 };
+
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Converts one value. Strings stay strings (so `=cmd()` from the exchange is text, never a
+ * formula). Amounts become numbers here and only here: an Excel cell is a binary double (15
+ * significant digits); the exact decimal stays in DuckDB, and totals are computed exactly.
+ */
+export function cellValue(format: ColumnFormat, value: unknown, where: () => string): ExcelJS.CellValue {
+  if (value === null || value === undefined) return null;
+  switch (format) {
+    case 'text':
+    case 'id':
+      return String(value);
+    case 'date':
+    case 'month': {
+      const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(value));
+      if (match === null) throw new DataError(`${where()}: "${String(value)}" is not a date`);
+      return new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
+    }
+    case 'datetime':
+      return new Date(Number(value));
+    case 'integer':
+    case 'amount':
+    case 'rate': {
+      const text = String(value);
+      if (!DECIMAL.test(text)) throw new DataError(`${where()}: "${text}" is not a decimal number`);
+      return Number(text);
+    }
+  }
+}
+
+/** Whether a decimal string is zero ("0", "-0.000"). */
+export function isZeroDecimal(text: string): boolean {
+  return /^-?0*(\.0*)?$/.test(text);
+}
+
+/**
+ * Sums decimal strings exactly (BigInt units at the widest scale seen), for the cached results
+ * of totals formulas and the Summary's figures.
+ */
+export class DecimalSum {
+  private units = 0n;
+  private scale = 0;
+
+  add(text: string): void {
+    if (!DECIMAL.test(text)) throw new DataError(`"${text}" is not a decimal number`);
+    const negative = text.startsWith('-');
+    const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
+    if (fraction.length > this.scale) {
+      this.units *= 10n ** BigInt(fraction.length - this.scale);
+      this.scale = fraction.length;
+    }
+    const units = BigInt(whole! + fraction.padEnd(this.scale, '0'));
+    this.units += negative ? -units : units;
+  }
+
+  /** The sum as a decimal string, trailing zeros of the fraction removed. */
+  toString(): string {
+    const negative = this.units < 0n;
+    const digits = (negative ? -this.units : this.units).toString().padStart(this.scale + 1, '0');
+    const whole = digits.slice(0, digits.length - this.scale);
+    const fraction = digits.slice(digits.length - this.scale).replace(/0+$/, '');
+    return `${negative ? '-' : ''}${whole}${fraction === '' ? '' : `.${fraction}`}`;
+  }
+}

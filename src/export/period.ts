@@ -1,0 +1,70 @@
+import dayjs from 'dayjs';
+import utc from 'dayjs/plugin/utc.js';
+import timezone from 'dayjs/plugin/timezone.js';
+import { ConfigError } from '../errors.ts';
+
+dayjs.extend(utc);
+dayjs.extend(timezone);
+
+/** A reporting period: whole local days in the reporting time zone, both ends included. */
+export interface ReportPeriod {
+  /** First day, YYYY-MM-DD. */
+  from: string;
+  /** Last day, YYYY-MM-DD (included). */
+  to: string;
+  /** What the period is called in file names and titles: `2026-10`, `2026-Q3`, `2026`, or `2026-10-05_2026-11-04`. */
+  label: string;
+}
+
+/** The kinds of period `exledger run` reports on. */
+export type PeriodKind = 'month' | 'quarter' | 'year';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Parses `--period`: `2026-10` (a month), `2026-Q3` (a quarter) or `2026` (a year). */
+export function parsePeriod(text: string): ReportPeriod {
+  const month = /^(\d{4})-(\d{2})$/.exec(text);
+  if (month !== null && Number(month[2]) >= 1 && Number(month[2]) <= 12) return spanOf(dayjs.utc(`${text}-01`), 'month', text);
+  const quarter = /^(\d{4})-Q([1-4])$/i.exec(text);
+  if (quarter !== null) {
+    const start = dayjs.utc(`${quarter[1]}-${String((Number(quarter[2]) - 1) * 3 + 1).padStart(2, '0')}-01`);
+    return { from: start.format('YYYY-MM-DD'), to: start.add(3, 'month').subtract(1, 'day').format('YYYY-MM-DD'), label: `${quarter[1]}-Q${quarter[2]}` };
+  }
+  if (/^\d{4}$/.test(text)) return spanOf(dayjs.utc(`${text}-01-01`), 'year', text);
+  throw new ConfigError('--period', `"${text}" is not a period: use a month (2026-10), a quarter (2026-Q3) or a year (2026)`);
+}
+
+/** Parses `--from`/`--to`, both YYYY-MM-DD and included. */
+export function parseRange(from: string, to: string): ReportPeriod {
+  for (const [flag, value] of [['--from', from], ['--to', to]] as const) {
+    if (!DAY.test(value) || dayjs.utc(value).format('YYYY-MM-DD') !== value) throw new ConfigError(flag, `"${value}" is not a date (YYYY-MM-DD)`);
+  }
+  if (to < from) throw new ConfigError('--to', `${to} is before --from ${from}`);
+  return { from, to, label: `${from}_${to}` };
+}
+
+/** The last period of this kind that has ended, as of `now`, in the reporting time zone. */
+export function lastClosedPeriod(kind: PeriodKind, timeZone: string, now: Date = new Date()): ReportPeriod {
+  const today = dayjs(now).tz(timeZone);
+  const local = dayjs.utc(today.format('YYYY-MM-DD'));
+  if (kind === 'month') {
+    const start = local.startOf('month').subtract(1, 'month');
+    return spanOf(start, 'month', start.format('YYYY-MM'));
+  }
+  if (kind === 'quarter') {
+    const thisQuarter = local.startOf('month').subtract(local.month() % 3, 'month');
+    const start = thisQuarter.subtract(3, 'month');
+    return { from: start.format('YYYY-MM-DD'), to: thisQuarter.subtract(1, 'day').format('YYYY-MM-DD'), label: `${start.year()}-Q${Math.floor(start.month() / 3) + 1}` };
+  }
+  const start = local.startOf('year').subtract(1, 'year');
+  return spanOf(start, 'year', String(start.year()));
+}
+
+function spanOf(start: dayjs.Dayjs, unit: 'month' | 'year', label: string): ReportPeriod {
+  return { from: start.format('YYYY-MM-DD'), to: start.add(1, unit).subtract(1, 'day').format('YYYY-MM-DD'), label };
+}
+
+/** The first day of the month of a day (monthly rows are kept when their month overlaps the period). */
+export function monthOf(day: string): string {
+  return `${day.slice(0, 7)}-01`;
+}

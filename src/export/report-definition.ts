@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * What a report declaration says: one typed literal per report in reports/, read by the
+ * workbook writer in src/export, which is written once for all (as pipelines/ is for streams).
+ * A report only names marts and their columns; how a cell looks follows from its format.
+ */
+
+/**
+ * How a column is shown:
+ * - `text`, `id`: strings, written as text (an id or a symbol beginning with `=` stays text);
+ * - `date`, `month`: a DATE as an Excel date (`month` formatted yyyy-mm);
+ * - `datetime`: a TIMESTAMPTZ as an Excel date-time in UTC;
+ * - `integer`: a count;
+ * - `amount`: a DECIMAL in the coin named by `coinColumn` (its decimals follow the coin);
+ * - `rate`: a DECIMAL ratio shown as a percentage.
+ */
+export type ColumnFormat = 'text' | 'id' | 'date' | 'month' | 'datetime' | 'integer' | 'amount' | 'rate';
+
+/** One column of a detail sheet. */
+export interface ColumnSpec {
+  /** The mart's column. */
+  column: string;
+  /** Header text (also the Excel table's column name: no `[`, `]`, `#` or `'`). */
+  header: string;
+  format: ColumnFormat;
+  /**
+   * For `amount`: the mart's column holding the coin of this amount (USDT, BTC…); its decimals
+   * follow the coin (reports/coin-formats.ts). Omitted where the exchange does not say the unit.
+   */
+  coinColumn?: string;
+  /** The table's totals row sums this column (amounts in one coin per sheet only make sense summed per coin: see `SheetSpec.totals`). @default false */
+  total?: boolean;
+  /** Column width in characters. @default from the format */
+  width?: number;
+}
+
+/** How a sheet's rows are limited to the report's period. */
+export interface PeriodFilter {
+  /** The mart's DATE column that places a row in time. */
+  column: string;
+  /** `day`: rows whose day lies in the period; `month`: rows whose month overlaps it (a month column holds its first day). */
+  grain: 'day' | 'month';
+}
+
+/** A detail sheet: the rows of one mart in the period, as an Excel table. */
+export interface SheetSpec {
+  /** Sheet name (at most 28 characters, so a continuation sheet can add " (2)"). */
+  name: string;
+  /** Shown above nothing: it is the Summary's line for this sheet. */
+  description: string;
+  /** `marts.<name>`. */
+  mart: string;
+  /** null: the mart is a state, not a history (e.g. the latest snapshot), shown whole. */
+  period: PeriodFilter | null;
+  /** Row order (mart columns; ascending). */
+  orderBy: readonly string[];
+  columns: readonly ColumnSpec[];
+  /** Rows to highlight (e.g. a reconciliation difference): where this column is non-zero (amounts) or non-empty. */
+  highlight?: { column: string; when: 'nonzero' | 'always' };
+}
+
+/**
+ * A key figure on the Summary, over a sheet's rows (same period, same filter), per group (a coin,
+ * a method): a sum, the value of the latest row (a balance at the end of the period), or a count
+ * of rows when neither is named.
+ */
+export interface SummaryFigure {
+  label: string;
+  /** The detail sheet whose rows it reads. */
+  sheet: string;
+  /** Column summed. */
+  sum?: string;
+  /** Column whose value on each group's latest row (by the sheet's period column) is shown. */
+  last?: string;
+  /** Columns that split the figure (e.g. cost method, coin). @default [] */
+  by?: readonly string[];
+  /** For a sum or last value: the column holding its coin (one of `by`). */
+  coinColumn?: string;
+}
+
+/** The Summary's chart: a monthly figure over the twelve months ending with the period. */
+export interface ChartSpec {
+  title: string;
+  /** The mart it reads (any period; the chart shows the trailing twelve months). */
+  mart: string;
+  /** Its month column (a DATE holding the month's first day). */
+  monthColumn: string;
+  /** The amount charted. */
+  valueColumn: string;
+  /**
+   * Columns splitting the mart into series (the coin, a cost method). One series is drawn: the one
+   * with the largest absolute total over the twelve months, named in the chart's title.
+   */
+  seriesBy: readonly string[];
+  /** Which of `seriesBy` is the coin (the axis unit). */
+  coinColumn: string;
+}
+
+/** A report: one workbook, a Summary sheet first, then its detail sheets. */
+export interface ReportSpec {
+  /** `exledger report <name>`; also the workbook's file name. */
+  name: string;
+  title: string;
+  /** Streams the report reads: their freshness is shown on the Summary. */
+  streams: readonly string[];
+  sheets: readonly SheetSpec[];
+  summary: readonly SummaryFigure[];
+  chart: ChartSpec;
+}
+
+/** Declares a report with its type checked. */
+export function defineReport(spec: ReportSpec): ReportSpec {
+  return spec;
+}
+
+const identifier = z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a snake_case column name');
+const columnSchema = z.strictObject({
+  column: identifier,
+  header: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^[\]#'\n]+$/, 'no [, ], #, \' or line break (Excel table column names)'),
+  format: z.enum(['text', 'id', 'date', 'month', 'datetime', 'integer', 'amount', 'rate']),
+  coinColumn: identifier.optional(),
+  total: z.boolean().optional(),
+  width: z.number().int().min(4).max(80).optional(),
+});
+const sheetSchema = z.strictObject({
+  // Excel: 31 characters at most, none of : \ / ? * [ ]; 28 leaves room for " (2)".
+  name: z.string().min(1).max(28).regex(/^[^:\\/?*[\]]+$/, 'no : \\ / ? * [ or ]').refine((name) => name !== 'Summary', 'the Summary sheet is the writer\'s'),
+  description: z.string().min(1),
+  mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/, 'marts.<name>'),
+  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month']) }).nullable(),
+  orderBy: z.array(identifier),
+  columns: z.array(columnSchema).min(1),
+  highlight: z.strictObject({ column: identifier, when: z.enum(['nonzero', 'always']) }).optional(),
+});
+const reportSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and -'),
+  title: z.string().min(1),
+  streams: z.array(z.string()).min(1),
+  sheets: z.array(sheetSchema).min(1),
+  summary: z.array(
+    z.strictObject({
+      label: z.string().min(1),
+      sheet: z.string(),
+      sum: identifier.optional(),
+      last: identifier.optional(),
+      by: z.array(identifier).optional(),
+      coinColumn: identifier.optional(),
+    }),
+  ),
+  chart: z.strictObject({ title: z.string(), mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/), monthColumn: identifier, valueColumn: identifier, seriesBy: z.array(identifier), coinColumn: identifier }),
+});
+
+/**
+ * Checks every declaration (at start-up of any report command): shapes, and the references
+ * inside a report (amount columns name a coin column of the sheet, figures name a sheet, names
+ * unique). Throws a ConfigError naming the report and the field.
+ */
+export function validateReports(reports: readonly ReportSpec[], knownStreams: readonly string[]): void {
+  const names = new Set<string>();
+  for (const report of reports) {
+    const parsed = reportSchema.safeParse(report);
+    const where = `reports/${String(report.name)}.ts`;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ConfigError(`${where}: ${issue.path.join('.')}`, issue.message);
+    }
+    if (names.has(report.name)) throw new ConfigError(`${where}: name`, `another report is also called "${report.name}"`);
+    names.add(report.name);
+    for (const stream of report.streams) if (!knownStreams.includes(stream)) throw new ConfigError(`${where}: streams`, `"${stream}" is not a stream (pipelines/)`);
+    const sheetNames = new Set<string>();
+    report.sheets.forEach((sheet, index) => {
+      const at = `${where}: sheets.${index}`;
+      if (sheetNames.has(sheet.name)) throw new ConfigError(`${at}.name`, `two sheets are called "${sheet.name}"`);
+      sheetNames.add(sheet.name);
+      const columns = sheet.columns.map((column) => column.column);
+      const headers = new Set<string>();
+      sheet.columns.forEach((column, columnIndex) => {
+        if (headers.has(column.header.toLowerCase())) throw new ConfigError(`${at}.columns.${columnIndex}.header`, `"${column.header}" is used twice (Excel table headers are unique)`);
+        headers.add(column.header.toLowerCase());
+        if (column.coinColumn !== undefined && (column.format !== 'amount' || !columns.includes(column.coinColumn))) {
+          throw new ConfigError(`${at}.columns.${columnIndex}.coinColumn`, `names the sheet's column holding an amount's coin (format "amount")`);
+        }
+        if (column.total === true && !['amount', 'integer'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.total`, 'only amounts and counts are totalled');
+      });
+      if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
+    });
+    report.summary.forEach((figure, index) => {
+      const at = `${where}: summary.${index}`;
+      const sheet = report.sheets.find((candidate) => candidate.name === figure.sheet);
+      if (sheet === undefined) throw new ConfigError(`${at}.sheet`, `"${figure.sheet}" is not a sheet of this report`);
+      const columns = sheet.columns.map((column) => column.column);
+      if (figure.sum !== undefined && figure.last !== undefined) throw new ConfigError(at, 'a figure is a sum or a last value, not both');
+      if (figure.last !== undefined && sheet.period === null) throw new ConfigError(`${at}.last`, `the sheet "${sheet.name}" has no period column to order by`);
+      for (const column of [...(figure.by ?? []), figure.sum, figure.last]) {
+        if (column !== undefined && !columns.includes(column)) throw new ConfigError(at, `"${column}" is not a column of the sheet "${sheet.name}"`);
+      }
+      if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
+    });
+    if (!report.chart.seriesBy.includes(report.chart.coinColumn)) throw new ConfigError(`${where}: chart.coinColumn`, 'must be one of chart.seriesBy');
+  }
+}
