@@ -3,10 +3,11 @@ import { checkCommand } from './check-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { reportCommand } from './report-command.ts';
+import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
 import { sqlCommand } from './sql-command.ts';
 import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [syncCommand, buildCommand, checkCommand, reportCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, reportCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
