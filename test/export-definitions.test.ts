@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { STREAMS } from '../pipelines/index.ts';
+import { REPORTS } from '../reports/index.ts';
+import { DecimalSum, amountFormat } from '../src/export/cell-formats.ts';
+import { lastClosedPeriod, parsePeriod, parseRange } from '../src/export/period.ts';
+import { validateReports, type ReportSpec } from '../src/export/report-definition.ts';
+
+const STREAM_NAMES = STREAMS.map((stream) => stream.name);
+
+describe('report declarations', () => {
+  it('the four reports are valid', () => {
+    expect(() => validateReports(REPORTS, STREAM_NAMES)).not.toThrow();
+    expect(REPORTS.map((report) => report.name)).toEqual(['pnl', 'fees', 'rebates', 'balances']);
+  });
+
+  it('a broken declaration is refused naming the report and the field', () => {
+    const pnl = REPORTS[0]!;
+    const broken = (change: (report: ReportSpec) => ReportSpec) => () => validateReports([change(structuredClone(pnl))], STREAM_NAMES);
+    expect(broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, name: 'Bad/name' }] }))).toThrow(/reports\/pnl\.ts: sheets\.0\.name/);
+    expect(broken((report) => ({ ...report, streams: ['spot_fils'] }))).toThrow(/reports\/pnl\.ts: streams.*"spot_fils" is not a stream/);
+    expect(broken((report) => ({ ...report, summary: [{ label: 'x', sheet: 'Nope' }] }))).toThrow(/summary\.0\.sheet.*"Nope" is not a sheet/);
+    expect(
+      broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, columns: [{ column: 'a', header: 'A', format: 'text' }, { column: 'b', header: 'a', format: 'text' }] }] })),
+    ).toThrow(/"a" is used twice/);
+    expect(broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, columns: [{ column: 'a', header: 'Sum [x]', format: 'amount' }] }] }))).toThrow(/columns\.0\.header/);
+  });
+});
+
+describe('periods', () => {
+  it('parses months, quarters, years and day ranges (both ends included)', () => {
+    expect(parsePeriod('2026-10')).toEqual({ from: '2026-10-01', to: '2026-10-31', label: '2026-10' });
+    expect(parsePeriod('2024-02')).toEqual({ from: '2024-02-01', to: '2024-02-29', label: '2024-02' });
+    expect(parsePeriod('2026-Q3')).toEqual({ from: '2026-07-01', to: '2026-09-30', label: '2026-Q3' });
+    expect(parsePeriod('2026')).toEqual({ from: '2026-01-01', to: '2026-12-31', label: '2026' });
+    expect(parseRange('2026-10-05', '2026-11-04')).toEqual({ from: '2026-10-05', to: '2026-11-04', label: '2026-10-05_2026-11-04' });
+  });
+
+  it('refuses what is not a period, naming the flag', () => {
+    expect(() => parsePeriod('2026-13')).toThrow(/--period.*"2026-13" is not a period/);
+    expect(() => parsePeriod('Q3')).toThrow(/--period/);
+    expect(() => parseRange('2026-02-30', '2026-03-01')).toThrow(/--from.*"2026-02-30" is not a date/);
+    expect(() => parseRange('2026-03-02', '2026-03-01')).toThrow(/--to.*before --from/);
+  });
+
+  it('the last closed period is that of the reporting zone\'s today', () => {
+    // 2026-11-01 02:00 UTC is still October 31 in New York: October has not closed there.
+    const now = new Date('2026-11-01T02:00:00Z');
+    expect(lastClosedPeriod('month', 'UTC', now).label).toBe('2026-10');
+    expect(lastClosedPeriod('month', 'America/New_York', now).label).toBe('2026-09');
+    expect(lastClosedPeriod('quarter', 'UTC', now)).toEqual({ from: '2026-07-01', to: '2026-09-30', label: '2026-Q3' });
+    expect(lastClosedPeriod('quarter', 'UTC', new Date('2026-01-15T00:00:00Z')).label).toBe('2025-Q4');
+    expect(lastClosedPeriod('year', 'UTC', now)).toEqual({ from: '2025-01-01', to: '2025-12-31', label: '2025' });
+    expect(lastClosedPeriod('month', 'UTC', new Date('2026-01-01T00:00:00Z')).label).toBe('2025-12');
+  });
+});
+
+describe('cell formats', () => {
+  it('sums decimal strings exactly, past what a double holds', () => {
+    const sum = new DecimalSum();
+    for (const value of ['0.1', '0.2', '-0.3', '123456789012345678.123456789012345678', '1']) sum.add(value);
+    // 0.1 + 0.2 - 0.3 = 0 exactly; + 123456789012345678.123456789012345678 + 1.
+    expect(sum.toString()).toBe('123456789012345679.123456789012345678');
+    expect(() => sum.add('1e5')).toThrow(/not a decimal number/);
+  });
+
+  it('shows stablecoins to the cent and other coins to the satoshi, negatives in red', () => {
+    expect(amountFormat('USDT')).toBe('#,##0.00######;[Red]-#,##0.00######');
+    expect(amountFormat('BTC')).toBe('#,##0.00000000######;[Red]-#,##0.00000000######');
+    expect(amountFormat('JPY')).toBe('#,##0;[Red]-#,##0');
+  });
+});
