@@ -30,6 +30,7 @@ export const pnlReport = defineReport({
         { column: 'open_quantity', header: 'Open quantity', format: 'amount', coinColumn: 'base_coin' },
         { column: 'open_cost', header: 'Open cost', format: 'amount', coinColumn: 'quote_coin' },
       ],
+      totalsPer: ['cost_method'],
       highlight: { column: 'unmatched_quantity', when: 'nonzero' },
     },
     {

@@ -62,8 +62,10 @@ export async function runNightly(config: Readonly<Config>, options: RunOptions):
       steps.push({ step, ...judge(result), ms: performance.now() - started });
       return result;
     } catch (error) {
-      // Bad input (configuration, credentials) is the caller's to fix: no step after it can do better.
-      if (error instanceof ExledgerError && (error.name === 'ConfigError' || error.name === 'AuthError')) throw error;
+      // Bad input (configuration, credentials) found by the sync, before anything was written, is
+      // the caller's to fix: no step after it can do better. Later, a database held by another
+      // process (a ConfigError too) is a failed step like any other.
+      if (step === 'sync' && error instanceof ExledgerError && (error.name === 'ConfigError' || error.name === 'AuthError')) throw error;
       steps.push({ step, status: 'failed', detail: error instanceof Error ? error.message : String(error), ms: performance.now() - started });
       return undefined;
     }
@@ -173,10 +175,13 @@ export const runCommand = defineCommand({
     try {
       const outcome = await runNightly(config, { period, progress: process.stdout.isTTY === true && !args.json });
       console.log(formatRunSummary(outcome));
+      // On stderr too, so cron's mail (or a wrapper that watches stderr) says the run failed.
+      if (outcome.exitCode === EXIT.failure) console.error(`error: the run failed: ${outcome.steps.find((step) => step.status === 'failed')?.detail ?? 'see the summary'}`);
       if (args.json) console.log(JSON.stringify({ ...outcome, steps: outcome.steps.map((step) => ({ ...step, ms: Math.round(step.ms) })), reports: outcome.reports.map((report) => ({ ...report, ms: Math.round(report.ms) })) }, null, 2));
       return outcome.exitCode;
     } catch (error) {
       log.write(`error: ${error instanceof Error ? error.message : String(error)}`);
+      if (error instanceof ExledgerError && error.hint !== undefined) log.write(`  fix: ${error.hint}`);
       throw error;
     } finally {
       log.close();

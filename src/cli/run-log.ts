@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
-/** A run's log file: what the run printed, with a time on each line. */
+/** A run's log file (`run-<UTC time>-<pid>.log`): what the run printed, with a time on each line. */
 export interface RunLog {
   file: string;
   /** Writes a line to the log only (e.g. the error the CLI prints after the run). */
@@ -21,8 +21,9 @@ const CONTROL = /\x1b\[[0-9;?]*[A-Za-z]|\r/g;
  */
 export function startRunLog(dir: string, now: Date = new Date()): RunLog {
   mkdirSync(dir, { recursive: true });
-  const file = path.resolve(dir, `run-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.log`);
-  const fd = openSync(file, 'a');
+  // Milliseconds and the pid: two runs started together (a retry after a fast failure) never share a file.
+  const file = path.resolve(dir, `run-${now.toISOString().replace(/[-:]/g, '')}-${process.pid}.log`);
+  const fd = openSync(file, 'wx');
   let pending = '';
   const append = (chunk: string | Uint8Array) => {
     pending += (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')).replace(CONTROL, '');

@@ -57,6 +57,12 @@ export interface SheetSpec {
   /** Row order (mart columns; ascending). */
   orderBy: readonly string[];
   columns: readonly ColumnSpec[];
+  /**
+   * Columns that must hold one value for a total to mean anything (e.g. the cost method: two
+   * methods cost the same sales twice). The coins of totalled amounts always must. Where the
+   * sheet's rows mix them, the totals row says to filter first. @default []
+   */
+  totalsPer?: readonly string[];
   /** Rows to highlight (e.g. a reconciliation difference): where this column is non-zero (amounts) or non-empty. */
   highlight?: { column: string; when: 'nonzero' | 'always' };
 }
@@ -136,6 +142,7 @@ const sheetSchema = z.strictObject({
   period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month']) }).nullable(),
   orderBy: z.array(identifier),
   columns: z.array(columnSchema).min(1),
+  totalsPer: z.array(identifier).optional(),
   highlight: z.strictObject({ column: identifier, when: z.enum(['nonzero', 'always']) }).optional(),
 });
 const reportSchema = z.strictObject({
@@ -188,6 +195,8 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         }
         if (column.total === true && !['amount', 'integer'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.total`, 'only amounts and counts are totalled');
       });
+      for (const column of sheet.totalsPer ?? []) if (!columns.includes(column)) throw new ConfigError(`${at}.totalsPer`, `"${column}" is not a column of the sheet`);
+      if (sheet.columns[0]?.total === true) throw new ConfigError(`${at}.columns.0.total`, 'the first column holds the totals row\'s label');
       if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
     });
     report.summary.forEach((figure, index) => {

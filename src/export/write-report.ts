@@ -281,7 +281,7 @@ function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: SummaryIn
   add(['Period', `${input.period.from} to ${input.period.to} (both included)`]);
   if (monthly && !wholeMonths) add(['Monthly sheets cover', `whole months: ${monthOf(input.period.from).slice(0, 7)} to ${input.period.to.slice(0, 7)}`]);
   add(['Reporting time zone', input.timeZone]);
-  add(['Generated at (UTC)', input.now], (row) => (row.getCell(2).numFmt = 'yyyy-mm-dd hh:mm:ss'));
+  add(['Generated at (UTC)', input.now], (row) => Object.assign(row.getCell(2), { numFmt: 'yyyy-mm-dd hh:mm:ss', alignment: { horizontal: 'left' } }));
   add(['Spot cost methods', input.costMethods.join(', ')]);
   const stale = input.freshness.filter((line) => line.state !== 'ok');
   add(
@@ -321,7 +321,7 @@ function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: SummaryIn
   add(['Notes'], (row) => (row.getCell(1).font = SECTION_FONT));
   const notes = [
     'Amounts are exact in the database (DuckDB DECIMAL); an Excel cell holds 15 significant digits. The exact sums are in the "Exact value" column above.',
-    'A totals row sums the rows shown (it follows the filters). Where a column mixes coins, filter one coin before reading its total.',
+    'A totals row sums the rows shown (it follows the filters). Where the rows mix coins or cost methods, its label says so: filter to one before reading it.',
     'Times are UTC; days and months are cut in the reporting time zone.',
     ...(input.notes ?? []),
   ];
@@ -387,6 +387,8 @@ async function writeDetailSheet(
   let partRows = 0;
   let written = 0;
   let totals: { sum: DecimalSum; coins: Set<string> }[] = [];
+  const totalsPerIndex = (spec.totalsPer ?? []).map((name) => columns.findIndex((column) => column.column === name));
+  let totalsPerValues: Set<string>[] = [];
 
   const openPart = () => {
     part++;
@@ -400,6 +402,7 @@ async function writeDetailSheet(
     header.commit();
     partRows = 0;
     totals = columns.map(() => ({ sum: new DecimalSum(), coins: new Set<string>() }));
+    totalsPerValues = totalsPerIndex.map(() => new Set<string>());
   };
   const closePart = () => {
     if (sheet === undefined) return;
@@ -407,8 +410,11 @@ async function writeDetailSheet(
       sheet.addRow(['No rows in this period.']).commit();
     } else {
       const name = tableName(report.name, spec.name, part + 1, plan.tableNames);
+      // A total over two coins (or two cost methods) is no figure: the label says to filter first.
+      const mixed = totals.some((total) => total.coins.size > 1) || totalsPerValues.some((values) => values.size > 1);
+      const label = mixed ? 'Total of the rows shown: mixes coins or methods, filter to one first' : 'Total';
       const values = columns.map((column, index): ExcelJS.CellValue => {
-        if (column.total !== true) return index === 0 ? 'Total' : null;
+        if (column.total !== true) return index === 0 ? label : null;
         return { formula: `SUBTOTAL(109,${name}[[${column.header}]])`, result: Number(totals[index]!.sum.toString()) };
       });
       const row = sheet.addRow(values);
@@ -419,7 +425,7 @@ async function writeDetailSheet(
         row.getCell(index + 1).numFmt = numberFormat(column.format, coins.length === 1 ? coins[0] : undefined)!;
       });
       row.commit();
-      workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header, total: column.total === true })), totalsRow: true });
+      workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header, total: column.total === true })), totalsRow: true, totalsLabel: label });
     }
     sheet.commit();
   };
@@ -436,6 +442,7 @@ async function writeDetailSheet(
         const highlighted = highlightIndex >= 0 && (spec.highlight!.when === 'always' || (values[highlightIndex] !== null && !isZeroDecimal(String(values[highlightIndex]))));
         const cells = values.map((value, index) => cellValue(columns[index]!.format, value, () => `${spec.mart}.${columns[index]!.column}`));
         const row = sheet!.addRow(cells);
+        totalsPerIndex.forEach((index, position) => totalsPerValues[position]!.add(String(values[index])));
         columns.forEach((column, index) => {
           const coin = coinIndex[index]! >= 0 ? ((values[coinIndex[index]!] as string | null) ?? undefined) : undefined;
           const style = styles.get(column.format, coin, highlighted);
