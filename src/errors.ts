@@ -86,3 +86,19 @@ export class DataError extends ExledgerError {
     this.endpoint = options?.endpoint;
   }
 }
+
+/** DuckDB refused the query (syntax, unknown table, a write on the read-only copy): exit 1. */
+export class QueryError extends ExledgerError {
+  readonly isRetryable = false;
+}
+
+/** Publishing failed; `file` is the file it was working on. Nothing was published. */
+export class PublishError extends ExledgerError {
+  readonly isRetryable = false;
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
+    super(`${file}: ${message}`, options);
+    this.file = file;
+  }
+}

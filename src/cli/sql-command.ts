@@ -1,16 +1,11 @@
 import { existsSync } from 'node:fs';
 import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { ConfigError, ExledgerError } from '../errors.ts';
+import { ConfigError, QueryError } from '../errors.ts';
 import { Database } from '../store/database.ts';
 import { publishedPath } from '../store/publish.ts';
 import { defineCommand } from './command.ts';
 import { configFromArgs, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
-
-/** DuckDB refused the query (syntax, unknown table, a write on the read-only copy): exit 1. */
-export class QueryError extends ExledgerError {
-  readonly isRetryable = false;
-}
 
 /** A query's result: column names and types, and its rows as DuckDB values. */
 export interface QueryResult {

@@ -1,7 +1,7 @@
 import { constants, existsSync } from 'node:fs';
 import { chmod, copyFile, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, ExledgerError } from '../errors.ts';
+import { ConfigError, PublishError } from '../errors.ts';
 import { Database } from './database.ts';
 
 /**
@@ -9,17 +9,6 @@ import { Database } from './database.ts';
  * one `rename`: an analyst who has the published copy open keeps reading the old file (the old
  * inode) and never blocks the nightly run, and nobody ever opens a half-written copy.
  */
-
-/** Publishing failed; `file` is the file it was working on. Nothing was published. */
-export class PublishError extends ExledgerError {
-  readonly isRetryable = false;
-  readonly file: string;
-
-  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
-    super(`${file}: ${message}`, options);
-    this.file = file;
-  }
-}
 
 /** What a publish did. */
 export interface PublishResult {
