@@ -1,6 +1,7 @@
 /** `npm run bench`: every benchmark, one after another; each prints its own table. */
 import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
+import { benchExport } from './export.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchSpotPnl } from './spot-pnl.ts';
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   soak: () => benchSoak(10),
   build: () => benchBuild(),
   'spot-pnl': () => benchSpotPnl(),
+  export: benchExport,
 };
 // Parts of a benchmark, to run one alone (npm run bench -- sync-budget); `npm run bench` runs them through their benchmark.
 const parts: Record<string, () => Promise<void>> = {

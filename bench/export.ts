@@ -1,0 +1,571 @@
+/**
+ * Benchmark of `exledger report`: the pnl workbook of one month whose FIFO lot detail holds
+ * 1,000,000 rows (one detail sheet), run as a child process so its wall time and peak memory are
+ * those of the real command. Target (issue 5): under 60 s and under 1 GB of peak RSS.
+ *
+ *   npm run bench -- export
+ *
+ * The database is generated once by DuckDB itself and cached under data/bench/ (generation is not
+ * measured): the marts the pnl report reads, with the column names and types of the real ones
+ * (test/bench-export-data.test.ts compares them with a real build), settings.reporting, and the
+ * raw and meta tables the Summary's stream freshness reads. Each run reads a fresh copy.
+ *
+ * What the lot detail holds, on purpose: every row sold in the same month (2025-06, UTC), so a
+ * one-month report puts all of them in one sheet; sells of 1 to several lots (a new sell starts
+ * on 60% of rows); two accounts; the symbol shares of bench/build-data.ts (85% BTCUSDT_SPBL,
+ * ETHBTC_SPBL with 18-decimal quantities, SHIBUSDT_SPBL with quantities up to 5e9); 18-digit
+ * snowflake-like fill ids that grow with time; 0.2% opening lots and 3% unmatched parts (no buy,
+ * no cost, no PnL: nulls, as the mart has them); rows stored in a hashed order, so the report's
+ * ORDER BY sorts for real, as after the mart's joins.
+ *
+ * Prints one row: rows in the detail sheet (as the command reports them, and as found in the
+ * workbook: its table's ref and the sheet's <row> elements, counted while unzip streams them),
+ * wall s, the command's own s, its CPU s (user + system: less sensitive to other processes than
+ * wall time), peak RSS, workbook size, load average at start, target, met.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { STREAMS } from '../pipelines/index.ts';
+import { ensureRawTables } from '../src/extract/sync.ts';
+import { Database } from '../src/store/database.ts';
+import { BENCH_DATA_DIR, copyBuildData } from './build-data.ts';
+
+/** What the export benchmark's database holds. */
+export interface ExportDataSpec {
+  /** Rows of marts.spot_lot_matches, all sold in `month`. */
+  lotRows: number;
+  /** The month every lot row is sold in, YYYY-MM (the reporting zone is UTC). */
+  month: string;
+  /** @default 1 */
+  seed?: number;
+}
+
+/** One measured export. */
+interface ExportScenario {
+  name: string;
+  spec: ExportDataSpec;
+  targetSeconds: number;
+  targetPeakBytes: number;
+  /** The command is stopped after this many seconds (a run that never ends still gets a row). */
+  timeoutSeconds: number;
+}
+
+const MB = 1024 ** 2;
+const GB = 1024 ** 3;
+const SCENARIO: ExportScenario = { name: 'export-1m', spec: { lotRows: 1_000_000, month: '2025-06' }, targetSeconds: 60, targetPeakBytes: 1 * GB, timeoutSeconds: 600 };
+/** The detail sheet the rows land in (reports/pnl.ts). */
+const DETAIL_SHEET = 'Spot lot detail';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(REPO, 'src', 'cli', 'exledger.js');
+const TIME = '/usr/bin/time';
+const ACCOUNTS = ['main', 'sub'] as const;
+const RUN_ID = 'bench-export';
+
+/**
+ * Spot pairs (as in bench/build-data.ts): price and quantity decimals, the price's centre and
+ * swing in ticks, the quantity range in units, and the share of sells per mille.
+ */
+const SPOT = [
+  { symbol: 'BTCUSDT_SPBL', base: 'BTC', quote: 'USDT', pd: 2, qd: 6, center: 8_000_000, swing: 2_000_000, qMin: 1_000, qMax: 200_000, share: 850 },
+  { symbol: 'ETHUSDT_SPBL', base: 'ETH', quote: 'USDT', pd: 2, qd: 4, center: 300_000, swing: 80_000, qMin: 10, qMax: 50_000, share: 50 },
+  { symbol: 'SOLUSDT_SPBL', base: 'SOL', quote: 'USDT', pd: 2, qd: 3, center: 15_000, swing: 5_000, qMin: 100, qMax: 500_000, share: 30 },
+  { symbol: 'SHIBUSDT_SPBL', base: 'SHIB', quote: 'USDT', pd: 8, qd: 0, center: 2_000, swing: 800, qMin: 1_000_000, qMax: 5_000_000_000, share: 30 },
+  { symbol: 'ETHBTC_SPBL', base: 'ETH', quote: 'BTC', pd: 5, qd: 18, center: 3_500, swing: 800, qMin: 1e15, qMax: 5e17, share: 40 },
+] as const;
+const FUTURES = ['cmt_btcusdt', 'cmt_ethusdt', 'cmt_solusdt'] as const;
+
+/** The marts as `exledger build` makes them (sql/marts/*.sql): names and types, in order. */
+export const EXPORT_MART_COLUMNS: Readonly<Record<string, string>> = {
+  spot_lot_matches: `account VARCHAR, symbol VARCHAR, base_coin VARCHAR, quote_coin VARCHAR, sell_fill_id VARCHAR, sell_at TIMESTAMPTZ, sell_date DATE, sell_month DATE,
+    lot_source VARCHAR, buy_fill_id VARCHAR, buy_at TIMESTAMPTZ, quantity DECIMAL(38, 18), cost DECIMAL(38, 12), proceeds DECIMAL(38, 12), realized_pnl DECIMAL(38, 12)`,
+  spot_realized_pnl_monthly: `account VARCHAR, cost_method VARCHAR, symbol VARCHAR, trade_month DATE, base_coin VARCHAR, quote_coin VARCHAR,
+    opening_quantity DECIMAL(38, 18), opening_cost DECIMAL(38, 12), quantity_bought DECIMAL(38, 18), cost_bought DECIMAL(38, 12), quantity_sold DECIMAL(38, 18),
+    proceeds DECIMAL(38, 12), cost DECIMAL(38, 12), realized_pnl DECIMAL(38, 12), unmatched_quantity DECIMAL(38, 18), unmatched_proceeds DECIMAL(38, 12),
+    open_quantity DECIMAL(38, 18), open_cost DECIMAL(38, 12)`,
+  futures_pnl_monthly: `account VARCHAR, margin_coin VARCHAR, symbol VARCHAR, pnl_month DATE, fill_count BIGINT, volume DECIMAL(38, 12), realized_pnl DECIMAL(38, 18),
+    trading_fees DECIMAL(38, 18), liquidation_fees DECIMAL(38, 18), funding DECIMAL(38, 18), net_result DECIMAL(38, 18), funding_from_at TIMESTAMPTZ, funding_to_at TIMESTAMPTZ`,
+};
+
+/** The first day of `month` (YYYY-MM) and of the month after, as epoch ms (UTC). */
+function monthSpan(month: string): { startMs: number; endMs: number } {
+  const [year, number] = month.split('-').map(Number) as [number, number];
+  return { startMs: Date.UTC(year, number - 1, 1), endMs: Date.UTC(year, number, 1) };
+}
+
+/** Cumulative `case` over per-mille shares of a hashed bucket, giving the index of the share. */
+function pickIndex(bucket: string, shares: readonly number[]): string {
+  let until = 0;
+  const arms = shares.map((share, index) => {
+    until += share;
+    return index === shares.length - 1 ? `else ${index}` : `when ${bucket} < ${until} then ${index}`;
+  });
+  return `case ${arms.join(' ')} end`;
+}
+
+/**
+ * Writes the export benchmark's tables into an open database (whose meta tables Database.open
+ * made): the three marts of the pnl report, settings.reporting, empty raw tables and the runs
+ * and cursors of the report's streams.
+ */
+export async function writeExportData(db: Database, spec: ExportDataSpec): Promise<void> {
+  const seed = spec.seed ?? 1;
+  const { startMs, endMs } = monthSpan(spec.month);
+  await ensureRawTables(db, STREAMS);
+  await db.run(`
+    CREATE SCHEMA IF NOT EXISTS settings;
+    CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL);
+    INSERT INTO settings.reporting VALUES ('UTC', ['fifo']);
+    CREATE SCHEMA IF NOT EXISTS marts;
+    ${Object.entries(EXPORT_MART_COLUMNS)
+      .map(([table, columns]) => `CREATE OR REPLACE TABLE marts.${table} (${columns});`)
+      .join('\n')}
+    -- An integer in [lo, hi], drawn from (k, salt) and the seed; a per-mille bucket.
+    CREATE OR REPLACE TEMP MACRO ex_draw(k, salt, lo, hi) AS
+      CAST(lo AS HUGEINT) + CAST(hash(k, salt, ${seed}) % CAST(CAST(hi AS HUGEINT) - CAST(lo AS HUGEINT) + 1 AS UBIGINT) AS HUGEINT);
+    CREATE OR REPLACE TEMP MACRO ex_bucket(k, salt) AS CAST(hash(k, salt, ${seed}) % 1000 AS INTEGER);
+    CREATE OR REPLACE TEMP MACRO ex_pow10(s) AS CAST(pow(10, s) AS HUGEINT);
+    -- n * 10^s, rounded half up when s < 0 (n >= 0).
+    CREATE OR REPLACE TEMP MACRO ex_scale(n, s) AS
+      CASE WHEN s >= 0 THEN CAST(n AS HUGEINT) * ex_pow10(s) ELSE (2 * CAST(n AS HUGEINT) + ex_pow10(-s)) // (2 * ex_pow10(-s)) END;
+    -- Units of 10^-s as an exact decimal text (cast to DECIMAL, never through a double).
+    CREATE OR REPLACE TEMP MACRO ex_fixed(u, s) AS
+      CASE WHEN s = 0 THEN CAST(u AS VARCHAR)
+      ELSE (CASE WHEN u < 0 THEN '-' ELSE '' END) || CAST(abs(u) // ex_pow10(s) AS VARCHAR) || '.' || lpad(CAST(abs(u) % ex_pow10(s) AS VARCHAR), CAST(s AS INTEGER), '0') END;
+    -- An 18-digit id that grows with its instant, as the exchange's do.
+    CREATE OR REPLACE TEMP MACRO ex_fill_id(ms, k, salt) AS CAST((CAST(ms AS HUGEINT) - 1600000000000) * 4194304 + ex_draw(k, salt, 0, 4194303) AS VARCHAR);
+    -- An instant from epoch ms (the session zone is UTC: Database.open).
+    CREATE OR REPLACE TEMP MACRO ex_at(ms) AS CAST(epoch_ms(CAST(ms AS BIGINT)) AS TIMESTAMPTZ);
+  `);
+  await writeLotMatches(db, spec.lotRows, startMs, endMs);
+  await writeSpotMonthly(db, spec.month, seed);
+  await writeFuturesMonthly(db, spec.month);
+  await writeStreamStatus(db, endMs);
+}
+
+async function writeLotMatches(db: Database, rows: number, startMs: number, endMs: number): Promise<void> {
+  const symbols = `(VALUES ${SPOT.map((s, index) => `(${index}, '${s.symbol}', '${s.base}', '${s.quote}', ${s.pd}, ${s.qd}, ${s.center}, ${s.swing}, CAST('${BigInt(s.qMin)}' AS HUGEINT), CAST('${BigInt(s.qMax)}' AS HUGEINT))`).join(', ')}) s(idx, symbol, base_coin, quote_coin, pd, qd, center, swing, q_min, q_max)`;
+  await db.run(`
+    INSERT INTO marts.spot_lot_matches
+    WITH numbered AS (
+        SELECT i, i = 0 OR ex_bucket(i, 1) < 600 AS starts_sell FROM range(${rows}) t(i)
+    ),
+
+    sells AS (
+        SELECT i, sum(CAST(starts_sell AS INTEGER)) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) - 1 AS sell_no FROM numbered
+    ),
+
+    lots AS (
+        SELECT
+            i,
+            sell_no,
+            row_number() OVER (PARTITION BY sell_no ORDER BY i) - 1 AS lot_no,
+            count(*) OVER (PARTITION BY sell_no) AS lot_count,
+            max(sell_no) OVER () + 1 AS sell_count
+        FROM sells
+    ),
+
+    drawn AS (
+        SELECT
+            lots.*,
+            ${pickIndex('ex_bucket(sell_no, 2)', SPOT.map((s) => s.share))} AS idx,
+            CASE WHEN ex_bucket(sell_no, 3) < 900 THEN '${ACCOUNTS[0]}' ELSE '${ACCOUNTS[1]}' END AS account,
+            -- The sells spread evenly over the month, each at a drawn millisecond of its slot.
+            ${startMs} + (sell_no * ${endMs - startMs}) // sell_count + ex_draw(sell_no, 4, 0, ${endMs - startMs} // sell_count - 1) AS sell_ms,
+            CASE WHEN lot_no = 0 AND ex_bucket(sell_no, 5) < 2 THEN 'opening' WHEN lot_no = lot_count - 1 AND lot_count > 1 AND ex_bucket(sell_no, 6) < 30 THEN 'unmatched' ELSE 'fill' END AS lot_source
+        FROM lots
+    ),
+
+    priced AS (
+        SELECT
+            d.*,
+            s.symbol, s.base_coin, s.quote_coin, s.pd, s.qd,
+            -- FIFO: the older lots first, from a minute to 90 days before the sell.
+            d.sell_ms - ex_draw(d.i, 7, 60000, 7776000000) // (d.lot_no + 1) AS buy_ms,
+            s.center + ex_draw(d.sell_no, 8, -s.swing, s.swing) AS sell_ticks,
+            ex_draw(d.i, 9, s.q_min, s.q_max) AS quantity_units
+        FROM drawn d
+        JOIN ${symbols} ON s.idx = d.idx
+    ),
+
+    amounts AS (
+        SELECT
+            *,
+            -- Proceeds net of a 0.1% fee, cost of buys 0.85 to 1.15 times the sell price plus their fee, in units of 1e-12.
+            ex_scale(quantity_units * sell_ticks, 12 - pd - qd) * 999 // 1000 AS proceeds_e12,
+            ex_scale(quantity_units * (sell_ticks * ex_draw(i, 10, 850, 1150) // 1000), 12 - pd - qd) * 1001 // 1000 AS cost_e12
+        FROM priced
+    ),
+
+    final AS (
+        SELECT
+            account,
+            symbol,
+            base_coin,
+            quote_coin,
+            ex_fill_id(sell_ms, sell_no, 11) AS sell_fill_id,
+            ex_at(sell_ms) AS sell_at,
+            CAST(ex_at(sell_ms) AS DATE) AS sell_date,
+            CAST(date_trunc('month', CAST(ex_at(sell_ms) AS DATE)) AS DATE) AS sell_month,
+            lot_source,
+            CASE WHEN lot_source = 'fill' THEN ex_fill_id(buy_ms, i, 12) END AS buy_fill_id,
+            CASE WHEN lot_source = 'fill' THEN ex_at(buy_ms) END AS buy_at,
+            CAST(ex_fixed(quantity_units, qd) AS DECIMAL(38, 18)) AS quantity,
+            CASE WHEN lot_source <> 'unmatched' THEN CAST(ex_fixed(cost_e12, 12) AS DECIMAL(38, 12)) END AS cost,
+            CAST(ex_fixed(proceeds_e12, 12) AS DECIMAL(38, 12)) AS proceeds,
+            CASE WHEN lot_source <> 'unmatched' THEN CAST(ex_fixed(proceeds_e12 - cost_e12, 12) AS DECIMAL(38, 12)) END AS realized_pnl,
+            i
+        FROM amounts
+    )
+
+    -- Stored in a hashed order: the report's ORDER BY has real sorting to do, as after the mart's joins.
+    SELECT * EXCLUDE (i) FROM final ORDER BY hash(i)
+  `);
+}
+
+/**
+ * Spot monthly rows per account and symbol for the twelve months ending with the month (the
+ * chart reads them): the month's own from the lot rows, the earlier ones scaled from it.
+ */
+async function writeSpotMonthly(db: Database, month: string, seed: number): Promise<void> {
+  await db.run(`
+    INSERT INTO marts.spot_realized_pnl_monthly
+    WITH sold AS (
+        SELECT
+            account, symbol, any_value(base_coin) AS base_coin, any_value(quote_coin) AS quote_coin,
+            sum(quantity) AS quantity_sold, sum(proceeds) AS proceeds, coalesce(sum(cost), 0) AS cost, coalesce(sum(realized_pnl), 0) AS realized_pnl,
+            coalesce(sum(quantity) FILTER (WHERE lot_source = 'unmatched'), 0) AS unmatched_quantity,
+            coalesce(sum(proceeds) FILTER (WHERE lot_source = 'unmatched'), 0) AS unmatched_proceeds
+        FROM marts.spot_lot_matches
+        GROUP BY account, symbol
+    ),
+
+    months AS (
+        SELECT m, CAST(DATE '${month}-01' - to_months(CAST(m AS INTEGER)) AS DATE) AS trade_month,
+               -- 0.500 to 1.499 of the month's figures, a quarter of the months with the opposite PnL.
+               CASE WHEN m = 0 THEN 1.000 ELSE CAST((500 + hash(m, ${seed}) % 1000) / 1000 AS DECIMAL(5, 3)) END AS f,
+               CASE WHEN m > 0 AND hash(m, 'sign', ${seed}) % 4 = 0 THEN -1 ELSE 1 END AS sign
+        FROM range(12) t(m)
+    )
+
+    SELECT
+        account, 'fifo', symbol, trade_month, base_coin, quote_coin,
+        CAST(quantity_sold * f * 0.5 AS DECIMAL(38, 18)), CAST(cost * f * 0.5 AS DECIMAL(38, 12)),
+        CAST(quantity_sold * f * 1.05 AS DECIMAL(38, 18)), CAST(cost * f * 1.05 AS DECIMAL(38, 12)),
+        CAST(quantity_sold * f AS DECIMAL(38, 18)), CAST(proceeds * f AS DECIMAL(38, 12)), CAST(cost * f AS DECIMAL(38, 12)), CAST(realized_pnl * f * sign AS DECIMAL(38, 12)),
+        CAST(unmatched_quantity * f AS DECIMAL(38, 18)), CAST(unmatched_proceeds * f AS DECIMAL(38, 12)),
+        CAST(quantity_sold * f * 0.55 AS DECIMAL(38, 18)), CAST(cost * f * 0.55 AS DECIMAL(38, 12))
+    FROM sold CROSS JOIN months
+  `);
+}
+
+/** Futures monthly rows per account, contract and month, and a funding row (no contract) per account and month. */
+async function writeFuturesMonthly(db: Database, month: string): Promise<void> {
+  await db.run(`
+    INSERT INTO marts.futures_pnl_monthly
+    WITH months AS (
+        SELECT m, CAST(DATE '${month}-01' - to_months(CAST(m AS INTEGER)) AS DATE) AS pnl_month FROM range(12) t(m)
+    ),
+
+    contracts AS (
+        SELECT * FROM (VALUES ${FUTURES.map((symbol) => `('${symbol}')`).join(', ')}) c(symbol)
+    ),
+
+    fills AS (
+        SELECT
+            a.account, 'USDT' AS margin_coin, c.symbol, pnl_month,
+            CAST(ex_draw(a.account || c.symbol, m, 50, 5000) AS BIGINT) AS fill_count,
+            CAST(ex_fixed(ex_draw(a.account || c.symbol, m + 100, 1e16, 1e19), 12) AS DECIMAL(38, 12)) AS volume,
+            ex_draw(a.account || c.symbol, m + 200, -5e13, 5e13) AS pnl_e10,
+            ex_draw(a.account || c.symbol, m + 300, 1e11, 5e12) AS fee_e10,
+            ex_draw(a.account || c.symbol, m + 400, 0, 1e12) * CAST(ex_bucket(a.account || c.symbol, m + 500) < 200 AS INTEGER) AS liquidation_e10
+        FROM (VALUES ${ACCOUNTS.map((account) => `('${account}')`).join(', ')}) a(account) CROSS JOIN contracts c CROSS JOIN months
+    ),
+
+    funding AS (
+        SELECT
+            a.account, 'USDT' AS margin_coin, pnl_month,
+            ex_draw(a.account, m + 600, -2e12, 1e12) AS funding_e10,
+            -- From the last snapshot of the month before to the month's last.
+            CAST(pnl_month - INTERVAL 1 DAY AS TIMESTAMPTZ) AS funding_from_at,
+            CAST(pnl_month + INTERVAL 1 MONTH - INTERVAL 1 DAY AS TIMESTAMPTZ) AS funding_to_at
+        FROM (VALUES ${ACCOUNTS.map((account) => `('${account}')`).join(', ')}) a(account) CROSS JOIN months
+    )
+
+    SELECT
+        account, margin_coin, symbol, pnl_month, fill_count, volume,
+        CAST(ex_fixed(pnl_e10, 10) AS DECIMAL(38, 18)),
+        CAST(ex_fixed(fee_e10, 10) AS DECIMAL(38, 18)),
+        CAST(ex_fixed(liquidation_e10, 10) AS DECIMAL(38, 18)),
+        CAST(NULL AS DECIMAL(38, 18)),
+        CAST(ex_fixed(pnl_e10 - fee_e10 - liquidation_e10, 10) AS DECIMAL(38, 18)),
+        CAST(NULL AS TIMESTAMPTZ), CAST(NULL AS TIMESTAMPTZ)
+    FROM fills
+    UNION ALL
+    SELECT
+        account, margin_coin, NULL, pnl_month, NULL, NULL, NULL, NULL, NULL,
+        CAST(ex_fixed(funding_e10, 10) AS DECIMAL(38, 18)), CAST(ex_fixed(funding_e10, 10) AS DECIMAL(38, 18)),
+        funding_from_at, funding_to_at
+    FROM funding
+  `);
+}
+
+/**
+ * A run and a cursor per account and stream: history covered from a year before the month to
+ * its end, the last sync a day after it (so the Summary shows the streams as stale, which it
+ * would also do for any fixed date; it changes nothing measurable).
+ */
+async function writeStreamStatus(db: Database, endMs: number): Promise<void> {
+  const runAtMs = endMs + 86_400_000;
+  const fromMs = endMs - 400 * 86_400_000;
+  for (const account of ACCOUNTS) {
+    for (const stream of STREAMS) {
+      const untilMs = stream.kind === 'history' ? runAtMs - 60_000 : runAtMs;
+      await db.run(`INSERT INTO meta.cursors VALUES ($1, $2, '', ${untilMs}, ${stream.kind === 'history' ? fromMs : untilMs}, '${RUN_ID}', ex_at(${runAtMs}))`, [account, stream.name]);
+      await db.run(`INSERT INTO meta.runs VALUES ('${RUN_ID}', $1, $2, ex_at(${runAtMs}), ex_at(${runAtMs + 5_000}), 'ok', 1, 1, 0, 0, 1, 0, NULL, 5000)`, [account, stream.name]);
+    }
+  }
+}
+
+/**
+ * The cached database file for a spec: its fields and a hash of the generator (its functions'
+ * text and its constants), so a change to the generator makes new data and a change to the
+ * runner below does not.
+ */
+export function exportDataPath(spec: ExportDataSpec): string {
+  const generator = createHash('sha256')
+    .update([monthSpan, pickIndex, writeExportData, writeLotMatches, writeSpotMonthly, writeFuturesMonthly, writeStreamStatus].map(String).join('\n'))
+    .update(JSON.stringify([SPOT, FUTURES, ACCOUNTS, RUN_ID, EXPORT_MART_COLUMNS]))
+    .digest('hex')
+    .slice(0, 10);
+  return path.join(BENCH_DATA_DIR, `export-l${spec.lotRows}-${spec.month}-seed${spec.seed ?? 1}-${generator}.duckdb`);
+}
+
+/** The path of a generated database for the spec, generating it first when no cached one exists. */
+export async function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; seconds?: number }> {
+  const file = exportDataPath(spec);
+  if (existsSync(file)) return { path: file };
+  mkdirSync(BENCH_DATA_DIR, { recursive: true });
+  const partial = `${file}.partial`;
+  rmSync(partial, { force: true });
+  rmSync(`${partial}.wal`, { force: true });
+  const started = performance.now();
+  const db = await Database.open(partial);
+  try {
+    await writeExportData(db, spec);
+    await db.run('CHECKPOINT');
+  } finally {
+    db.close();
+  }
+  renameSync(partial, file);
+  return { path: file, seconds: (performance.now() - started) / 1000 };
+}
+
+/** What one child run of `exledger report` gave. */
+interface ExportRun {
+  wallSeconds: number;
+  peakBytes: number | undefined;
+  peakSource: string;
+  /** User and system CPU seconds of the command (GNU time), less sensitive than wall time to the machine's load. */
+  cpuSeconds: number | undefined;
+  exitCode: number | null;
+  timedOut: boolean;
+  /** The command's --json output: its own time and each sheet's rows. */
+  result?: { file: string; ms: number; sheets: { name: string; parts: string[]; rows: number }[] };
+  stderrTail: string;
+}
+
+/** Runs the export benchmark and prints its table. */
+export async function benchExport(): Promise<void> {
+  const scenario = SCENARIO;
+  console.log('\n== exledger report pnl: a 1M-row detail sheet, wall time and peak memory of the command (child process)');
+  const data = await cachedExportData(scenario.spec);
+  if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
+  const work = path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`);
+  copyBuildData(data.path, work);
+  const outDir = mkdtempSync(path.join(tmpdir(), 'exledger-bench-export-'));
+  try {
+    // Other processes on the machine slow the command down: the load it started under is shown beside it.
+    const load = loadavg()[0] as number;
+    const run = await runReport(['report', 'pnl', '--period', scenario.spec.month, '--db', work, '--out', outDir, '--json'], scenario.timeoutSeconds);
+    const detail = run.result?.sheets.find((sheet) => sheet.name === DETAIL_SHEET);
+    const check = run.result === undefined ? undefined : await inspectWorkbook(run.result.file, detail?.parts[0] ?? DETAIL_SHEET);
+    const timeMet = !run.timedOut && run.exitCode === 0 && run.wallSeconds < scenario.targetSeconds;
+    const memoryMet = run.peakBytes !== undefined && run.peakBytes < scenario.targetPeakBytes;
+    const found = check?.dataRows === detail?.rows && check?.tableRows === detail?.rows;
+    console.table([
+      {
+        scenario: scenario.name,
+        'detail rows': detail?.rows.toLocaleString('en-US') ?? '?',
+        'in workbook': check === undefined ? '?' : `${check.dataRows?.toLocaleString('en-US') ?? '?'} rows, table ${check.tableRef ?? '?'}`,
+        'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
+        'report s': run.result === undefined ? '' : (run.result.ms / 1000).toFixed(1),
+        'CPU s': run.cpuSeconds === undefined ? '?' : run.cpuSeconds.toFixed(1),
+        'peak RSS MB': run.peakBytes === undefined ? '?' : Math.round(run.peakBytes / MB),
+        'workbook MB': check === undefined ? '?' : (check.bytes / MB).toFixed(1),
+        'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
+        target: `< ${scenario.targetSeconds} s, < ${scenario.targetPeakBytes / GB} GB`,
+        result: timeMet && memoryMet && found ? 'met' : 'NOT MET',
+      },
+    ]);
+    console.log(`peak from ${run.peakSource}; database ${path.relative(REPO, work)}`);
+    if (run.result === undefined) console.log(`no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
+    else if (!found) console.log(`the workbook does not hold the ${detail?.rows ?? '?'} rows the command reported (${check?.note ?? 'see above'})`);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs `node src/cli/exledger.js <args>` as a child and measures it: wall time here, peak RSS
+ * from GNU time's "Maximum resident set size" when /usr/bin/time exists, else from the child's
+ * VmHWM in /proc, polled until it exits (as bench/build.ts does).
+ */
+async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Promise<ExportRun> {
+  const command = [process.execPath, CLI, ...cliArgs];
+  const useTime = existsSync(TIME);
+  const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
+  const started = performance.now();
+  // Its own process group, so a run stopped at the timeout goes with its launcher.
+  const child = spawn(file as string, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let polledPeakKb: number | undefined;
+  const poll = useTime
+    ? undefined
+    : setInterval(() => {
+        for (const pid of processTree(child.pid)) {
+          const kb = readVmHwmKb(pid);
+          if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
+        }
+      }, 100);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  }, timeoutSeconds * 1000);
+  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const wallSeconds = (performance.now() - started) / 1000;
+  clearTimeout(timer);
+  clearInterval(poll);
+
+  const timeKb = useTime ? /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] : undefined;
+  const peakKb = timeKb === undefined ? polledPeakKb : Number(timeKb);
+  const cpu = [/User time \(seconds\): ([\d.]+)/, /System time \(seconds\): ([\d.]+)/].map((pattern) => pattern.exec(stderr)?.[1]);
+  let result: ExportRun['result'];
+  try {
+    result = (JSON.parse(stdout) as NonNullable<ExportRun['result']>[])[0];
+  } catch {
+    result = undefined;
+  }
+  return {
+    wallSeconds,
+    peakBytes: peakKb === undefined ? undefined : peakKb * 1024,
+    peakSource: timeKb !== undefined ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
+    cpuSeconds: cpu.includes(undefined) ? undefined : Number(cpu[0]) + Number(cpu[1]),
+    exitCode,
+    timedOut,
+    result,
+    stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
+  };
+}
+
+/** A process and its descendants (from /proc/<pid>/task/<tid>/children), for the polled peak. */
+function processTree(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  const pids = [pid];
+  for (let index = 0; index < pids.length; index += 1) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[index]}/task`)) {
+        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, 'utf8').trim();
+        if (children !== '') pids.push(...children.split(' ').map(Number));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function readVmHwmKb(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? undefined : Number(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the workbook holds for a sheet, read from the zip without loading the workbook. */
+interface WorkbookCheck {
+  bytes: number;
+  /** The sheet's <row> elements less the header and totals rows. */
+  dataRows?: number;
+  /** The ref of the sheet's table part, e.g. A1:M1000002. */
+  tableRef?: string;
+  /** Rows of the table less its header and totals rows. */
+  tableRows?: number;
+  note?: string;
+}
+
+/**
+ * Finds the sheet's part (xl/workbook.xml and its rels), its table's ref (the sheet's rels and
+ * the table part), and counts its <row> elements while `unzip -p` streams the part: memory stays
+ * flat whatever the size of the sheet.
+ */
+export async function inspectWorkbook(file: string, sheetName: string): Promise<WorkbookCheck> {
+  const bytes = statSync(file).size;
+  const unzip = (part: string): string | undefined => {
+    const out = spawnSync('unzip', ['-p', file, part], { encoding: 'utf8', maxBuffer: 64 * MB });
+    return out.status === 0 ? out.stdout : undefined;
+  };
+  if (spawnSync('unzip', ['-v'], { stdio: 'ignore' }).error !== undefined) return { bytes, note: 'unzip not found: not checked' };
+  const escaped = sheetName.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+  const relId = new RegExp(`<sheet [^>]*name="${escapeRegExp(escaped)}"[^>]*r:id="([^"]+)"`).exec(unzip('xl/workbook.xml') ?? '')?.[1];
+  const target = relId === undefined ? undefined : new RegExp(`<Relationship [^>]*Id="${relId}"[^>]*Target="([^"]+)"|<Relationship [^>]*Target="([^"]+)"[^>]*Id="${relId}"`).exec(unzip('xl/_rels/workbook.xml.rels') ?? '');
+  const sheetTarget = target?.[1] ?? target?.[2];
+  if (sheetTarget === undefined) return { bytes, note: `no sheet "${sheetName}" in xl/workbook.xml` };
+  const sheetPart = path.posix.join('xl', sheetTarget.replace(/^\/?xl\//, ''));
+  const sheetRels = unzip(path.posix.join(path.posix.dirname(sheetPart), '_rels', `${path.posix.basename(sheetPart)}.rels`)) ?? '';
+  const tableTarget = /Target="([^"]*tables\/[^"]+)"/.exec(sheetRels)?.[1];
+  const tableXml = tableTarget === undefined ? undefined : unzip(path.posix.normalize(path.posix.join(path.posix.dirname(sheetPart), tableTarget)));
+  const tableRef = tableXml === undefined ? undefined : /<table [^>]*\bref="([A-Z]+\d+:[A-Z]+\d+)"/.exec(tableXml)?.[1];
+  const refRows = tableRef === undefined ? undefined : Number(/(\d+)$/.exec(tableRef)![1]) - Number(/^[A-Z]+(\d+)/.exec(tableRef)![1]) + 1;
+  const rowElements = await countInZipPart(file, sheetPart, '<row ');
+  return {
+    bytes,
+    dataRows: rowElements === undefined ? undefined : rowElements - 2,
+    tableRef,
+    // The table's ref spans its header, its rows and its totals row.
+    tableRows: refRows === undefined ? undefined : refRows - 2,
+    note: tableRef === undefined ? `no table part for ${sheetPart}` : undefined,
+  };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Occurrences of `needle` in a zip part, counted as `unzip -p` streams it. */
+async function countInZipPart(file: string, part: string, needle: string): Promise<number | undefined> {
+  const child = spawn('unzip', ['-p', file, part], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let count = 0;
+  // The end of the previous chunk, so a needle split across two chunks is counted once.
+  let tail = '';
+  child.stdout.setEncoding('latin1');
+  for await (const chunk of child.stdout as AsyncIterable<string>) {
+    const text = tail + chunk;
+    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count++;
+    tail = text.slice(Math.max(0, text.length - needle.length + 1));
+  }
+  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on('close', resolve)));
+  return code === 0 ? count : undefined;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchExport();
