@@ -1,20 +1,16 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main.ts';
 import { Database } from '../src/store/database.ts';
 import { publishDatabase, publishedPath } from '../src/store/publish.ts';
+import { startAnalyst } from './support/analyst-process.ts';
 
 /** Which version wrote every row of marts.later (null if they disagree), and how many rows. */
 const LATER = "SELECT CASE WHEN bool_and(digest = md5(n::VARCHAR || '-1')) THEN 1 WHEN bool_and(digest = md5(n::VARCHAR || '-2')) THEN 2 END AS v, count(*)::INTEGER AS n FROM marts.later";
-
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Exact values that a binary float would change: 38 significant digits, and 2^63 - 1. */
 const AMOUNT = '123456789012345678.123456789012345678';
@@ -170,51 +166,22 @@ describe('publishDatabase', () => {
     const { path: published } = await publishDatabase(source);
     const analyst = startAnalyst(published);
     try {
-      expect(await analyst.next()).toEqual({ v: 1, n: 200000 });
+      await analyst.ready;
+      expect(await analyst.query('SELECT min(version) AS v, count(*)::INTEGER AS n FROM marts.filler')).toEqual([{ v: 1, n: 200000 }]);
 
       await writeSource(2);
       const result = await publishDatabase(source);
       expect(result.path).toBe(published);
 
       // Blocks it had never read before the swap, from the old file.
-      analyst.child.stdin.write(`${LATER}\n`);
-      expect(await analyst.next()).toEqual({ v: 1, n: 200000 });
+      expect(await analyst.query(LATER)).toEqual([{ v: 1, n: 200000 }]);
       expect(await rowsOf(published, 'SELECT min(version) AS v FROM marts.filler')).toEqual([{ v: 2 }]);
     } finally {
-      analyst.child.stdin.end();
-      await analyst.exited;
+      await analyst.quit();
     }
   });
 });
 
-/**
- * A separate Node process that opens `file` read-only with DuckDB, prints a JSON line of what it
- * reads in marts.filler, then runs each line written to its stdin as a query and prints its first row.
- */
-function startAnalyst(file: string): { child: ChildProcessWithoutNullStreams; next: () => Promise<unknown>; exited: Promise<void> } {
-  const script = `
-    import { DuckDBInstance } from '@duckdb/node-api';
-    import { createInterface } from 'node:readline';
-    const instance = await DuckDBInstance.create(process.argv[1], { access_mode: 'READ_ONLY' });
-    const connection = await instance.connect();
-    const read = async (sql) => console.log(JSON.stringify((await connection.runAndReadAll(sql)).getRowObjectsJson()[0]));
-    await read('SELECT min(version) AS v, count(*)::INTEGER AS n FROM marts.filler');
-    for await (const sql of createInterface({ input: process.stdin })) await read(sql);
-    connection.closeSync();
-    instance.closeSync();
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, file], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const next = async () => {
-    const line = await lines.next();
-    if (line.done === true) throw new Error(`the analyst process ended: ${stderr}`);
-    return JSON.parse(line.value) as unknown;
-  };
-  return { child, next, exited };
-}
 
 describe('exledger sql', () => {
   const QUERY = 'SELECT trade_id, id, amount, note FROM marts.trades ORDER BY trade_id DESC';

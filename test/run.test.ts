@@ -1,9 +1,8 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import ExcelJS from 'exceljs';
@@ -14,6 +13,7 @@ import type { SandboxAccount } from '../src/sandbox/model.ts';
 import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { Database } from '../src/store/database.ts';
 import { publishedPath } from '../src/store/publish.ts';
+import { startAnalyst } from './support/analyst-process.ts';
 import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
 
 /**
@@ -265,8 +265,7 @@ describe('exledger run against the sandbox', () => {
       // The cursors moved on in the new copy, so the analyst's unchanged answer was the old copy's.
       expect(await rowsOf(published, UNREAD[0]!)).not.toEqual(await rowsOf(kept, UNREAD[0]!));
     } finally {
-      analyst.child.stdin.end();
-      expect(await analyst.exited).toBe(0);
+      expect(await analyst.quit()).toBe(0);
       rmSync(keptDir, { recursive: true, force: true });
     }
 
@@ -411,41 +410,3 @@ async function rowsOf(file: string, sql: string): Promise<Record<string, unknown
   }
 }
 
-/**
- * An analyst's DuckDB client in a separate Node process (DuckDB's file locks are POSIX record
- * locks, which never conflict within one process): it opens `file` read-only, says it is ready,
- * then runs each line written to its stdin as a query and prints the rows as a JSON line. It
- * keeps the connection open until its stdin ends.
- */
-function startAnalyst(file: string): { child: ChildProcessWithoutNullStreams; ready: Promise<void>; query: (sql: string) => Promise<unknown>; exited: Promise<number | null> } {
-  const script = `
-    import { DuckDBInstance } from '@duckdb/node-api';
-    import { createInterface } from 'node:readline';
-    const instance = await DuckDBInstance.create(process.argv[1], { access_mode: 'READ_ONLY' });
-    const connection = await instance.connect();
-    console.log(JSON.stringify('ready'));
-    for await (const sql of createInterface({ input: process.stdin })) {
-      console.log(JSON.stringify((await connection.runAndReadAll(sql)).getRowObjectsJson()));
-    }
-    connection.closeSync();
-    instance.closeSync();
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, file], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const next = async () => {
-    const line = await lines.next();
-    if (line.done === true) throw new Error(`the analyst process ended: ${stderr}`);
-    return JSON.parse(line.value) as unknown;
-  };
-  const ready = next().then((said) => {
-    if (said !== 'ready') throw new Error(`the analyst said ${JSON.stringify(said)}`);
-  });
-  const query = async (sql: string) => {
-    child.stdin.write(`${sql}\n`);
-    return next();
-  };
-  return { child, ready, query, exited };
-}
