@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import ExcelJS from 'exceljs';
 
@@ -153,6 +154,19 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
         `<Relationship Id="rId1" Type="${REL}/image" Target="../media/image${imageId}.png"/></Relationships>`,
     );
     tail.drawing = internals._sheetRelsWriter.addRelationship({ Type: `${REL}/drawing`, Target: `../drawings/${name}.xml` });
+  }
+
+  /**
+   * Resolves once the zip has taken in all but `highWaterBytes` of what was written to `sheet`:
+   * exceljs's stream buffer writes into the zip entry without backpressure, so a big sheet would
+   * otherwise sit whole in memory (~600 bytes a row) and be compressed after its last row. Call
+   * it only on the sheet being written while every earlier part has ended (the zip takes its
+   * entries in order), as writeReport does, or the wait never ends.
+   */
+  async drain(sheet: ExcelJS.Worksheet, highWaterBytes = 8 * 1024 ** 2): Promise<void> {
+    // archiver's entry stream (readable-stream 2: no writableLength).
+    const entry = (sheet as unknown as { _stream?: { pipes: (NodeJS.EventEmitter & { _writableState: { length: number } })[] } })._stream?.pipes[0];
+    if (entry !== undefined && entry._writableState.length > highWaterBytes) await once(entry, 'drain');
   }
 
   /** exceljs's content types, with the tables and drawings this writer added. */
