@@ -462,7 +462,7 @@ async function writeDetailSheet(
     }
   });
   closePart();
-  plan.onProgress?.(spec.name, written, plan.rows);
+  if (written % 50_000 !== 0) plan.onProgress?.(spec.name, written, plan.rows);
 }
 
 /** One style object per (format, coin, highlight): exceljs caches styles by object identity. */
