@@ -31,6 +31,12 @@ export function numberFormat(format: ColumnFormat, coin?: string): string | unde
   return FIXED_FORMATS[format];
 }
 
+/** Rows and cells that need a look (a difference, a chain break, a stale stream). */
+export const WARNING_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFFFC7CE' } };
+export const WARNING_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF9C0006' } };
+/** Printed (and converted to PDF) landscape, as wide as the page, as many pages down as needed. */
+export const PAGE_SETUP: Partial<ExcelJS.PageSetup> = { orientation: 'landscape', paperSize: 9, fitToPage: true, fitToWidth: 1, fitToHeight: 0 };
+
 /** Default column widths in characters. */
 export const DEFAULT_WIDTHS: Record<ColumnFormat, number> = { text: 12, id: 22, date: 12, month: 10, datetime: 20, integer: 10, amount: 20, rate: 12 };
 

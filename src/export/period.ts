@@ -2,6 +2,7 @@ import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
 import timezone from 'dayjs/plugin/timezone.js';
 import { ConfigError } from '../errors.ts';
+import type { SheetSpec } from './report-definition.ts';
 
 dayjs.extend(utc);
 dayjs.extend(timezone);
@@ -67,4 +68,11 @@ function spanOf(start: dayjs.Dayjs, unit: 'month' | 'year', label: string): Repo
 /** The first day of the month of a day (monthly rows are kept when their month overlaps the period). */
 export function monthOf(day: string): string {
   return `${day.slice(0, 7)}-01`;
+}
+
+/** The WHERE clause that keeps a sheet's rows of the period, and its parameters. */
+export function periodFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPeriod): { where: string; values: string[] } {
+  if (sheet.period === null) return { where: 'true', values: [] };
+  const [from, to] = sheet.period.grain === 'day' ? [period.from, period.to] : [monthOf(period.from), monthOf(period.to)];
+  return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`, values: [from, to] };
 }
