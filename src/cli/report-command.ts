@@ -68,7 +68,9 @@ function printProgress(report: string): (sheet: string, written: number, total: 
 /** `pnl  2026-10  out/pnl-2026-10.xlsx  3 sheets, 1,234 rows  0.8 s`, and a line per freshness warning. */
 export function formatReportResult(result: ReportResult): string {
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
-  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${path.relative(process.cwd(), result.file) || result.file}  ${result.sheets.length} sheets, ${rows.toLocaleString('en-US')} rows  ${(result.ms / 1000).toFixed(1)} s`;
+  const relative = path.relative(process.cwd(), result.file);
+  const file = relative.startsWith('..') ? path.resolve(result.file) : relative;
+  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${file}  ${result.sheets.length} sheets, ${rows.toLocaleString('en-US')} rows  ${(result.ms / 1000).toFixed(1)} s`;
   return [line, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
 }
 

@@ -4,6 +4,7 @@ import { DataError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
+import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { numberFormat, PAGE_SETUP, WARNING_FILL, WARNING_FONT } from './cell-formats.ts';
 import { monthOf, periodFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
@@ -95,7 +96,12 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
   return figures;
 }
 
-/** The chart's twelve monthly values ending with the period's last month, for the series with the largest total. */
+/**
+ * The chart's twelve monthly values ending with the period's last month, for one series: the
+ * first coin of reports/coin-formats.ts's `chartCoins` that has rows (amounts in different
+ * coins cannot share an axis, and a meme coin's unit counts would dwarf the rest), the first
+ * configured cost method, then the series with the most months and the largest total.
+ */
 export async function readChart(db: Database, report: ReportSpec, period: ReportPeriod): Promise<{ title: string; unit: string; bars: ChartBar[] }> {
   const chart = report.chart;
   const series = chart.seriesBy.join(', ');
@@ -110,7 +116,11 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
        GROUP BY ALL
      ),
      picked AS (
-       SELECT ${series} FROM monthly GROUP BY ALL ORDER BY abs(sum(value)) DESC, ${series} LIMIT 1
+       SELECT ${series} FROM monthly GROUP BY ${series}
+       ORDER BY coalesce(list_position(CAST($2 AS VARCHAR[]), CAST(${chart.coinColumn} AS VARCHAR)), 1000),
+         ${chart.seriesBy.includes('cost_method') ? 'coalesce(list_position((SELECT cost_methods FROM settings.reporting), cost_method), 1000),' : ''}
+         count(*) DESC, abs(sum(value)) DESC, ${series}
+       LIMIT 1
      )
      SELECT CAST(months.month AS VARCHAR) AS month, CAST(coalesce(sum(monthly.value), 0) AS VARCHAR) AS value,
             (SELECT concat_ws(' · ', ${chart.seriesBy.map((column) => `CAST(${column} AS VARCHAR)`).join(', ')}) FROM picked) AS series,
@@ -119,7 +129,7 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
      LEFT JOIN monthly ON monthly.month = months.month
        AND (${chart.seriesBy.map((column) => `monthly.${column} IS NOT DISTINCT FROM (SELECT ${column} FROM picked)`).join(' AND ')})
      GROUP BY months.month ORDER BY months.month`,
-    [monthOf(period.to)],
+    [monthOf(period.to), `[${COIN_FORMATS.chartCoins.map((coin) => `'${coin}'`).join(', ')}]`],
   );
   const picked = rows[0]?.series ?? null;
   return {
