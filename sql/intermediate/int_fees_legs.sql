@@ -1,9 +1,10 @@
 -- Fees and traded volumes per day (reporting zone) in legs of one coin each, per source (spot symbol and side, futures
 -- contract, bill biz type): coin_leg 'fee', 'volume', or 'fee_and_volume' where both are in one coin.
 -- Key: (account, product, source, coin_leg, coin, event_date) with product 'spot' | 'futures' | 'funding'.
--- Inputs: staging.spot_fills, intermediate.int_futures_fill_days, staging.funding_bills, settings.reporting.
-with spot_fills as (
-    select * from staging.spot_fills
+-- Inputs: intermediate.int_spot_trades, intermediate.int_futures_fill_days, staging.funding_bills, settings.reporting.
+-- Spot fills are read from int_spot_trades (parsed there once, with their day in the reporting zone).
+with spot_trades as (
+    select * from intermediate.int_spot_trades
 ),
 
 futures_days as (
@@ -20,23 +21,22 @@ reporting as (
 
 spot_days as (
     select
-        spot_fills.account,
-        spot_fills.symbol,
-        spot_fills.base_coin,
-        spot_fills.quote_coin,
-        lower(spot_fills.side) as side,
-        cast(timezone(reporting.time_zone, spot_fills.c_time_at) as date) as event_date,
+        account,
+        symbol,
+        base_coin,
+        quote_coin,
+        side,
+        event_date,
         count(*) as fill_count,
-        sum(spot_fills.fees) as fees,
-        sum(spot_fills.fill_quantity) as quantity,
+        exact_decimal_18(sum(fee_e18)) as fees,
+        exact_decimal_18(sum(fill_quantity_e18)) as quantity,
         -- Notionals reach 1e21 per fill: summed as in int_futures_fill_days, values below 1e12 at their own scale
         -- then rounded once to 12 decimals, larger ones rounded to DECIMAL(38,12) one by one.
-        cast(coalesce(sum(case when abs(spot_fills.fill_total_amount) < 1000000000000 then spot_fills.fill_total_amount end), 0) as decimal(38, 12))
-            + coalesce(sum(case when abs(spot_fills.fill_total_amount) >= 1000000000000 then cast(spot_fills.fill_total_amount as decimal(38, 12)) end), 0)
+        cast(exact_decimal_16(coalesce(sum(case when abs(fill_total_e16) < cast('10000000000000000000000000000' as hugeint) then fill_total_e16 end), 0)) as decimal(38, 12))
+            + coalesce(sum(case when abs(fill_total_e16) >= cast('10000000000000000000000000000' as hugeint) then cast(exact_decimal_16(fill_total_e16) as decimal(38, 12)) end), 0)
             as total
-    from spot_fills
-    cross join reporting
-    where lower(spot_fills.side) in ('buy', 'sell')
+    from spot_trades
+    where lot_source = 'fill'
     group by all
 ),
 

@@ -4,9 +4,10 @@
 -- Lot i holds the cumulative units [B(i-1), B(i)) of all buys; the matched part of sell j takes the
 -- cumulative matched quantity [MS(j-1), MS(j)). Inventory never goes below zero, so MS(j) <= B at
 -- the time of j, and matching unit for unit in cumulative order is FIFO. Every lot start and sell
--- start is a breakpoint; between two breakpoints exactly one lot and one sell are found by ASOF
--- joins. A share of a lot's cost is read off its cumulative cost function K(o) = cost * o / units
--- at both ends (exact_share), so the shares of a lot consumed in full add up to its cost exactly;
+-- start is a breakpoint: sorted together (one window), each breakpoint finds the lot and the sell it
+-- falls in as the last ones started, and each segment runs to the next breakpoint. A share of a
+-- lot's cost is read off its cumulative cost function K(o) = cost * o / units at both ends of a
+-- segment (exact_share), so the shares of a lot consumed in full add up to its cost exactly;
 -- proceeds are shared the same way along the sell. No step is quadratic.
 with trades as (
     select t.*
@@ -40,98 +41,129 @@ matched_ends as (
     group by account, symbol
 ),
 
+-- Breakpoints: kind 0 a lot start (lots starting past the last matched unit are not needed), kind 1
+-- a sell start, kind 2 the end of the matched quantity. The first lot and the first sell both start
+-- at 0, so every breakpoint has a lot and a sell before it.
 breakpoints as (
-    select l.account, l.symbol, l.lot_start_e18 as x_e18
+    select
+        l.account,
+        l.symbol,
+        l.lot_start_e18 as x_e18,
+        0 as kind,
+        {'seq': l.lot_seq, 'start_e18': l.lot_start_e18, 'units_e18': l.units_in_e18, 'cost_e12': l.cost_e12} as lot,
+        cast(null as struct(seq bigint, start_e18 hugeint, quantity_e18 hugeint, proceeds_e12 hugeint, matched_proceeds_e12 hugeint)) as sell
     from lots as l
     inner join matched_ends as e on e.account = l.account and e.symbol = l.symbol and l.lot_start_e18 < e.end_e18
-    union
-    select account, symbol, sell_start_e18 from sells
-    union
-    select account, symbol, end_e18 from matched_ends
+    union all
+    select
+        account,
+        symbol,
+        sell_start_e18,
+        1,
+        null,
+        {'seq': sell_seq, 'start_e18': sell_start_e18, 'quantity_e18': quantity_out_e18, 'proceeds_e12': proceeds_e12, 'matched_proceeds_e12': matched_proceeds_e12}
+    from sells
+    union all
+    select account, symbol, end_e18, 2, null, null
+    from matched_ends
 ),
 
+-- Where a lot and a sell start at the same point, the first of the two rows has a zero-length
+-- segment and is dropped; the second sees both.
 located as (
     select
-        p.account,
-        p.symbol,
-        p.x_e18,
-        l.lot_seq,
-        l.cost_e12,
-        s.sell_seq,
-        s.proceeds_e12,
-        s.matched_proceeds_e12,
-        -- K(o) = cost * o / units at this point of its lot, P(o) = proceeds * o / quantity along its
-        -- sell: the fractions o / units and o / quantity, in six steps of long division (a step per
-        -- CTE keeps every expression on columns, see exact_fraction_start), 0 and 1 exactly at ends.
-        exact_fraction_start(p.x_e18 - l.lot_start_e18, l.units_in_e18) as cost_fraction,
-        exact_fraction_start(p.x_e18 - s.sell_start_e18, s.quantity_out_e18) as proceeds_fraction
-    from breakpoints as p
-    asof inner join lots as l on l.account = p.account and l.symbol = p.symbol and p.x_e18 >= l.lot_start_e18
-    asof inner join sells as s on s.account = p.account and s.symbol = p.symbol and p.x_e18 >= s.sell_start_e18
+        account,
+        symbol,
+        x_e18,
+        kind,
+        last_value(lot ignore nulls) over w as lot,
+        last_value(sell ignore nulls) over w as sell,
+        lead(x_e18) over w as next_x_e18,
+        lead(kind) over w as next_kind
+    from breakpoints
+    window w as (partition by account, symbol order by x_e18, kind rows between unbounded preceding and current row)
+),
+
+-- A segment [x, next x) of one lot and one sell. At its start, a lot start is at 0 along its lot
+-- and somewhere along the sell (and a sell start the other way round); at its end, the next lot's
+-- start is the end of this lot (cost in full) and somewhere along this sell, the next sell's start
+-- is the end of this sell (its matched proceeds in full) and somewhere along this lot, and the end
+-- of the matched quantity is the end of this sell and somewhere along this lot. So each end needs
+-- one fraction: of the sell's quantity at a lot start, of the lot's units otherwise.
+segments as (
+    select
+        account,
+        symbol,
+        x_e18,
+        kind,
+        next_x_e18,
+        next_kind,
+        lot.seq as lot_seq,
+        lot.cost_e12 as lot_cost_e12,
+        sell.seq as sell_seq,
+        sell.proceeds_e12 as sell_proceeds_e12,
+        sell.matched_proceeds_e12 as sell_matched_proceeds_e12,
+        -- The fractions o / units and o / quantity at both ends, in six steps of long division (a
+        -- step per CTE keeps every expression on columns, see exact_fraction_start), 0 and 1 exactly at ends.
+        case when kind = 0
+            then exact_fraction_start(x_e18 - sell.start_e18, sell.quantity_e18)
+            else exact_fraction_start(x_e18 - lot.start_e18, lot.units_e18)
+        end as start_fraction,
+        case when next_kind = 0
+            then exact_fraction_start(next_x_e18 - sell.start_e18, sell.quantity_e18)
+            else exact_fraction_start(next_x_e18 - lot.start_e18, lot.units_e18)
+        end as end_fraction
+    from located
+    where next_x_e18 > x_e18
 ),
 
 step_1 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
-    from located
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
+    from segments
 ),
 
 step_2 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
     from step_1
 ),
 
 step_3 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
     from step_2
 ),
 
 step_4 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
     from step_3
 ),
 
 step_5 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
     from step_4
 ),
 
 step_6 as (
-    select * replace (exact_fraction_step(cost_fraction) as cost_fraction, exact_fraction_step(proceeds_fraction) as proceeds_fraction)
+    select * replace (exact_fraction_step(start_fraction) as start_fraction, exact_fraction_step(end_fraction) as end_fraction)
     from step_5
 ),
 
 fractions as (
     select
-        * exclude (cost_fraction, proceeds_fraction),
-        exact_fraction_end(cost_fraction) as cost_fraction,
-        exact_fraction_end(proceeds_fraction) as proceeds_fraction
+        * exclude (start_fraction, end_fraction),
+        exact_fraction_end(start_fraction) as start_fraction,
+        exact_fraction_end(end_fraction) as end_fraction,
+        case when kind = 0 then sell_proceeds_e12 else lot_cost_e12 end as start_amount_e12,
+        case when next_kind = 0 then sell_proceeds_e12 else lot_cost_e12 end as end_amount_e12
     from step_6
 ),
 
+-- K or P at both ends: the share of the lot's cost or the sell's proceeds up to that point.
 cumulative as (
     select
-        account,
-        symbol,
-        x_e18,
-        lot_seq,
-        cost_e12,
-        sell_seq,
-        exact_mul_fraction(cost_e12, cost_fraction) as cost_at_e12,
-        exact_mul_fraction(proceeds_e12, proceeds_fraction) as proceeds_at_e12,
-        matched_proceeds_e12
-    from fractions
-),
-
-segments as (
-    select
         *,
-        lead(x_e18) over w as next_x_e18,
-        lead(lot_seq) over w as next_lot_seq,
-        lead(cost_at_e12) over w as next_cost_at_e12,
-        lead(sell_seq) over w as next_sell_seq,
-        lead(proceeds_at_e12) over w as next_proceeds_at_e12
-    from cumulative
-    window w as (partition by account, symbol order by x_e18)
+        exact_mul_fraction(start_amount_e12, start_fraction) as start_share_e12,
+        exact_mul_fraction(end_amount_e12, end_fraction) as end_share_e12
+    from fractions
 ),
 
 matches as (
@@ -141,10 +173,9 @@ matches as (
         sell_seq,
         lot_seq,
         next_x_e18 - x_e18 as quantity_e18,
-        case when next_lot_seq = lot_seq then next_cost_at_e12 else cost_e12 end - cost_at_e12 as cost_e12,
-        case when next_sell_seq = sell_seq then next_proceeds_at_e12 else matched_proceeds_e12 end - proceeds_at_e12 as proceeds_e12
-    from segments
-    where next_x_e18 is not null
+        case when next_kind = 0 then lot_cost_e12 else end_share_e12 end - case when kind = 0 then 0 else start_share_e12 end as cost_e12,
+        case when next_kind = 0 then end_share_e12 else sell_matched_proceeds_e12 end - case when kind = 1 then 0 else start_share_e12 end as proceeds_e12
+    from cumulative
 ),
 
 unmatched as (

@@ -8,7 +8,9 @@
 -- are decimal integers without leading zeros). Quantity sold beyond the inventory is unmatched: the
 -- inventory stays at zero (those units were bought before the history) and later buys are not used
 -- for it. Amounts are integer units (exact_arith.sql): *_e18 of 1e-18 (quantities), *_e12 of 1e-12
--- (quote-coin money); the marts turn them into DECIMALs.
+-- (quote-coin money); the marts turn them into DECIMALs. The fill's own quantity, fee (in the coin
+-- it was charged in) and total (fill_quantity_e18, fee_e18, fill_total_e16; null on an opening lot)
+-- are kept for the fees model, so that the spot fills are parsed from their JSON once per build.
 with fills as (
     select * from staging.spot_fills
 ),
@@ -21,121 +23,132 @@ reporting as (
     select * from settings.reporting
 ),
 
+-- q*p in money units; without a price, fill_total_amount (1e-16) rounded to 1e-12. Both are
+-- computed for every row and picked by coalesce: inside a CASE branch DuckDB does not share the
+-- repeated parts of these macros, which makes them ten times slower.
 fill_events as (
     select
         account,
         symbol,
         base_coin,
         quote_coin,
-        'fill' as lot_source,
+        false as is_opening,
         fill_id,
         lower(side) as side,
         c_time_at as event_at,
-        -- A fee at or above the quantity cannot be (a test lists such buys): no units, never negative ones.
-        case when lower(side) = 'buy' then greatest(fill_quantity_e18 - fees_e18, 0) else cast(0 as hugeint) end as units_in_e18,
-        case when lower(side) = 'sell' then fill_quantity_e18 else cast(0 as hugeint) end as quantity_out_e18,
-        -- q*p in money units; without a price, fill_total_amount (1e-16) rounded to 1e-12. Both
-        -- are computed for every row and picked by coalesce: inside a CASE branch DuckDB does not
-        -- share the repeated parts of these macros, which makes them ten times slower.
+        fill_quantity_e18,
+        fees_e18 as fee_e18,
+        fill_total_amount_e16 as fill_total_e16,
         coalesce(exact_mul_units(fill_quantity_e18, fill_price_e18), exact_units_to_money(fill_total_amount_e16, 16)) as notional_e12,
         exact_units_to_money(fees_e18, 18) as fee_e12
     from fills
 ),
 
-fill_values as (
-    select
-        * exclude (notional_e12, fee_e12),
-        case when side = 'buy' then notional_e12 else cast(0 as hugeint) end as cost_e12,
-        case when side = 'sell' then notional_e12 - fee_e12 else cast(0 as hugeint) end as proceeds_e12
-    from fill_events
-),
-
-symbols as (
-    select account, symbol, max(base_coin) as base_coin, max(quote_coin) as quote_coin, min(event_at) as first_fill_at
-    from fill_values
-    group by account, symbol
-),
-
--- An opening position takes its coins from the fills of its symbol, and is dropped where it has none.
+-- An opening lot takes its coins and its day from the first fill of its symbol (next to it in the
+-- order below), and is dropped where its symbol has no fill.
 opening_events as (
     select
-        o.account,
-        o.symbol,
-        s.base_coin,
-        s.quote_coin,
-        'opening' as lot_source,
+        account,
+        symbol,
+        cast(null as varchar) as base_coin,
+        cast(null as varchar) as quote_coin,
+        true as is_opening,
         cast(null as varchar) as fill_id,
         'buy' as side,
         cast(null as timestamptz) as event_at,
-        -- The lot is reported on the day of the symbol's first fill.
-        s.first_fill_at as reported_at,
-        exact_parse_units(cast(o.quantity as varchar), 18) as units_in_e18,
-        cast(0 as hugeint) as quantity_out_e18,
-        exact_parse_units(cast(o.cost as varchar), 12) as cost_e12,
-        cast(0 as hugeint) as proceeds_e12
-    from opening_positions as o
-    inner join symbols as s on s.account = o.account and s.symbol = o.symbol
+        exact_parse_units(cast(quantity as varchar), 18) as fill_quantity_e18,
+        cast(null as hugeint) as fee_e18,
+        cast(null as hugeint) as fill_total_e16,
+        exact_parse_units(cast(cost as varchar), 12) as value_e12
+    from opening_positions
 ),
 
+-- value_e12: the cost of a buy or opening lot, the proceeds of a sell. The rows stay narrow (the
+-- two windows below sort them all): units in and out are derived from the quantity and the side.
 events as (
     select * from opening_events
     union all by name
-    select *, event_at as reported_at from fill_values
+    select
+        * exclude (notional_e12, fee_e12),
+        case when side = 'buy' then notional_e12 when side = 'sell' then notional_e12 - fee_e12 else cast(0 as hugeint) end as value_e12
+    from fill_events
 ),
 
--- One sort for the order and the running sums of units in and out. Fills of another side than
+-- One sort for the order and the running sums of units in and out. A buy whose fee reaches its
+-- quantity adds no units (never negative ones; a test lists such buys). Fills of another side than
 -- buy or sell (none are known) count for nothing.
 running as (
     select
         *,
         row_number() over w as event_seq,
-        sum(units_in_e18) over (w rows unbounded preceding) as cum_in_e18,
-        sum(quantity_out_e18) over (w rows unbounded preceding) as cum_out_e18
+        sum(case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
+            over (w rows unbounded preceding) as cum_in_e18,
+        sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18
     from events
-    window w as (partition by account, symbol order by lot_source = 'opening' desc, event_at, length(fill_id), fill_id)
+    window w as (partition by account, symbol order by is_opening desc, event_at, length(fill_id), fill_id)
 ),
 
--- Units sold beyond inventory so far: the deepest the unclamped position (in - out) has gone
--- below zero, before and after this event.
+-- Units sold beyond inventory before this event: the deepest the unclamped position (in - out) had
+-- gone below zero; with this event's own position, the same after it.
 unmatched as (
     select
         *,
-        greatest(cast(0 as hugeint), max(cum_out_e18 - cum_in_e18) over (w rows unbounded preceding)) as cum_unmatched_e18,
-        greatest(cast(0 as hugeint), coalesce(max(cum_out_e18 - cum_in_e18) over (w rows between unbounded preceding and 1 preceding), 0)) as previous_unmatched_e18
+        greatest(cast(0 as hugeint), coalesce(max(cum_out_e18 - cum_in_e18) over (w rows between unbounded preceding and 1 preceding), 0)) as previous_unmatched_e18,
+        lead(base_coin) over w as next_base_coin,
+        lead(quote_coin) over w as next_quote_coin,
+        lead(event_at) over w as next_event_at,
+        lead(event_seq) over w as next_event_seq
     from running
     window w as (partition by account, symbol order by event_seq)
 ),
 
+positions as (
+    select
+        * exclude (base_coin, quote_coin),
+        case when is_opening then next_base_coin else base_coin end as base_coin,
+        case when is_opening then next_quote_coin else quote_coin end as quote_coin,
+        -- The opening lot is reported on the day of the symbol's first fill.
+        case when is_opening then next_event_at else event_at end as reported_at,
+        greatest(previous_unmatched_e18, cum_out_e18 - cum_in_e18) as cum_unmatched_e18,
+        case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else cast(0 as hugeint) end as units_in_e18,
+        case when side = 'sell' then fill_quantity_e18 else cast(0 as hugeint) end as quantity_out_e18,
+        case when side = 'sell' then value_e12 else cast(0 as hugeint) end as proceeds_e12
+    from unmatched
+    where side in ('buy', 'sell') and not (is_opening and next_event_seq is null)
+),
+
 final as (
     select
-        u.account,
-        u.symbol,
-        u.base_coin,
-        u.quote_coin,
-        u.event_seq,
-        u.lot_source,
-        u.fill_id,
-        u.side,
-        u.event_at,
-        cast(timezone(r.time_zone, u.reported_at) as date) as event_date,
-        u.units_in_e18,
-        u.cost_e12,
-        u.quantity_out_e18,
-        u.proceeds_e12,
-        u.cum_unmatched_e18 - u.previous_unmatched_e18 as unmatched_e18,
+        p.account,
+        p.symbol,
+        p.base_coin,
+        p.quote_coin,
+        p.event_seq,
+        case when p.is_opening then 'opening' else 'fill' end as lot_source,
+        p.fill_id,
+        p.side,
+        p.event_at,
+        cast(timezone(r.time_zone, p.reported_at) as date) as event_date,
+        p.units_in_e18,
+        case when p.side = 'buy' then p.value_e12 else cast(0 as hugeint) end as cost_e12,
+        p.quantity_out_e18,
+        p.proceeds_e12,
+        p.cum_unmatched_e18 - p.previous_unmatched_e18 as unmatched_e18,
         -- Proceeds follow the quantity: the matched part carries its share, the rest is unmatched
         -- (exact_share only where some is unmatched, which is rare).
         case
-            when u.cum_unmatched_e18 = u.previous_unmatched_e18 then u.proceeds_e12
-            else exact_share(u.proceeds_e12, u.quantity_out_e18 - (u.cum_unmatched_e18 - u.previous_unmatched_e18), u.quantity_out_e18)
+            when p.cum_unmatched_e18 = p.previous_unmatched_e18 then p.proceeds_e12
+            else exact_share(p.proceeds_e12, p.quantity_out_e18 - (p.cum_unmatched_e18 - p.previous_unmatched_e18), p.quantity_out_e18)
         end as matched_proceeds_e12,
-        u.cum_in_e18,
-        u.cum_out_e18,
-        u.cum_unmatched_e18,
-        u.cum_in_e18 - u.cum_out_e18 + u.cum_unmatched_e18 as inventory_e18
-    from unmatched as u
+        p.cum_in_e18,
+        p.cum_out_e18,
+        p.cum_unmatched_e18,
+        p.cum_in_e18 - p.cum_out_e18 + p.cum_unmatched_e18 as inventory_e18,
+        case when p.is_opening then null else p.fill_quantity_e18 end as fill_quantity_e18,
+        p.fee_e18,
+        p.fill_total_e16
+    from positions as p
     cross join reporting as r
-    where u.side in ('buy', 'sell')
 )
 
 select * from final

@@ -133,6 +133,12 @@ create or replace macro exact_mul_fraction(m, t) as
 create or replace macro exact_share(m, n, d) as
     list_transform([{'m': cast(m as hugeint), 't': exact_fraction(n, d)}], es_v -> exact_mul_fraction(es_v.m, es_v.t))[1];
 
+-- The integer units (value * 10^scale) of a plain decimal string ('-12.5', '7', '3.'; the caller
+-- checks the form, with at most `scale` decimals): its digits read as one integer, times
+-- 10^(scale - decimals). Exact, and ten times faster than a DECIMAL(38,x) cast of the text.
+create or replace macro exact_plain_units(s, scale) as
+    cast(replace(s, '.', '') as hugeint) * cast(power(10, scale - (length(s) - coalesce(nullif(strpos(s, '.'), 0), length(s)))) as hugeint);
+
 -- The integer units (value * 10^scale) of a decimal string such as '-12.5', exactly, without a
 -- DECIMAL cast. A string with more than `scale` fractional digits, or in another form (an
 -- exponent), goes through a DECIMAL(38,18) cast instead (slow, and rounds). scale: 12, 16 or 18.
@@ -140,7 +146,7 @@ create or replace macro exact_parse_units(s, scale) as
     case
         when s is null then null
         when regexp_full_match(s, '-?[0-9]+(\.[0-9]*)?') and length(split_part(s, '.', 2)) <= scale
-            then cast(split_part(s, '.', 1) || rpad(split_part(s, '.', 2), scale, '0') as hugeint)
+            then exact_plain_units(s, scale)
         else list_transform([cast(s as decimal(38, 18))], pu_x ->
             exact_floor_div(
                 cast(trunc(pu_x) as hugeint) * cast(1000000000000000000 as hugeint)

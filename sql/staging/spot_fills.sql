@@ -6,12 +6,37 @@
 -- back as an integer only through a 128-bit division of about 1 µs, and casts text to DECIMAL(38,x)
 -- just as slowly, so plain decimal strings are parsed here as digits, the DECIMAL built from them.
 with source as (
-    select * from raw.spot_fills
+    select *, rowid as _row from raw.spot_fills
+),
+
+-- The bookkeeping columns alone, read apart (a second reference to source would make DuckDB keep
+-- every record in memory): deduplication looks for repeated keys without sorting the records.
+fetch_keys as (
+    select _account, _key from raw.spot_fills
+),
+
+fetches as (
+    select _account, _key, _fetched_at, _run_id, rowid as _row from raw.spot_fills
+),
+
+repeated_keys as (
+    select _account, _key
+    from fetch_keys
+    group by _account, _key
+    having count(*) > 1
+),
+
+-- Of a key fetched more than once, the first fetch stays (then the first run; then the first stored row).
+superseded as (
+    select fetches._row
+    from fetches
+    semi join repeated_keys on repeated_keys._account = fetches._account and repeated_keys._key = fetches._key
+    qualify row_number() over (partition by fetches._account, fetches._key order by fetches._fetched_at, fetches._run_id, fetches._row) > 1
 ),
 
 deduplicated as (
     select * from source
-    qualify row_number() over (partition by _account, _key order by _fetched_at, _run_id) = 1
+    anti join superseded on superseded._row = source._row
 ),
 
 -- The record parsed once into a struct (each `->>` would parse the JSON text again).
@@ -38,52 +63,33 @@ amounts as (
 ),
 
 units as (
-    -- Three ways, fastest first: a short decimal through DECIMAL(18,9) (64-bit), any other plain
-    -- decimal as the digits of an integer, and anything else (an exponent, more digits than the
-    -- scale) through DECIMAL(38,scale), which rounds. Text to DECIMAL(38,x) directly is ~5 µs.
+    -- A plain decimal with at most `scale` decimals is the integer of its digits times 10^(scale -
+    -- decimals), exactly (as exact_plain_units, written out: staging views are created without the
+    -- macros); anything else (an exponent, more decimals) goes through DECIMAL(38,scale), which
+    -- rounds. Text to DECIMAL(38,x) directly is ~5 µs.
     select
         *,
         case
-            -- up to 9 digits on each side of the point: DECIMAL(18,9), parsed and split on 64 bits
-            when fill_price_text not ilike '%e%'
-                and ((strpos(fill_price_text, '.') = 0 and length(fill_price_text) <= 9)
-                    or (strpos(fill_price_text, '.') between 2 and 10 and length(fill_price_text) - strpos(fill_price_text, '.') <= 9))
-                then (cast(trunc(cast(fill_price_text as decimal(18, 9))) as bigint) * 1000000000 + cast((cast(fill_price_text as decimal(18, 9)) - trunc(cast(fill_price_text as decimal(18, 9)))) * 1000000000 as bigint)) * cast(1000000000 as hugeint)
             when regexp_full_match(fill_price_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(split_part(fill_price_text, '.', 1) || rpad(split_part(fill_price_text, '.', 2), 18, '0') as hugeint)
+                then cast(replace(fill_price_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fill_price_text) - coalesce(nullif(strpos(fill_price_text, '.'), 0), length(fill_price_text)))) as hugeint)
             else cast(trunc(cast(fill_price_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
                 + cast((cast(fill_price_text as decimal(38, 18)) - trunc(cast(fill_price_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
         end as fill_price_e18,
         case
-            -- up to 9 digits on each side of the point: DECIMAL(18,9), parsed and split on 64 bits
-            when fill_quantity_text not ilike '%e%'
-                and ((strpos(fill_quantity_text, '.') = 0 and length(fill_quantity_text) <= 9)
-                    or (strpos(fill_quantity_text, '.') between 2 and 10 and length(fill_quantity_text) - strpos(fill_quantity_text, '.') <= 9))
-                then (cast(trunc(cast(fill_quantity_text as decimal(18, 9))) as bigint) * 1000000000 + cast((cast(fill_quantity_text as decimal(18, 9)) - trunc(cast(fill_quantity_text as decimal(18, 9)))) * 1000000000 as bigint)) * cast(1000000000 as hugeint)
             when regexp_full_match(fill_quantity_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(split_part(fill_quantity_text, '.', 1) || rpad(split_part(fill_quantity_text, '.', 2), 18, '0') as hugeint)
+                then cast(replace(fill_quantity_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fill_quantity_text) - coalesce(nullif(strpos(fill_quantity_text, '.'), 0), length(fill_quantity_text)))) as hugeint)
             else cast(trunc(cast(fill_quantity_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
                 + cast((cast(fill_quantity_text as decimal(38, 18)) - trunc(cast(fill_quantity_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
         end as fill_quantity_e18,
         case
-            -- up to 9 digits on each side of the point: DECIMAL(18,9), parsed and split on 64 bits
-            when fill_total_amount_text not ilike '%e%'
-                and ((strpos(fill_total_amount_text, '.') = 0 and length(fill_total_amount_text) <= 9)
-                    or (strpos(fill_total_amount_text, '.') between 2 and 10 and length(fill_total_amount_text) - strpos(fill_total_amount_text, '.') <= 9))
-                then (cast(trunc(cast(fill_total_amount_text as decimal(18, 9))) as bigint) * 1000000000 + cast((cast(fill_total_amount_text as decimal(18, 9)) - trunc(cast(fill_total_amount_text as decimal(18, 9)))) * 1000000000 as bigint)) * cast(10000000 as hugeint)
             when regexp_full_match(fill_total_amount_text, '-?[0-9]+(\.[0-9]{0,16})?')
-                then cast(split_part(fill_total_amount_text, '.', 1) || rpad(split_part(fill_total_amount_text, '.', 2), 16, '0') as hugeint)
+                then cast(replace(fill_total_amount_text, '.', '') as hugeint) * cast(power(10, 16 - (length(fill_total_amount_text) - coalesce(nullif(strpos(fill_total_amount_text, '.'), 0), length(fill_total_amount_text)))) as hugeint)
             else cast(trunc(cast(fill_total_amount_text as decimal(38, 16))) as hugeint) * cast(10000000000000000 as hugeint)
                 + cast((cast(fill_total_amount_text as decimal(38, 16)) - trunc(cast(fill_total_amount_text as decimal(38, 16)))) * cast(10000000000000000 as decimal(17, 0)) as hugeint)
         end as fill_total_amount_e16,
         case
-            -- up to 9 digits on each side of the point: DECIMAL(18,9), parsed and split on 64 bits
-            when fees_text not ilike '%e%'
-                and ((strpos(fees_text, '.') = 0 and length(fees_text) <= 9)
-                    or (strpos(fees_text, '.') between 2 and 10 and length(fees_text) - strpos(fees_text, '.') <= 9))
-                then (cast(trunc(cast(fees_text as decimal(18, 9))) as bigint) * 1000000000 + cast((cast(fees_text as decimal(18, 9)) - trunc(cast(fees_text as decimal(18, 9)))) * 1000000000 as bigint)) * cast(1000000000 as hugeint)
             when regexp_full_match(fees_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(split_part(fees_text, '.', 1) || rpad(split_part(fees_text, '.', 2), 18, '0') as hugeint)
+                then cast(replace(fees_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fees_text) - coalesce(nullif(strpos(fees_text, '.'), 0), length(fees_text)))) as hugeint)
             else cast(trunc(cast(fees_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
                 + cast((cast(fees_text as decimal(38, 18)) - trunc(cast(fees_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
         end as fees_e18
