@@ -9,16 +9,12 @@
 -- lot's cost is read off its cumulative cost function K(o) = cost * o / units at both ends of a
 -- segment (exact_share), so the shares of a lot consumed in full add up to its cost exactly;
 -- proceeds are shared the same way along the sell. No step is quadratic.
-with trades as (
-    select t.*
-    from intermediate.int_spot_trades as t
-    where list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
-),
-
-lots as (
+-- Three reads of int_spot_trades, each with its filter (one shared CTE would be kept in memory whole).
+with lots as (
     select account, symbol, event_seq as lot_seq, cum_in_e18 - units_in_e18 as lot_start_e18, units_in_e18, cost_e12
-    from trades
+    from intermediate.int_spot_trades
     where units_in_e18 > 0
+        and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
 ),
 
 sells as (
@@ -31,29 +27,30 @@ sells as (
         quantity_out_e18,
         proceeds_e12,
         matched_proceeds_e12
-    from trades
+    from intermediate.int_spot_trades
     where quantity_out_e18 - unmatched_e18 > 0
+        and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
 ),
 
-matched_ends as (
-    select account, symbol, max(sell_start_e18 + matched_e18) as end_e18
-    from sells
-    group by account, symbol
+unmatched_sells as (
+    select account, symbol, event_seq, unmatched_e18, proceeds_e12, matched_proceeds_e12
+    from intermediate.int_spot_trades
+    where unmatched_e18 > 0
+        and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
 ),
 
--- Breakpoints: kind 0 a lot start (lots starting past the last matched unit are not needed), kind 1
--- a sell start, kind 2 the end of the matched quantity. The first lot and the first sell both start
--- at 0, so every breakpoint has a lot and a sell before it.
+-- Breakpoints: kind 0 a lot start, kind 1 a sell start. The first lot and the first sell both
+-- start at 0, so every breakpoint after the first has a lot and a sell before it (a symbol without
+-- a matched sell has no segment).
 breakpoints as (
     select
-        l.account,
-        l.symbol,
-        l.lot_start_e18 as x_e18,
+        account,
+        symbol,
+        lot_start_e18 as x_e18,
         0 as kind,
-        {'seq': l.lot_seq, 'start_e18': l.lot_start_e18, 'units_e18': l.units_in_e18, 'cost_e12': l.cost_e12} as lot,
-        cast(null as struct(seq bigint, start_e18 hugeint, quantity_e18 hugeint, proceeds_e12 hugeint, matched_proceeds_e12 hugeint)) as sell
-    from lots as l
-    inner join matched_ends as e on e.account = l.account and e.symbol = l.symbol and l.lot_start_e18 < e.end_e18
+        {'seq': lot_seq, 'start_e18': lot_start_e18, 'units_e18': units_in_e18, 'cost_e12': cost_e12} as lot,
+        cast(null as struct(seq bigint, start_e18 hugeint, matched_e18 hugeint, quantity_e18 hugeint, proceeds_e12 hugeint, matched_proceeds_e12 hugeint)) as sell
+    from lots
     union all
     select
         account,
@@ -61,11 +58,11 @@ breakpoints as (
         sell_start_e18,
         1,
         null,
-        {'seq': sell_seq, 'start_e18': sell_start_e18, 'quantity_e18': quantity_out_e18, 'proceeds_e12': proceeds_e12, 'matched_proceeds_e12': matched_proceeds_e12}
+        {
+            'seq': sell_seq, 'start_e18': sell_start_e18, 'matched_e18': matched_e18, 'quantity_e18': quantity_out_e18,
+            'proceeds_e12': proceeds_e12, 'matched_proceeds_e12': matched_proceeds_e12
+        }
     from sells
-    union all
-    select account, symbol, end_e18, 2, null, null
-    from matched_ends
 ),
 
 -- Where a lot and a sell start at the same point, the first of the two rows has a zero-length
@@ -84,12 +81,22 @@ located as (
     window w as (partition by account, symbol order by x_e18, kind rows between unbounded preceding and current row)
 ),
 
+-- Past the last breakpoint, and past the end of the last sell (lots bought after every matched
+-- unit), the matched quantity ends: kind 2. Breakpoints from there on have no segment.
+ends as (
+    select
+        * exclude (next_x_e18, next_kind),
+        case when next_x_e18 is null or next_x_e18 > sell.start_e18 + sell.matched_e18 then sell.start_e18 + sell.matched_e18 else next_x_e18 end as next_x_e18,
+        case when next_x_e18 is null or next_x_e18 > sell.start_e18 + sell.matched_e18 then 2 else next_kind end as next_kind
+    from located
+),
+
 -- A segment [x, next x) of one lot and one sell. At its start, a lot start is at 0 along its lot
 -- and somewhere along the sell (and a sell start the other way round); at its end, the next lot's
 -- start is the end of this lot (cost in full) and somewhere along this sell, the next sell's start
 -- is the end of this sell (its matched proceeds in full) and somewhere along this lot, and the end
--- of the matched quantity is the end of this sell and somewhere along this lot. So each end needs
--- one fraction: of the sell's quantity at a lot start, of the lot's units otherwise.
+-- of the matched quantity (kind 2) is the end of this sell and somewhere along this lot. So each
+-- end needs one fraction: of the sell's quantity at a lot start, of the lot's units otherwise.
 segments as (
     select
         account,
@@ -113,8 +120,8 @@ segments as (
             then exact_fraction_start(next_x_e18 - sell.start_e18, sell.quantity_e18)
             else exact_fraction_start(next_x_e18 - lot.start_e18, lot.units_e18)
         end as end_fraction
-    from located
-    where next_x_e18 > x_e18
+    from ends
+    where next_x_e18 > x_e18 and sell is not null
 ),
 
 step_1 as (
@@ -187,8 +194,7 @@ unmatched as (
         unmatched_e18 as quantity_e18,
         cast(null as hugeint) as cost_e12,
         proceeds_e12 - matched_proceeds_e12 as proceeds_e12
-    from trades
-    where unmatched_e18 > 0
+    from unmatched_sells
 ),
 
 final as (

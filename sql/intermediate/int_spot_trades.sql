@@ -83,7 +83,11 @@ running as (
         row_number() over w as event_seq,
         sum(case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
             over (w rows unbounded preceding) as cum_in_e18,
-        sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18
+        sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18,
+        lead(base_coin) over w as next_base_coin,
+        lead(quote_coin) over w as next_quote_coin,
+        lead(event_at) over w as next_event_at,
+        lead(is_opening) over w as next_is_opening
     from events
     window w as (partition by account, symbol order by is_opening desc, event_at, length(fill_id), fill_id)
 ),
@@ -93,11 +97,7 @@ running as (
 unmatched as (
     select
         *,
-        greatest(cast(0 as hugeint), coalesce(max(cum_out_e18 - cum_in_e18) over (w rows between unbounded preceding and 1 preceding), 0)) as previous_unmatched_e18,
-        lead(base_coin) over w as next_base_coin,
-        lead(quote_coin) over w as next_quote_coin,
-        lead(event_at) over w as next_event_at,
-        lead(event_seq) over w as next_event_seq
+        greatest(cast(0 as hugeint), coalesce(max(cum_out_e18 - cum_in_e18) over (w rows between unbounded preceding and 1 preceding), 0)) as previous_unmatched_e18
     from running
     window w as (partition by account, symbol order by event_seq)
 ),
@@ -114,7 +114,7 @@ positions as (
         case when side = 'sell' then fill_quantity_e18 else cast(0 as hugeint) end as quantity_out_e18,
         case when side = 'sell' then value_e12 else cast(0 as hugeint) end as proceeds_e12
     from unmatched
-    where side in ('buy', 'sell') and not (is_opening and next_event_seq is null)
+    where side in ('buy', 'sell') and not (is_opening and next_is_opening is null)
 ),
 
 final as (

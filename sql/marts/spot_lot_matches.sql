@@ -7,8 +7,17 @@ with segments as (
     select * from intermediate.int_spot_fifo_segments
 ),
 
-trades as (
-    select * from intermediate.int_spot_trades
+-- Sells and lots read apart, each only its rows and columns (one shared CTE would be kept in memory whole).
+sell_trades as (
+    select account, symbol, event_seq, base_coin, quote_coin, fill_id, event_at, event_date
+    from intermediate.int_spot_trades
+    where side = 'sell'
+),
+
+lot_trades as (
+    select account, symbol, event_seq, lot_source, fill_id, event_at
+    from intermediate.int_spot_trades
+    where units_in_e18 > 0
 ),
 
 final as (
@@ -29,8 +38,8 @@ final as (
         exact_decimal_12(s.proceeds_e12) as proceeds,
         exact_decimal_12(s.proceeds_e12 - s.cost_e12) as realized_pnl
     from segments as s
-    inner join trades as sell on sell.account = s.account and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
-    left join trades as lot on lot.account = s.account and lot.symbol = s.symbol and lot.event_seq = s.lot_seq
+    inner join sell_trades as sell on sell.account = s.account and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
+    left join lot_trades as lot on lot.account = s.account and lot.symbol = s.symbol and lot.event_seq = s.lot_seq
 )
 
 select * from final
