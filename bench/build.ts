@@ -13,12 +13,13 @@
  * Prints a summary row per scenario (met / not met) and the time of each model, slowest first.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelResult } from '../src/models/build.ts';
 import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, type BuildDataSpec } from './build-data.ts';
+import { processTree, readVmHwmKb } from './process-peak.ts';
 
 /** A measured build. */
 export interface BuildScenario {
@@ -218,32 +219,6 @@ export function parseBuildLines(stdout: string): { results: ModelResult[]; build
     if (summary !== null) buildMs = Number(summary[1]) * 1000;
   }
   return { results, buildMs };
-}
-
-/** A process and its descendants (from /proc/<pid>/task/<tid>/children), for the polled peak. */
-function processTree(pid: number | undefined): number[] {
-  if (pid === undefined) return [];
-  const pids = [pid];
-  for (let index = 0; index < pids.length; index += 1) {
-    try {
-      for (const task of readdirSync(`/proc/${pids[index]}/task`)) {
-        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, 'utf8').trim();
-        if (children !== '') pids.push(...children.split(' ').map(Number));
-      }
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-function readVmHwmKb(pid: number): number | undefined {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match === null ? undefined : Number(match[1]);
-  } catch {
-    return undefined;
-  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

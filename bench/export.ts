@@ -25,7 +25,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,8 @@ import { STREAMS } from '../pipelines/index.ts';
 import { ensureRawTables } from '../src/extract/sync.ts';
 import { Database } from '../src/store/database.ts';
 import { BENCH_DATA_DIR, copyBuildData } from './build-data.ts';
+import { cachedDatabase } from './cached-database.ts';
+import { processTree, readVmHwmKb } from './process-peak.ts';
 
 /** What the export benchmark's database holds. */
 export interface ExportDataSpec {
@@ -346,23 +348,8 @@ export function exportDataPath(spec: ExportDataSpec): string {
 }
 
 /** The path of a generated database for the spec, generating it first when no cached one exists. */
-export async function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; seconds?: number }> {
-  const file = exportDataPath(spec);
-  if (existsSync(file)) return { path: file };
-  mkdirSync(BENCH_DATA_DIR, { recursive: true });
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  rmSync(`${partial}.wal`, { force: true });
-  const started = performance.now();
-  const db = await Database.open(partial);
-  try {
-    await writeExportData(db, spec);
-    await db.run('CHECKPOINT');
-  } finally {
-    db.close();
-  }
-  renameSync(partial, file);
-  return { path: file, seconds: (performance.now() - started) / 1000 };
+export function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; seconds?: number }> {
+  return cachedDatabase(exportDataPath(spec), (db) => writeExportData(db, spec));
 }
 
 /** What one child run of `exledger report` gave. */
@@ -474,32 +461,6 @@ async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Pr
     result,
     stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
   };
-}
-
-/** A process and its descendants (from /proc/<pid>/task/<tid>/children), for the polled peak. */
-function processTree(pid: number | undefined): number[] {
-  if (pid === undefined) return [];
-  const pids = [pid];
-  for (let index = 0; index < pids.length; index += 1) {
-    try {
-      for (const task of readdirSync(`/proc/${pids[index]}/task`)) {
-        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, 'utf8').trim();
-        if (children !== '') pids.push(...children.split(' ').map(Number));
-      }
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-function readVmHwmKb(pid: number): number | undefined {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match === null ? undefined : Number(match[1]);
-  } catch {
-    return undefined;
-  }
 }
 
 /** What the workbook holds for a sheet, read from the zip without loading the workbook. */
