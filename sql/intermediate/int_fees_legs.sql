@@ -104,7 +104,7 @@ funding_legs as (
         bills.biz_type as source,
         'fee' as coin_leg,
         bills.coin_name as coin,
-        cast(timezone(reporting.time_zone, bills.c_time_at) as date) as event_date,
+        local_date(bills.c_time_at, reporting.time_zone) as event_date,
         count(*) as fee_count,
         sum(bills.fees) as fee,
         cast(0 as decimal(38, 18)) as liquidation_fee,

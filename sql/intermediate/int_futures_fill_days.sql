@@ -25,7 +25,7 @@ days as (
     select
         fills.account,
         fills.symbol,
-        cast(timezone(reporting.time_zone, fills.created_time_at) as date) as fill_date,
+        local_date(fills.created_time_at, reporting.time_zone) as fill_date,
         count(*) as fill_count,
         -- Notionals reach 1e21 per fill, and DECIMAL(38,16) overflows at 1e22: values below 1e12 are summed at
         -- their own scale (1e8 of them stay below 1e20) and the sum rounded once to 12 decimals; larger ones are

@@ -50,8 +50,8 @@ final as (
         consecutive.isolated_position_id,
         consecutive.previous_snapshot_at,
         consecutive.snapshot_at,
-        cast(timezone(reporting.time_zone, consecutive.snapshot_at) as date) as snapshot_date,
-        cast(date_trunc('month', cast(timezone(reporting.time_zone, consecutive.snapshot_at) as date)) as date) as snapshot_month,
+        local_date(consecutive.snapshot_at, reporting.time_zone) as snapshot_date,
+        cast(date_trunc('month', local_date(consecutive.snapshot_at, reporting.time_zone)) as date) as snapshot_month,
         consecutive.previous_cum_position_funding_amount,
         consecutive.cum_position_funding_amount,
         -- The running total counts funding the account pays as positive, like the fee totals beside it

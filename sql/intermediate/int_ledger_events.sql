@@ -18,7 +18,7 @@ ordered as (
         bills.bill_id,
         bills.biz_type,
         bills.c_time_at,
-        cast(timezone(reporting.time_zone, bills.c_time_at) as date) as c_time_date,
+        local_date(bills.c_time_at, reporting.time_zone) as c_time_date,
         bills.delta_amount,
         bills.after_amount,
         bills.fees,

@@ -83,21 +83,27 @@ running as (
         row_number() over w as event_seq,
         sum(case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
             over (w rows unbounded preceding) as cum_in_e18,
-        sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18,
-        lead(base_coin) over w as next_base_coin,
-        lead(quote_coin) over w as next_quote_coin,
-        lead(event_at) over w as next_event_at,
-        lead(is_opening) over w as next_is_opening
+        sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18
     from events
     window w as (partition by account, symbol order by is_opening desc, event_at, length(fill_id), fill_id)
 ),
 
 -- Units sold beyond inventory before this event: the deepest the unclamped position (in - out) had
--- gone below zero; with this event's own position, the same after it.
+-- gone below zero before it (a running maximum of the position before each event: a frame ending
+-- at the current row is cheaper than one ending at the previous); with this event's own position,
+-- the same after it.
 unmatched as (
     select
         *,
-        greatest(cast(0 as hugeint), coalesce(max(cum_out_e18 - cum_in_e18) over (w rows between unbounded preceding and 1 preceding), 0)) as previous_unmatched_e18
+        greatest(cast(0 as hugeint), coalesce(max(
+            cum_out_e18 - case when side = 'sell' then fill_quantity_e18 else 0 end
+            - (cum_in_e18 - case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
+        ) over (w rows unbounded preceding), 0)) as previous_unmatched_e18,
+        -- Computed here rather than in the first window: what that window adds, this one sorts.
+        lead(base_coin) over w as next_base_coin,
+        lead(quote_coin) over w as next_quote_coin,
+        lead(event_at) over w as next_event_at,
+        lead(is_opening) over w as next_is_opening
     from running
     window w as (partition by account, symbol order by event_seq)
 ),
@@ -128,7 +134,7 @@ final as (
         p.fill_id,
         p.side,
         p.event_at,
-        cast(timezone(r.time_zone, p.reported_at) as date) as event_date,
+        local_date(p.reported_at, r.time_zone) as event_date,
         p.units_in_e18,
         case when p.side = 'buy' then p.value_e12 else cast(0 as hugeint) end as cost_e12,
         p.quantity_out_e18,

@@ -12,7 +12,7 @@ reporting as (
 final as (
     select
         commissions.account,
-        cast(date_trunc('month', cast(timezone(reporting.time_zone, commissions.deal_time_at) as date)) as date) as commission_month,
+        cast(date_trunc('month', local_date(commissions.deal_time_at, reporting.time_zone)) as date) as commission_month,
         commissions.coin,
         commissions.product_type,
         commissions.source_type,

@@ -2,12 +2,37 @@
 -- Key: (account, trade_id); ids are the exact 64-bit integers as text. Input: raw.futures_fills.
 -- fill_value is a notional (price up to 1e9 x size up to 1e12 = 1e21): DECIMAL(38,16), not (38,18).
 with source as (
-    select * from raw.futures_fills
+    select *, rowid as _row from raw.futures_fills
+),
+
+-- The bookkeeping columns alone, read apart (a second reference to source would make DuckDB keep
+-- every record in memory): deduplication looks for repeated keys without sorting the records.
+fetch_keys as (
+    select _account, _key from raw.futures_fills
+),
+
+fetches as (
+    select _account, _key, _fetched_at, _run_id, rowid as _row from raw.futures_fills
+),
+
+repeated_keys as (
+    select _account, _key
+    from fetch_keys
+    group by _account, _key
+    having count(*) > 1
+),
+
+-- Of a key fetched more than once, the first fetch stays (then the first run; then the first stored row).
+superseded as (
+    select fetches._row
+    from fetches
+    semi join repeated_keys on repeated_keys._account = fetches._account and repeated_keys._key = fetches._key
+    qualify row_number() over (partition by fetches._account, fetches._key order by fetches._fetched_at, fetches._run_id, fetches._row) > 1
 ),
 
 deduplicated as (
     select * from source
-    qualify row_number() over (partition by _account, _key order by _fetched_at, _run_id) = 1
+    anti join superseded on superseded._row = source._row
 ),
 
 -- The record parsed once into text fields (each ->> would parse the JSON again: ~0.3 s per field per million).
