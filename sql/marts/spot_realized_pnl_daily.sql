@@ -8,7 +8,13 @@
 -- so everything sold is quantity_sold + unmatched_quantity. opening_* is a declared opening
 -- position (on the day of the symbol's first fill), quantity_bought the units buys added (q - fee)
 -- and cost_bought their cost, so open_cost rolls forward: previous + opening_cost + cost_bought - cost.
-with trades as (
+-- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
+with fifo_trades as (
+    select * from intermediate.int_spot_trades
+    where list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
+),
+
+average_trades as (
     select * from intermediate.int_spot_trades
 ),
 
@@ -18,10 +24,6 @@ fifo_segments as (
 
 average_cost as (
     select * from intermediate.int_spot_average_cost
-),
-
-reporting as (
-    select * from settings.reporting
 ),
 
 fifo_sell_costs as (
@@ -35,12 +37,11 @@ fifo_sell_costs as (
 -- the running sum of costs in less costs out (per day, below); the average method's is its own.
 costed as (
     select t.*, 'fifo' as cost_method, coalesce(f.cost_e12, 0) as disposed_cost_e12, cast(null as hugeint) as inventory_cost_e12
-    from trades as t
+    from fifo_trades as t
     left join fifo_sell_costs as f on f.account = t.account and f.symbol = t.symbol and f.sell_seq = t.event_seq
-    where list_contains((select any_value(cost_methods) from reporting), 'fifo')
     union all
     select t.*, 'average' as cost_method, coalesce(a.cost_e12, 0) as disposed_cost_e12, a.inventory_cost_e12
-    from trades as t
+    from average_trades as t
     inner join average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
 ),
 
