@@ -12,14 +12,12 @@
  * measured); every run builds a fresh copy of it, so no model starts from a previous build.
  * Prints a summary row per scenario (met / not met) and the time of each model, slowest first.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelResult } from '../src/models/build.ts';
 import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, type BuildDataSpec } from './build-data.ts';
-import { processTree, readVmHwmKb } from './process-peak.ts';
+import { measureCommand, type MeasuredRun } from './measure-command.ts';
 
 /** A measured build. */
 export interface BuildScenario {
@@ -59,22 +57,13 @@ export const BUILD_SCENARIOS: readonly BuildScenario[] = [
 ];
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(REPO, 'src', 'cli', 'exledger.js');
-const TIME = '/usr/bin/time';
 
 /** What one child run of `exledger build` gave. */
-interface BuildRun {
-  wallSeconds: number;
-  peakBytes: number | undefined;
-  /** How the peak was measured. */
-  peakSource: string;
-  exitCode: number | null;
-  timedOut: boolean;
+interface BuildRun extends MeasuredRun {
   /** The command's own total, from its summary line. */
   buildMs?: number;
   /** One per model line printed (so a build stopped at the timeout still shows what it finished). */
   results: ModelResult[];
-  stderrTail: string;
 }
 
 /** Runs the named scenarios (all by default) and prints their tables. */
@@ -146,47 +135,9 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.filt
 async function runBuild(database: string, flags: readonly string[], timeoutSeconds: number): Promise<BuildRun> {
   // The line output rather than --json: its lines come as each model finishes, so a build stopped
   // at the timeout still tells which models it had built and how long they took.
-  const command = [process.execPath, CLI, 'build', '--db', database, ...flags];
-  const useTime = existsSync(TIME);
-  const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
-  const started = performance.now();
-  // Its own process group, so a build stopped at the timeout goes with its launcher.
-  const child = spawn(file as string, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  // Polled as well when GNU time measures: a build stopped at the timeout takes time's report with it.
-  let polledPeakKb: number | undefined;
-  const poll = setInterval(() => {
-    for (const pid of processTree(child.pid)) {
-      const kb = readVmHwmKb(pid);
-      if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
-    }
-  }, 100);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-  }, timeoutSeconds * 1000);
-  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const wallSeconds = (performance.now() - started) / 1000;
-  clearTimeout(timer);
-  clearInterval(poll);
-
-  const timeKb = useTime ? /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] : undefined;
-  const peakKb = timeKb === undefined ? polledPeakKb : Number(timeKb);
-  const { results, buildMs } = parseBuildLines(stdout);
-  return {
-    wallSeconds,
-    peakBytes: peakKb === undefined ? undefined : peakKb * 1024,
-    peakSource: timeKb !== undefined ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
-    exitCode,
-    timedOut,
-    buildMs,
-    results,
-    stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
-  };
+  const run = await measureCommand(['build', '--db', database, ...flags], timeoutSeconds);
+  const { results, buildMs } = parseBuildLines(run.stdout);
+  return { ...run, buildMs, results };
 }
 
 /**

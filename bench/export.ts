@@ -25,7 +25,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +34,7 @@ import { ensureRawTables } from '../src/extract/sync.ts';
 import { Database } from '../src/store/database.ts';
 import { BENCH_DATA_DIR, copyBuildData } from './build-data.ts';
 import { cachedDatabase } from './cached-database.ts';
-import { processTree, readVmHwmKb } from './process-peak.ts';
+import { measureCommand, type MeasuredRun } from './measure-command.ts';
 
 /** What the export benchmark's database holds. */
 export interface ExportDataSpec {
@@ -63,8 +63,6 @@ const SCENARIO: ExportScenario = { name: 'export-1m', spec: { lotRows: 1_000_000
 const DETAIL_SHEET = 'Spot lot detail';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(REPO, 'src', 'cli', 'exledger.js');
-const TIME = '/usr/bin/time';
 const ACCOUNTS = ['main', 'sub'] as const;
 const RUN_ID = 'bench-export';
 
@@ -353,17 +351,9 @@ export function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; 
 }
 
 /** What one child run of `exledger report` gave. */
-interface ExportRun {
-  wallSeconds: number;
-  peakBytes: number | undefined;
-  peakSource: string;
-  /** User and system CPU seconds of the command (GNU time), less sensitive than wall time to the machine's load. */
-  cpuSeconds: number | undefined;
-  exitCode: number | null;
-  timedOut: boolean;
+interface ExportRun extends MeasuredRun {
   /** The command's --json output: its own time and each sheet's rows. */
   result?: { file: string; ms: number; sheets: { name: string; parts: string[]; rows: number }[] };
-  stderrTail: string;
 }
 
 /** Runs the export benchmark and prints its table. */
@@ -413,54 +403,14 @@ export async function benchExport(): Promise<void> {
  * VmHWM in /proc, polled until it exits (as bench/build.ts does).
  */
 async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Promise<ExportRun> {
-  const command = [process.execPath, CLI, ...cliArgs];
-  const useTime = existsSync(TIME);
-  const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
-  const started = performance.now();
-  // Its own process group, so a run stopped at the timeout goes with its launcher.
-  const child = spawn(file as string, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  let polledPeakKb: number | undefined;
-  const poll = useTime
-    ? undefined
-    : setInterval(() => {
-        for (const pid of processTree(child.pid)) {
-          const kb = readVmHwmKb(pid);
-          if (kb !== undefined) polledPeakKb = Math.max(polledPeakKb ?? 0, kb);
-        }
-      }, 100);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-  }, timeoutSeconds * 1000);
-  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const wallSeconds = (performance.now() - started) / 1000;
-  clearTimeout(timer);
-  clearInterval(poll);
-
-  const timeKb = useTime ? /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] : undefined;
-  const peakKb = timeKb === undefined ? polledPeakKb : Number(timeKb);
-  const cpu = [/User time \(seconds\): ([\d.]+)/, /System time \(seconds\): ([\d.]+)/].map((pattern) => pattern.exec(stderr)?.[1]);
+  const run = await measureCommand(cliArgs, timeoutSeconds);
   let result: ExportRun['result'];
   try {
-    result = (JSON.parse(stdout) as NonNullable<ExportRun['result']>[])[0];
+    result = (JSON.parse(run.stdout) as NonNullable<ExportRun['result']>[])[0];
   } catch {
     result = undefined;
   }
-  return {
-    wallSeconds,
-    peakBytes: peakKb === undefined ? undefined : peakKb * 1024,
-    peakSource: timeKb !== undefined ? '/usr/bin/time -v' : '/proc VmHWM, polled every 100 ms',
-    cpuSeconds: cpu.includes(undefined) ? undefined : Number(cpu[0]) + Number(cpu[1]),
-    exitCode,
-    timedOut,
-    result,
-    stderrTail: stderr.split('\n').filter((line) => !/^\t/.test(line)).slice(-15).join('\n'),
-  };
+  return { ...run, result };
 }
 
 /** What the workbook holds for a sheet, read from the zip without loading the workbook. */
