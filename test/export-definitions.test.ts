@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { REPORTS } from '../reports/index.ts';
+import { main } from '../src/cli/main.ts';
 import { DecimalSum, amountFormat } from '../src/export/cell-formats.ts';
 import { lastClosedPeriod, parsePeriod, parseRange } from '../src/export/period.ts';
 import { validateReports, type ReportSpec } from '../src/export/report-definition.ts';
@@ -67,5 +71,33 @@ describe('cell formats', () => {
     expect(amountFormat('USDT')).toBe('#,##0.00######;[Red]-#,##0.00######');
     expect(amountFormat('BTC')).toBe('#,##0.00000000######;[Red]-#,##0.00000000######');
     expect(amountFormat('JPY')).toBe('#,##0;[Red]-#,##0');
+  });
+});
+
+describe('exledger report: bad input', () => {
+  it('names the flag or report to fix, exit 2, and writes nothing', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-report-flags-'));
+    const errors: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void errors.push(parts.join(' ')));
+    try {
+      const out = path.join(dir, 'out');
+      const cases: [string[], RegExp][] = [
+        [['report', 'pnl', 'fess', '--period', '2026-10'], /^error: report: "fess" is not a report; the reports are pnl, fees, rebates, balances \(or all\)$/],
+        [['report', 'pnl', '--period', '2026-10', '--from', '2026-10-01', '--to', '2026-10-31'], /^error: --period: give either --period or --from and --to, not both$/],
+        [['report', 'pnl'], /^error: --period: say which period/],
+        [['report', 'pnl', '--from', '2026-10-01', '--to', '2026-09-30'], /^error: --to: 2026-09-30 is before --from 2026-10-01$/],
+        [['report', 'pnl', '--period', '2026-10', '--db', path.join(dir, 'none.duckdb')], /^error: .*none\.duckdb: no database here yet$/],
+      ];
+      for (const [args, message] of cases) {
+        errors.length = 0;
+        expect(await main([...args, '--out', out]), args.join(' ')).toBe(2);
+        expect(errors[0], args.join(' ')).toMatch(message);
+      }
+      expect(existsSync(out)).toBe(false);
+      expect(existsSync(path.join(dir, 'none.duckdb'))).toBe(false);
+    } finally {
+      spy.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
