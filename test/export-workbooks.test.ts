@@ -310,7 +310,7 @@ describe('workbooks of a hand-built ledger', () => {
     expect(breaks.getRow(2).getCell(4).value).toBe('3');
     expect((breaks.getRow(2).getCell(1).fill as ExcelJS.FillPattern).fgColor?.argb).toBe(WARNING_FILL);
     // This database was never synced (no meta.runs): each stream of the report is flagged.
-    expect(result.warnings).toEqual(['funding_bills', 'spot_assets'].map((stream) => ` ${stream}: never synced`));
+    expect(result.warnings).toEqual(['funding_bills: never synced', 'spot_assets: never synced']);
     const summary = workbook.getWorksheet('Summary')!.getSheetValues().flat().map(String).join('\n');
     expect(summary).toContain('Warning: 2 stream(s) stale or incomplete');
 

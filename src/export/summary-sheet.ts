@@ -40,6 +40,10 @@ const SECTION_FONT: Partial<ExcelJS.Font> = { bold: true, size: 12 };
 const BOLD: Partial<ExcelJS.Style> = { font: { bold: true } };
 const OK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF006100' } };
 
+/**
+ * Each stream of the report, per account: ok, or stale (last synced more than `staleAfterHours`
+ * ago), incomplete (the period is not covered, or never synced) or failed (its last sync).
+ */
 export async function readFreshness(db: Database, report: ReportSpec, period: ReportPeriod, timeZone: string, now: Date, staleAfterHours: number): Promise<Freshness[]> {
   const statuses = (await readStatus(db)).filter((status) => report.streams.includes(status.stream));
   // The period's edges as instants: local midnights of its first day and of the day after its last.

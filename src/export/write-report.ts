@@ -71,7 +71,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     const workbook = new XlsxWriter({ filename: temporary });
     workbook.creator = 'exledger';
     workbook.created = now;
-    const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${line.account} ${line.stream}: ${line.note}`);
+    const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
     writeSummary(workbook, report, { ...options, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
