@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORTS } from '../reports/index.ts';
 import { lastClosedPeriod, type ReportPeriod } from '../src/export/period.ts';
 import type { ReportSpec, SheetSpec } from '../src/export/report-definition.ts';
+import { readChart } from '../src/export/summary-sheet.ts';
 import { writeReport, type ReportResult } from '../src/export/write-report.ts';
 import { buildModels } from '../src/models/build.ts';
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
@@ -227,6 +228,44 @@ describe('workbooks of a synced sandbox history', () => {
         expect(figure.exact).toBe(trim(row.v));
       }
     }
+  });
+});
+
+describe('the Summary chart of a synced sandbox history', () => {
+  let sandbox: RunningSandbox;
+  let workspace: SyncWorkspace;
+  let db: Database;
+
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ scale: 'small', seed: 5, spotQuota: 1_000_000, futuresQuota: 1_000_000 });
+    workspace = createWorkspace(sandbox);
+    await syncOnce(workspace, sandbox);
+    db = await Database.open(workspace.db);
+    // average listed first: the chart follows the configured order, not the alphabet.
+    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['average', 'fifo'] });
+  }, 120_000);
+
+  afterAll(async () => {
+    db?.close();
+    await sandbox?.close();
+    if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
+  });
+
+  it('draws the twelve months to the period for USDT (before other coins) and the first configured cost method', async () => {
+    const period: ReportPeriod = { from: '2026-10-01', to: '2026-10-31', label: '2026-10' };
+    const pnl = REPORTS.find((report) => report.name === 'pnl')!;
+    const quotes = await db.all<{ quote_coin: string }>('SELECT DISTINCT quote_coin FROM marts.spot_realized_pnl_monthly ORDER BY 1');
+    // The history trades against more than one quote coin, so the choice is a real one.
+    expect(quotes.map((row) => row.quote_coin)).toEqual(expect.arrayContaining(['BTC', 'USDT']));
+    const chart = await readChart(db, pnl, period);
+    expect(chart.title).toBe('Spot realized PnL per month: average · USDT');
+    expect(chart.unit).toBe('USDT');
+    const months = await db.all<{ month: string; pnl: string }>(
+      `SELECT strftime(m, '%Y-%m') AS month, CAST(coalesce((SELECT sum(realized_pnl) FROM marts.spot_realized_pnl_monthly
+         WHERE cost_method = 'average' AND quote_coin = 'USDT' AND trade_month = m), 0) AS VARCHAR) AS pnl
+       FROM (SELECT CAST(range AS DATE) AS m FROM range(DATE '2025-11-01', DATE '2026-11-01', INTERVAL 1 MONTH)) ORDER BY m`,
+    );
+    expect(chart.bars).toEqual(months.map((row) => ({ label: row.month, value: row.pnl })));
   });
 });
 
