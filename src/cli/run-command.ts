@@ -110,10 +110,7 @@ export async function runNightly(config: Readonly<Config>, options: RunOptions):
 
     await timed(
       'check',
-      async () => {
-        const results = await checkWithConfig(config, { print: true });
-        return results;
-      },
+      () => checkWithConfig(config, { print: true }),
       (results) => {
         const failed = results.filter((result) => result.status !== 'pass');
         if (failed.length === 0) notes.push(`Checks: all ${results.length} SQL tests passed in this run.`);

@@ -37,7 +37,7 @@ export interface Figure {
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
 const SECTION_FONT: Partial<ExcelJS.Font> = { bold: true, size: 12 };
-const BOLD: Partial<ExcelJS.Style> = { font: { bold: true } };
+const BOLD_FONT: Partial<ExcelJS.Font> = { bold: true };
 const OK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF006100' } };
 
 /**
@@ -187,7 +187,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   blank();
 
   add(['Data freshness'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Stream', 'Account', 'Synced from (UTC)', 'Synced until (UTC)', 'Last sync (UTC)', 'State', 'Note'], (row) => (row.font = BOLD.font!));
+  add(['Stream', 'Account', 'Synced from (UTC)', 'Synced until (UTC)', 'Last sync (UTC)', 'State', 'Note'], (row) => (row.font = BOLD_FONT));
   for (const line of input.freshness) {
     const toDate = (text: string | null) => (text === null ? null : parseInstant(text));
     add([line.stream, line.account, toDate(line.coveredFrom), toDate(line.coveredUntil), toDate(line.lastRunAt), line.state.toUpperCase(), line.note], (row) => {
@@ -198,7 +198,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   blank();
 
   add(['Key figures'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Figure', 'Of', 'Value', 'Exact value (text)'], (row) => (row.font = BOLD.font!));
+  add(['Figure', 'Of', 'Value', 'Exact value (text)'], (row) => (row.font = BOLD_FONT));
   for (const figure of input.figures) {
     add([figure.label, figure.group, Number(figure.value), trimDecimal(figure.value)], (row) => {
       row.getCell(3).numFmt = figure.coin === undefined && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', figure.coin)!;
@@ -208,7 +208,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   blank();
 
   add(['Sheets'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Sheet', 'Rows', 'What it shows'], (row) => (row.font = BOLD.font!));
+  add(['Sheet', 'Rows', 'What it shows'], (row) => (row.font = BOLD_FONT));
   for (const { sheet: detail, rows, parts } of input.planned) {
     add([parts.length === 1 ? detail.name : `${detail.name} (${parts.length} sheets)`, rows, detail.description], (row) => (row.getCell(2).numFmt = '#,##0'));
   }

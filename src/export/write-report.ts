@@ -91,9 +91,9 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
 async function readReporting(db: Database): Promise<{ timeZone: string; costMethods: string[] }> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'reporting'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database', { hint: 'run exledger build first (exledger run does it)' });
-  const row = (await db.all<{ time_zone: string; cost_methods: string }>("SELECT time_zone, array_to_string(cost_methods, ', ') AS cost_methods FROM settings.reporting"))[0];
+  const row = (await db.all<{ time_zone: string; cost_methods: string[] }>('SELECT time_zone, cost_methods FROM settings.reporting'))[0];
   if (row === undefined) throw new DataError('settings.reporting is empty', { hint: 'run exledger build again' });
-  return { timeZone: row.time_zone, costMethods: row.cost_methods.split(', ') };
+  return { timeZone: row.time_zone, costMethods: row.cost_methods };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */
