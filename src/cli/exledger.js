@@ -4,7 +4,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('./main.ts');
-const code = await main(process.argv.slice(2));
-// Exit explicitly: idle keep-alive sockets must not hold a finished command open.
-process.exit(code);
+const { launch } = await import('./launch.ts');
+// Not awaited here: an unsettled top-level await ends Node with exit 13 and no word. launch()
+// owns the exit instead, and turns an unfinished command into an error line.
+launch(process.argv.slice(2));

@@ -56,6 +56,11 @@ export interface BucketStats {
 }
 
 const TICK_MS = 20;
+
+/** Counts requests waiting for weight in every bucket of one budget. */
+interface WaitCounter {
+  add(delta: number): void;
+}
 const MIN_FACTOR = 0.05;
 /** Quiet windows after a 429 before the rate starts to rise again. */
 const PROBE_AFTER_WINDOWS = 6;
@@ -85,6 +90,7 @@ class WeightBucket {
     private readonly group: BudgetGroup,
     options: RateBudgetOptions,
     maxWeight: number,
+    private readonly waiting: WaitCounter,
   ) {
     const budget = group.quota * options.utilization;
     // At least one and a half requests: a request waiting for tokens is released on a refill
@@ -96,7 +102,16 @@ class WeightBucket {
   }
 
   schedule<T>(weight: number, task: () => Promise<T>): Promise<T> {
-    return this.limiter.schedule({ weight }, () => {
+    // Counted from here until the bucket releases it: while a request waits for weight, only
+    // the refill ticker can release it, so the ticker must keep the process alive meanwhile.
+    this.waiting.add(1);
+    let released = false;
+    const release = () => {
+      if (!released) this.waiting.add(-1);
+      released = true;
+    };
+    const scheduled = this.limiter.schedule({ weight }, () => {
+      release();
       this.requests += 1;
       this.weight += weight;
       this.tokens -= weight;
@@ -105,6 +120,9 @@ class WeightBucket {
       this.forgetBefore(now - this.group.windowMs);
       return task();
     });
+    // A job dropped by close() never runs: it no longer waits either.
+    scheduled.catch(release);
+    return scheduled;
   }
 
   /** Weight released in the last window (what the exchange counted when it said 429). */
@@ -181,6 +199,19 @@ export class RateBudget {
   readonly options: RateBudgetOptions;
   private readonly buckets = new Map<string, WeightBucket>();
   private ticker: NodeJS.Timeout | undefined;
+  /** Requests scheduled and not yet released by their bucket. */
+  private waiting = 0;
+  private readonly counter: WaitCounter = {
+    add: (delta) => {
+      this.waiting += delta;
+      // The ticker keeps Node alive exactly while a request waits for weight: then it is the
+      // only thing that can release it (no socket or timer may be pending, e.g. every request
+      // of a run waiting at once). When nothing waits, an idle budget never holds a finished
+      // process open.
+      if (this.waiting > 0) this.ticker?.ref();
+      else this.ticker?.unref();
+    },
+  };
 
   constructor(options: Partial<RateBudgetOptions> = {}) {
     this.options = Object.freeze({ ...DEFAULT_RATE_BUDGET, ...options });
@@ -227,7 +258,7 @@ export class RateBudget {
     const id = key(scope, endpoint);
     let bucket = this.buckets.get(id);
     if (bucket === undefined) {
-      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight);
+      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight, this.counter);
       this.buckets.set(id, bucket);
       this.startTicker();
     }
@@ -240,7 +271,7 @@ export class RateBudget {
       const now = Date.now();
       for (const bucket of this.buckets.values()) void bucket.refill(now);
     }, TICK_MS);
-    this.ticker.unref();
+    if (this.waiting === 0) this.ticker.unref();
   }
 }
 
