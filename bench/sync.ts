@@ -14,7 +14,7 @@ import type { SandboxScale } from '../src/sandbox/model.ts';
 import { startTestSandbox, TEST_END_MS } from '../test/support/sandbox.ts';
 import { createWorkspace, DAY, syncNightly, syncOnce } from '../test/support/sync-harness.ts';
 import type { HistoryStream } from '../src/extract/stream.ts';
-import type { SyncOutcome } from '../src/cli/sync-command.ts';
+import type { SyncOutcome } from '../src/jobs/sync-job.ts';
 
 const LIFTED = { spotQuota: 10_000_000, futuresQuota: 10_000_000 };
 

@@ -102,3 +102,41 @@ export class PublishError extends ExledgerError {
     this.file = file;
   }
 }
+
+/**
+ * The database (or its run) is held by another process: a running sync or run, or a client
+ * holding the file for writing. Not bad input: the same command succeeds once it is done.
+ */
+export class DatabaseBusyError extends ExledgerError {
+  readonly isRetryable = true;
+  /** The file that is held (the database, or its run lock). */
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
+    super(`${file}: ${message}`, options);
+    this.file = file;
+  }
+}
+
+/** The command was stopped by a signal (Ctrl-C, SIGTERM); what was committed stays. */
+export class InterruptedError extends ExledgerError {
+  readonly isRetryable = true;
+  /** The signal, e.g. `SIGTERM`. */
+  readonly signal: string;
+
+  constructor(signal: string, message = `interrupted by ${signal}`) {
+    super(message, { hint: 'run the same command again: it continues from what was committed (nothing is lost or duplicated)' });
+    this.signal = signal;
+  }
+}
+
+/** Writing an output (a workbook, a log, the published copy) failed part-way: a full disk, a vanished folder. */
+export class OutputError extends ExledgerError {
+  readonly isRetryable = false;
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
+    super(`${file}: ${message}`, options);
+    this.file = file;
+  }
+}

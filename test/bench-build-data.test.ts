@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBuildLines } from '../bench/build.ts';
 import { writeBuildData, type BuildDataSpec } from '../bench/build-data.ts';
-import { formatModelResult, summarizeBuild } from '../src/cli/build-command.ts';
+import { formatModelResult, summarizeBuild } from '../src/cli/result-text.ts';
 import type { ModelResult } from '../src/models/build.ts';
 import { createStagingViews } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readStatus } from '../src/store/stream-status.ts';
-import { syncWithConfig } from '../src/cli/sync-command.ts';
+import { STREAMS } from '../pipelines/index.ts';
+import { syncJob } from '../src/jobs/sync-job.ts';
 import { resolveConfig } from '../src/config/config.ts';
 import { generateExchange } from '../src/sandbox/generate.ts';
 import { Database } from '../src/store/database.ts';
@@ -117,7 +118,7 @@ describe('bad input leaves the database as it was', () => {
     const workspace = createWorkspace(sandbox);
     await sandbox.close();
     const config = resolveConfig({}, workspace.env, workspace.dir);
-    await expect(syncWithConfig(config, { progress: false })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(syncJob(config, STREAMS, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(existsSync(workspace.db)).toBe(false);
   });
 
@@ -138,7 +139,7 @@ describe('bad input leaves the database as it was', () => {
       const result = outcome.results[0]!;
       expect(result.status).toBe('failed');
       expect(result.errorMessage).toMatch(/funding_bills: a record from spot.fundingBills has no "deltaAmount"/);
-      expect(outcome.exitCode).toBe(1);
+      expect(outcome.status).toBe('failed');
       expect(await fingerprint(workspace)).toEqual(before);
 
       // No credential reached the database: not in any text column, not in the file's bytes.
@@ -191,7 +192,7 @@ describe('accounts, lock and status', () => {
       // A lock file whose process is gone (a SIGKILLed sync) does not block.
       writeFileSync(`${workspace.db}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, purpose: 'sync', since: 'earlier' }));
       const outcome = await syncOnce(workspace, sandbox, { streams: 'currencies' });
-      expect(outcome.exitCode).toBe(0);
+      expect(outcome.status).toBe('ok');
       expect(existsSync(`${workspace.db}.lock`)).toBe(false);
     });
   });
@@ -202,7 +203,7 @@ describe('accounts, lock and status', () => {
       await syncOnce(workspace, sandbox, { streams: 'funding_bills,currencies' });
       const db = await Database.open(workspace.db, { readOnly: true });
       try {
-        const statuses = await readStatus(db);
+        const statuses = await readStatus(db, STREAMS);
         const bills = statuses.find((status) => status.stream === 'funding_bills')!;
         expect(bills).toMatchObject({ account: 'acct0', rows: sandbox.exchange.accounts[0]!.fundingBills.length, partitions: 1, lastStatus: 'ok', lastError: null });
         expect(bills.coveredUntil).toBe(new Date(TEST_END_MS).toISOString());

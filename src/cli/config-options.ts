@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
-import { resolveConfig, type Config } from '../config/config.ts';
+import type { ConfigOverrides } from '../config/config.ts';
+import type { CostMethod } from '../models/settings.ts';
 
 /** Adds the options every command that reads configuration takes. */
 export function withConfigOptions<T>(yargs: Argv<T>) {
@@ -8,7 +9,19 @@ export function withConfigOptions<T>(yargs: Argv<T>) {
     .option('db', { type: 'string', describe: 'DuckDB database file (overrides EXLEDGER_DB) [default: ./data/exledger.duckdb]' });
 }
 
-/** Resolves the configuration with the common flags applied. */
-export function configFromArgs(args: { config?: string; db?: string }): Readonly<Config> {
-  return resolveConfig({ configPath: args.config, db: args.db });
+/** The common flags as configuration overrides. */
+export function configOverrides(args: { config?: string; db?: string }): ConfigOverrides {
+  return { configPath: args.config, db: args.db };
+}
+
+/** Adds the options that change what the models compute. */
+export function withModelOptions<T>(yargs: Argv<T>) {
+  return withConfigOptions(yargs)
+    .option('time-zone', { type: 'string', describe: 'Reporting time zone for days and months (IANA name) [default: models.reportingTimeZone, else UTC]' })
+    .option('cost-method', { type: 'array', string: true, choices: ['fifo', 'average'], describe: 'Spot cost methods to build [default: models.costMethods, else fifo]' });
+}
+
+/** The common and model flags as configuration overrides. */
+export function modelOverrides(args: { config?: string; db?: string; timeZone?: string; costMethod?: string[] }): ConfigOverrides {
+  return { ...configOverrides(args), reportingTimeZone: args.timeZone, costMethods: args.costMethod as CostMethod[] | undefined };
 }

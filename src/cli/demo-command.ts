@@ -1,26 +1,42 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
-import type { Config } from '../config/config.ts';
-import { DEFAULT_RETRY } from '../exchange/retry.ts';
-import { DEFAULT_MODEL_SETTINGS } from '../models/settings.ts';
-import { startSandbox } from '../sandbox/server.ts';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { resolveConfig } from '../config/config.ts';
+import { ExledgerError } from '../errors.ts';
 import { publishedPath } from '../store/publish.ts';
-import { defineCommand } from './command.ts';
-import { EXIT } from './exit-codes.ts';
-import { formatRunSummary, runNightly } from './run-command.ts';
-import { startRunLog } from './run-log.ts';
+import { definePlainCommand } from './command.ts';
+import { runWithLog } from './nightly-run.ts';
+import { displayPath } from './result-text.ts';
 
 /** The demo database: its own file, so a demo never mixes with a real account's data. */
 const DEMO_DB = './data/demo.duckdb';
+const LAUNCHER = fileURLToPath(new URL('./exledger.js', import.meta.url));
+
+/** What `exledger sandbox --json` prints once it listens. */
+interface SandboxReady {
+  url: string;
+  historyFrom: string;
+  historyUntil: string;
+  accounts: { apiKey: string; secret: string; passphrase: string }[];
+}
+
+/** The sandbox could not be started. */
+class SandboxStartError extends ExledgerError {
+  readonly isRetryable = false;
+}
 
 /**
- * `exledger demo` (what `npm start` runs): starts the sandbox exchange on a free loopback port,
- * runs `exledger run` against it over its whole history (sync, build, check, the four reports
- * for the last closed month, publish) and stops it. The sandbox's quotas are ten times the real
- * exchange's (and the client's budget with them) so a year of daily referral totals takes
- * seconds, not minutes; everything else behaves as against the real exchange.
+ * `exledger demo` (what `npm start` runs): starts `exledger sandbox` as a process of its own (the
+ * exchange is never inside the client's process, as in production), runs the nightly job
+ * against it over its whole history (sync, build, check, the four reports for the last closed
+ * month, publish) and stops it. The sandbox's quotas are ten times the real exchange's (and the
+ * client's budget with them) so a year of daily referral totals takes seconds, not minutes;
+ * everything else behaves as against the real exchange.
  */
-export const demoCommand = defineCommand({
+export const demoCommand = definePlainCommand({
   command: 'demo',
   describe: 'Run exledger end to end against the built-in sandbox exchange (no account needed); what `npm start` runs',
   builder: (yargs) =>
@@ -29,44 +45,77 @@ export const demoCommand = defineCommand({
       .option('scale', { choices: ['small', 'medium', 'large'] as const, default: 'small' as const, describe: 'Sandbox history size' })
       .option('db', { type: 'string', default: DEMO_DB, describe: 'Database file for the demo (recreated on every demo)' })
       .option('out', { type: 'string', default: './out', describe: 'Folder of the workbooks' }),
-  handler: async (args) => {
-    const sandbox = await startSandbox({ seed: args.seed, scale: args.scale, spotQuota: 5000, futuresQuota: 10_000 });
-    const log = startRunLog('./logs');
+  handler: async (args, { output, signal }) => {
+    const sandbox = await startSandboxProcess(['--seed', String(args.seed), '--scale', args.scale, '--spot-quota', '5000', '--futures-quota', '10000']);
     try {
-      const { exchange } = sandbox;
-      console.log(`sandbox exchange on ${sandbox.url} (seed ${args.seed}, scale ${args.scale}): ${new Date(exchange.startMs).toISOString().slice(0, 10)} to ${new Date(exchange.endMs).toISOString().slice(0, 10)}`);
-      console.log(`log: ${log.file}`);
-      for (const file of [args.db, `${args.db}.wal`]) rmSync(file, { force: true });
-      const config: Config = {
-        configFile: null,
-        db: args.db,
-        spotBaseUrl: sandbox.url,
-        contractBaseUrl: sandbox.url,
-        accounts: exchange.accounts.map((account, index) => ({ name: index === 0 ? 'sandbox' : `sandbox${index + 1}`, apiKey: account.apiKey, secret: account.secret, passphrase: account.passphrase })),
-        budget: { spot: { quota: 5000, windowMs: 10_000 }, contract: { quota: 10_000, windowMs: 10_000 }, utilization: 0.97, burst: 0.03 },
-        retry: DEFAULT_RETRY,
-        timeoutMs: 15_000,
-        memoryLimit: '4GB',
-        sync: { spotSymbols: null, quoteCoins: ['USDT', 'USDC', 'BTC', 'ETH'], lookbackDays: 1, startDate: new Date(exchange.startMs).toISOString().slice(0, 10), maxWindowDays: 88 },
-        models: { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'] },
-        reports: { names: null, period: 'month', outDir: args.out },
-        logDir: './logs',
-      };
-      const outcome = await runNightly(config, { progress: process.stdout.isTTY === true, now: new Date(exchange.endMs) });
-      console.log(formatRunSummary(outcome));
-
-      console.log(`\nThe workbooks (${outcome.period.label}):`);
-      for (const report of outcome.reports) console.log(`  ${path.relative(process.cwd(), report.file)}`);
-      console.log('\nQuery the data (the published, read-only copy; any DuckDB client can open it too):');
-      console.log(`  npx exledger sql --db ${args.db} "from marts.spot_realized_pnl_monthly limit 10"`);
-      console.log(`  npx exledger sql --db ${args.db} --csv "select coin, sum(fees_paid) from marts.fees_monthly group by all"`);
-      console.log(`  duckdb -readonly ${publishedPath(args.db)}`);
-      console.log('Reports for another period:');
-      console.log(`  npx exledger report all --db ${args.db} --from ${new Date(exchange.startMs).toISOString().slice(0, 10)} --to ${outcome.period.to}`);
-      return outcome.exitCode === EXIT.ok ? EXIT.ok : outcome.exitCode;
+      const { ready } = sandbox;
+      // The same resolver as every command, with the demo's settings in place of a config file
+      // and none of this shell's EXLEDGER_ variables (they are for a real account).
+      const config = resolveConfig(
+        {
+          values: {
+            db: args.db,
+            spotBaseUrl: ready.url,
+            contractBaseUrl: ready.url,
+            accounts: ready.accounts.map((account, index) => ({ name: index === 0 ? 'sandbox' : `sandbox${index + 1}`, apiKey: account.apiKey, secret: account.secret, passphrase: account.passphrase })),
+            budget: { spot: { quota: 5000, windowMs: 10_000 }, contract: { quota: 10_000, windowMs: 10_000 } },
+            sync: { startDate: ready.historyFrom.slice(0, 10), lookbackDays: 1 },
+            models: { costMethods: ['fifo', 'average'] },
+            reports: { outDir: args.out },
+            logDir: './logs',
+          },
+        },
+        {},
+      );
+      for (const file of [config.db, `${config.db}.wal`]) rmSync(file, { force: true });
+      const outcome = await runWithLog(config, output, signal, {
+        now: new Date(ready.historyUntil),
+        banner: [`sandbox exchange on ${ready.url}, pid ${sandbox.child.pid} (seed ${args.seed}, scale ${args.scale}): ${ready.historyFrom.slice(0, 10)} to ${ready.historyUntil.slice(0, 10)}`],
+      });
+      const reports = (outcome.details.reports ?? []) as { file: string }[];
+      const period = outcome.details.period as { label: string; to: string } | undefined;
+      if (period !== undefined) output.summary(`\nThe workbooks (${period.label}):`);
+      for (const report of reports) output.summary(`  ${displayPath(report.file)}`);
+      output.summary('\nQuery the data (the published, read-only copy; any DuckDB client can open it too):');
+      output.summary(`  npx exledger sql --db ${args.db} "from marts.spot_realized_pnl_monthly limit 10"`);
+      output.summary(`  npx exledger sql --db ${args.db} --csv "select coin, sum(fees_paid) from marts.fees_monthly group by all"`);
+      output.summary(`  duckdb -readonly ${publishedPath(args.db)}`);
+      if (period !== undefined) {
+        output.summary('Reports for another period:');
+        output.summary(`  npx exledger report all --db ${args.db} --from ${ready.historyFrom.slice(0, 10)} --to ${period.to}`);
+      }
+      return outcome;
     } finally {
-      log.close();
-      await sandbox.close();
+      await sandbox.stop();
     }
   },
 });
+
+/** Starts `exledger sandbox --json` as a child process and waits for its ready line. */
+async function startSandboxProcess(flags: readonly string[]): Promise<{ child: ChildProcessByStdio<null, Readable, Readable>; ready: SandboxReady; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [LAUNCHER, 'sandbox', '--json', '--port', '0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  try {
+    const lines = createInterface({ input: child.stdout });
+    const first = await Promise.race([
+      once(lines, 'line').then(([line]) => line as string),
+      exited.then(([code]) => {
+        throw new SandboxStartError(`the sandbox exchange exited (code ${String(code)}) before it listened: ${stderr.trim().split('\n').at(-1) ?? ''}`);
+      }),
+    ]);
+    const ready = JSON.parse(first) as SandboxReady;
+    return { child, ready, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+

@@ -8,4 +8,8 @@ export const EXIT = {
   badInput: 2,
   /** Partial success: some streams or steps failed, the rest were done (see the summary). */
   partial: 3,
+  /** Busy: the database is held by another exledger (or a client writing it); try again when it is done. */
+  busy: 4,
+  /** Interrupted by a signal (Ctrl-C, SIGTERM): what was committed stays; run again to continue. */
+  interrupted: 130,
 } as const;

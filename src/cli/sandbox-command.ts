@@ -1,11 +1,11 @@
 import { ConfigError } from '../errors.ts';
+import { parseDay } from '../jobs/parse-day.ts';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.ts';
-import { defineCommand } from './command.ts';
+import { definePlainCommand } from './command.ts';
 import { EXIT } from './exit-codes.ts';
-import { parseDay } from './parse-day.ts';
 
 /** `exledger sandbox`: the built-in exchange, for trying exledger without an account. */
-export const sandboxCommand = defineCommand({
+export const sandboxCommand = definePlainCommand({
   command: 'sandbox',
   describe: 'Start the sandbox exchange (a real HTTP server over a generated account history) and print its address and credentials',
   builder: (yargs) =>
@@ -25,7 +25,7 @@ export const sandboxCommand = defineCommand({
       .option('history-horizon-days', { type: 'number', describe: 'Refuse history older than this many days with 40704, as the real exchange does for some histories' })
       .option('clock-skew-ms', { type: 'number', default: 0, describe: "Offset of the server's clock from this machine's, ms" })
       .option('request-log', { type: 'string', describe: 'Also append every request to this file as JSON lines' }),
-  handler: async (args) => {
+  handler: async (args, { output, signal }) => {
     requireInteger('--port', args.port, 0, 65_535);
     requireInteger('--seed', args.seed, -(2 ** 53) + 1, 2 ** 53 - 1);
     requireInteger('--accounts', args.accounts, 1, 64);
@@ -52,24 +52,36 @@ export const sandboxCommand = defineCommand({
     };
     const sandbox = await startSandbox(options);
     const { exchange } = sandbox;
-    console.log(`sandbox exchange listening on ${sandbox.url}`);
-    console.log(`history ${new Date(exchange.startMs).toISOString()} .. ${new Date(exchange.endMs).toISOString()} (seed ${exchange.seed}, scale ${exchange.scale}, faults ${args.faults})`);
-    console.log('request log: GET /__sandbox/requests; info: GET /__sandbox/info');
-    console.log('');
-    console.log('# point exledger at it (sandbox credentials are throwaway test values):');
-    console.log(`export EXLEDGER_SPOT_BASE_URL=${sandbox.url}`);
-    console.log(`export EXLEDGER_CONTRACT_BASE_URL=${sandbox.url}`);
-    exchange.accounts.forEach((account, index) => {
-      const prefix = exchange.accounts.length > 1 ? `# account ${index + 1} (uid ${account.uid})\n` : '';
-      console.log(`${prefix}export EXLEDGER_API_KEY=${account.apiKey}\nexport EXLEDGER_API_SECRET=${account.secret}\nexport EXLEDGER_API_PASSPHRASE=${account.passphrase}`);
-    });
-    console.log('\nCtrl-C stops it.');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    const startedAt = new Date();
+    const accounts = exchange.accounts.map((account) => ({ uid: account.uid, apiKey: account.apiKey, secret: account.secret, passphrase: account.passphrase }));
+    if (output.options.json) {
+      // One line as soon as it listens, for the program that started it (the demo, tests).
+      process.stdout.write(
+        `${JSON.stringify({ command: 'sandbox', ok: true, exitCode: null, startedAt: startedAt.toISOString(), finishedAt: null, url: sandbox.url, historyFrom: new Date(exchange.startMs).toISOString(), historyUntil: new Date(exchange.endMs).toISOString(), seed: exchange.seed, scale: exchange.scale, faults: args.faults, accounts })}\n`,
+      );
+    } else {
+      output.summary(
+        [
+          `sandbox exchange listening on ${sandbox.url}`,
+          `history ${new Date(exchange.startMs).toISOString()} .. ${new Date(exchange.endMs).toISOString()} (seed ${exchange.seed}, scale ${exchange.scale}, faults ${args.faults})`,
+          'request log: GET /__sandbox/requests; info: GET /__sandbox/info',
+          '',
+          '# point exledger at it (sandbox credentials are throwaway test values):',
+          `export EXLEDGER_SPOT_BASE_URL=${sandbox.url}`,
+          `export EXLEDGER_CONTRACT_BASE_URL=${sandbox.url}`,
+          ...accounts.map((account, index) => {
+            const prefix = accounts.length > 1 ? `# account ${index + 1} (uid ${account.uid})\n` : '';
+            return `${prefix}export EXLEDGER_API_KEY=${account.apiKey}\nexport EXLEDGER_API_SECRET=${account.secret}\nexport EXLEDGER_API_PASSPHRASE=${account.passphrase}`;
+          }),
+          '\nCtrl-C stops it.',
+        ].join('\n'),
+      );
+    }
+    // Serves until SIGINT or SIGTERM (main.ts turns either into this signal).
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await sandbox.close();
-    return EXIT.ok;
+    output.summary('sandbox exchange stopped');
+    return { exitCode: EXIT.ok, details: { url: sandbox.url, requests: sandbox.requestLog.length } };
   },
 });
 

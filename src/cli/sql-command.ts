@@ -1,76 +1,10 @@
-import { existsSync } from 'node:fs';
-import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { ConfigError, QueryError } from '../errors.ts';
-import { Database } from '../store/database.ts';
-import { publishedPath } from '../store/publish.ts';
+import { DuckDBTypeId, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { ConfigError } from '../errors.ts';
+import { queryJob } from '../jobs/query-job.ts';
+import type { QueryResult } from '../store/query.ts';
 import { defineCommand } from './command.ts';
-import { configFromArgs, withConfigOptions } from './config-options.ts';
+import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
-
-/** A query's result: column names and types, and its rows as DuckDB values. */
-export interface QueryResult {
-  columns: string[];
-  types: DuckDBType[];
-  reader: DuckDBResultReader;
-}
-
-/**
- * Runs `sql` on `db`. Several statements run in order and the last one's result is returned
- * (so a temporary table then a query on it works); DuckDB's own multi-statement call returns the
- * first one's.
- */
-export async function runQuery(db: Database, sql: string): Promise<QueryResult> {
-  try {
-    return await db.exclusive(async () => {
-      const statements = await db.connection.extractStatements(sql).catch((error: unknown) => {
-        // A query of only blanks, semicolons or comments has no statement; the client library
-        // then fails without DuckDB's message.
-        if (/^Failed to extract statements: \S/.test((error as Error)?.message ?? '')) throw error;
-        throw new Error('the query holds no SQL statement', { cause: error });
-      });
-      for (let index = 0; index < statements.count - 1; index += 1) {
-        // Prepared one at a time: a statement may read what the one before created.
-        const prepared = await statements.prepare(index);
-        try {
-          await prepared.run();
-        } finally {
-          prepared.destroySync();
-        }
-      }
-      const last = await statements.prepare(statements.count - 1);
-      try {
-        const reader = await last.runAndReadAll();
-        return { columns: reader.columnNames(), types: reader.columnTypes(), reader };
-      } finally {
-        last.destroySync();
-      }
-    });
-  } catch (error) {
-    const message = duckdbMessage(error);
-    if (/read-only mode/i.test(message)) {
-      throw new QueryError(`the published copy is read-only: ${message}`, {
-        hint: 'exledger sql only reads; temporary tables (CREATE TEMP TABLE) are allowed, and the database changes through exledger sync and build',
-        cause: error,
-      });
-    }
-    throw new QueryError(message, { cause: error });
-  }
-}
-
-/**
- * DuckDB's message on one line: the text before its first blank line (it goes on with the
- * query and a caret under the error), lines joined, so "Did you mean …?" stays.
- */
-function duckdbMessage(error: unknown): string {
-  const text = (error as Error)?.message ?? String(error);
-  return text
-    .replace(/^Failed to extract statements: /, '')
-    .split(/\n\s*\n/)[0]!
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
-    .join(' ');
-}
 
 const NUMERIC = new Set<DuckDBTypeId>([
   DuckDBTypeId.TINYINT,
@@ -152,45 +86,54 @@ export function formatCsv(result: QueryResult): string {
  * the table shows); NULL is null. Repeated column names are told apart as `name:1`, `name:2`.
  */
 export function formatJson(result: QueryResult): string {
+  const rows = jsonRows(result);
+  return rows.length === 0 ? '[]\n' : `[\n${rows.map((row) => JSON.stringify(row)).join(',\n')}\n]\n`;
+}
+
+/** The rows as objects, as formatJson describes. */
+export function jsonRows(result: QueryResult): Record<string, unknown>[] {
   const names = result.reader.deduplicatedColumnNames();
-  const rows = result.reader.getRowsJson().map((row) =>
+  return result.reader.getRowsJson().map((row) =>
     Object.fromEntries(
       row.map((value, column) => [names[column]!, typeof value === 'number' && result.types[column]!.typeId === DuckDBTypeId.FLOAT ? Number(shortestFloat32(value)) : value]),
     ),
   );
-  return rows.length === 0 ? '[]\n' : `[\n${rows.map((row) => JSON.stringify(row)).join(',\n')}\n]\n`;
 }
 
-/** Writes and waits until it is handed over, so `process.exit` after it cuts nothing off. */
+/** Writes and waits until it is handed over; a reader that went away (`| head -1`) ends the output quietly. */
 function write(text: string): Promise<void> {
-  return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) =>
+    process.stdout.write(text, (error) => (error && (error as NodeJS.ErrnoException).code !== 'EPIPE' && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_DESTROYED' ? reject(error) : resolve())),
+  );
+}
+
+/** The query from standard input (`exledger sql -`), whole. */
+async function readStandardInput(): Promise<string> {
+  if (process.stdin.isTTY === true) throw new ConfigError('<query>', '"-" reads the query from standard input, which is a terminal here', { hint: 'pipe the query in (exledger sql - < query.sql), or give it as an argument' });
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `exledger sql "<query>"`. */
 export const sqlCommand = defineCommand({
   command: 'sql <query>',
-  describe: 'Run a query on the published (read-only) copy of the database and print the result',
+  describe: 'Run a query on the published (read-only) copy of the database and print the result (- reads the query from standard input)',
   builder: (yargs) =>
     withConfigOptions(yargs)
-      .positional('query', { type: 'string', demandOption: true, describe: 'SQL to run; several statements run in order and the last one is printed' })
+      .positional('query', { type: 'string', demandOption: true, describe: 'SQL to run, or - to read it from standard input; several statements run in order and the last one is printed' })
       .option('csv', { type: 'boolean', describe: 'Print CSV (RFC 4180) instead of a table' })
-      .option('json', { type: 'boolean', describe: 'Print a JSON array of row objects (exact numbers as strings)' })
       .conflicts('csv', 'json'),
-  handler: async (args) => {
-    const config = configFromArgs(args);
-    const published = publishedPath(config.db);
-    if (!existsSync(published)) {
-      throw new ConfigError(published, 'no published copy of the database yet', { hint: 'run `exledger run` first, which publishes it' });
+  config: (args) => configOverrides(args),
+  handler: async (args, { config, output }) => {
+    const sql = args.query === '-' ? await readStandardInput() : args.query;
+    if (sql.trim() === '') throw new ConfigError('<query>', `is empty${args.query === '-' ? ' (nothing came on standard input)' : ''}: give the SQL to run`);
+    const result = await queryJob(config, sql);
+    if (output.options.json) {
+      // The rows as the details of the one --json object; exact numbers as strings.
+      return { exitCode: EXIT.ok, details: { columns: result.columns, types: result.types.map((type) => type.toString()), rows: jsonRows(result) } };
     }
-    if (args.query.trim() === '') throw new ConfigError('<query>', 'is empty: give the SQL to run');
-    // Read-only: the published copy is shared by every analyst and replaced by the nightly run.
-    const db = await Database.open(published, { readOnly: true, memoryLimit: config.memoryLimit });
-    try {
-      const result = await runQuery(db, args.query);
-      await write(args.csv ? formatCsv(result) : args.json ? formatJson(result) : formatTable(result));
-      return EXIT.ok;
-    } finally {
-      db.close();
-    }
+    await write(args.csv === true ? formatCsv(result) : formatTable(result));
+    return { exitCode: EXIT.ok, details: {} };
   },
 });

@@ -168,12 +168,17 @@ export interface ConfigOverrides {
   costMethods?: readonly CostMethod[];
   /** `--out`: the workbooks' folder. */
   outDir?: string;
+  /**
+   * Settings in the config file's shape, used instead of reading a config file (`exledger demo`
+   * builds its configuration this way); validated like a file.
+   */
+  values?: unknown;
 }
 
 /** Resolves the configuration. `env` defaults to process.env, `cwd` to process.cwd(). */
 export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
-  const configFile = findConfigFile(overrides.configPath, cwd);
-  const file = configFile === null ? {} : readConfigFile(configFile);
+  const configFile = overrides.values === undefined ? findConfigFile(overrides.configPath, cwd) : null;
+  const file = overrides.values !== undefined ? validateSettings(overrides.values, 'settings') : configFile === null ? {} : readConfigFile(configFile);
 
   const accounts: AccountConfig[] = [...(file.accounts ?? [])];
   const envKey = env.EXLEDGER_API_KEY;
@@ -247,12 +252,17 @@ function readConfigFile(file: string): z.infer<typeof fileSchema> {
   } catch (error) {
     throw new ConfigError(file, `is not valid JSON (${(error as Error).message})`);
   }
+  return validateSettings(json, path.basename(file));
+}
+
+/** Settings in the config file's shape, validated; errors name `source` and the field. */
+function validateSettings(json: unknown, source: string): z.infer<typeof fileSchema> {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     // The message names the field, never its value: the file holds secrets.
-    throw new ConfigError(`${path.basename(file)}: ${where}`, issue.message);
+    throw new ConfigError(`${source}: ${where}`, issue.message);
   }
   return parsed.data;
 }

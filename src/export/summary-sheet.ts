@@ -45,7 +45,7 @@ const OK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF006100' } };
  * ago), incomplete (the period is not covered, or never synced) or failed (its last sync).
  */
 export async function readFreshness(db: Database, report: ReportSpec, period: ReportPeriod, timeZone: string, now: Date, staleAfterHours: number): Promise<Freshness[]> {
-  const statuses = (await readStatus(db)).filter((status) => report.streams.includes(status.stream));
+  const statuses = (await readStatus(db, STREAMS)).filter((status) => report.streams.includes(status.stream));
   // The period's edges as instants: local midnights of its first day and of the day after its last.
   const edges = (await db.all<{ start_ms: string; end_ms: string }>(
     "SELECT epoch_ms(timezone($1, CAST($2 AS DATE)::TIMESTAMP)) AS start_ms, epoch_ms(timezone($1, (CAST($3 AS DATE) + 1)::TIMESTAMP)) AS end_ms",

@@ -1,6 +1,7 @@
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 import path from 'node:path';
-import { ConfigError, DataError } from '../errors.ts';
+import { ConfigError, DataError, OutputError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { sheetParts, writeDetailSheet } from './detail-sheet.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
@@ -63,12 +64,24 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const figures = await readFigures(db, report, options.period);
   const chart = await readChart(db, report, options.period);
 
-  mkdirSync(options.outDir, { recursive: true });
   const file = path.join(options.outDir, `${report.name}-${options.period.label}.xlsx`);
   const temporary = path.join(options.outDir, `.${report.name}-${options.period.label}.xlsx.tmp-${process.pid}`);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
+  let output: WriteStream | undefined;
   try {
-    const workbook = new XlsxWriter({ filename: temporary });
+    output = await openOutput(options.outDir, temporary);
+    // A write that fails later (a full disk) rejects this; every wait below races it, so the
+    // failure is reported instead of leaving the writer waiting for a drain that never comes.
+    const failed = new Promise<never>((_, reject) => output!.once('error', (error: NodeJS.ErrnoException) => reject(outputError(temporary, error))));
+    failed.catch(() => undefined);
+    return await Promise.race([failed, writeWorkbook(output)]);
+  } finally {
+    output?.destroy();
+    rmSync(temporary, { force: true });
+  }
+
+  async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
+    const workbook = new XlsxWriter({ stream });
     workbook.creator = 'exledger';
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
@@ -81,11 +94,48 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();
-    renameSync(temporary, file);
+    try {
+      renameSync(temporary, file);
+    } catch (error) {
+      throw outputError(file, error as NodeJS.ErrnoException);
+    }
     return { report: report.name, file, period: options.period, sheets, warnings, ms: performance.now() - started };
-  } finally {
-    rmSync(temporary, { force: true });
   }
+}
+
+/** Creates the folder and opens the temporary file (refusing to write through an existing one). */
+async function openOutput(dir: string, file: string): Promise<WriteStream> {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw outputError(dir, error as NodeJS.ErrnoException);
+  }
+  rmSync(file, { force: true });
+  const stream = createWriteStream(file, { flags: 'wx' });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw outputError(file, error as NodeJS.ErrnoException);
+  }
+  return stream;
+}
+
+/** A file system error as one line naming the file, its cause in words, and what to do. */
+function outputError(file: string, error: NodeJS.ErrnoException): OutputError {
+  const why: Record<string, string> = {
+    ENOSPC: 'the disk is full',
+    EDQUOT: 'the disk quota is used up',
+    EACCES: 'permission denied (the folder is not writable)',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENOTDIR: 'a part of the path is a file, not a folder',
+    ENOENT: 'the folder disappeared',
+    EISDIR: 'a folder has this name',
+  };
+  return new OutputError(file, `could not be written: ${why[error.code ?? ''] ?? error.message}`, {
+    hint: 'free space or fix the folder, then write the reports again; the earlier workbook of this name, if any, is unchanged',
+    cause: error,
+  });
 }
 
 async function readReporting(db: Database): Promise<{ timeZone: string; costMethods: string[] }> {

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 
 /**
@@ -91,8 +92,9 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   /** Per sheet id: what to add before `</worksheet>`. */
   private readonly sheetTails = new Map<number, { drawing?: string; tables: string[] }>();
 
-  constructor(options: { filename: string }) {
-    super({ filename: options.filename, useStyles: true, useSharedStrings: false });
+  /** Writes into `stream` (an opened file: see write-report.ts, which watches it for errors). */
+  constructor(options: { stream: Writable }) {
+    super({ stream: options.stream, useStyles: true, useSharedStrings: false });
   }
 
   /** Adds a table over rows already written (or to be written) to `sheet`, before the sheet is committed. */

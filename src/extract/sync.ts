@@ -262,7 +262,8 @@ async function syncStream(
     }
     result.status = 'ok';
   } catch (error) {
-    result.status = 'failed';
+    // Stopped by a signal: not a failure of the stream; the next sync continues from its cursor.
+    result.status = env.signal?.aborted === true ? 'interrupted' : 'failed';
     result.errorMessage = error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error).message}`;
     if (!(error instanceof ExledgerError)) result.warnings.push((error as Error).stack ?? '');
   }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { ConfigError } from '../errors.ts';
+import { DatabaseBusyError } from '../errors.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -30,7 +30,7 @@ export class Database {
     } catch (error) {
       // DuckDB lets one process write a file, and no other process open it meanwhile.
       if (/lock/i.test((error as Error).message)) {
-        throw new ConfigError(location, 'is open in another process (a running sync, or a client holding it for writing)', {
+        throw new DatabaseBusyError(location, 'is open in another process (a running sync, or a client holding it for writing)', {
           hint: 'wait for it to finish, then try again',
           cause: error,
         });

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../errors.ts';
+import { DatabaseBusyError } from '../errors.ts';
 
 /**
  * A lock file beside the database, so two syncs never write one database at once. It holds the
@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.ts';
 export class DatabaseLock {
   private constructor(private readonly file: string) {}
 
-  /** Takes the lock for `database` or throws a ConfigError naming the process that holds it. */
+  /** Takes the lock for `database` or throws a DatabaseBusyError naming the process that holds it. */
   static acquire(database: string, purpose: string): DatabaseLock {
     const file = `${path.resolve(database)}.lock`;
     mkdirSync(path.dirname(file), { recursive: true });
@@ -21,14 +21,14 @@ export class DatabaseLock {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = readHolder(file);
         if (holder !== null && isAlive(holder.pid)) {
-          throw new ConfigError(database, `is in use by another exledger ${holder.purpose} (pid ${holder.pid}, since ${holder.since})`, {
+          throw new DatabaseBusyError(database, `is in use by another exledger ${holder.purpose} (pid ${holder.pid}, since ${holder.since})`, {
             hint: 'wait for it to finish; if no exledger is running, delete the .lock file beside the database',
           });
         }
         rmSync(file, { force: true });
       }
     }
-    throw new ConfigError(database, 'could not take the lock file');
+    throw new DatabaseBusyError(database, 'could not take the lock file: another process keeps taking it', { hint: 'wait for the other exledger to finish, then try again' });
   }
 
   release(): void {

@@ -15,7 +15,8 @@ export interface RunRecord {
   stream: string;
   startedAtMs: number;
   finishedAtMs: number | null;
-  status: 'running' | 'ok' | 'failed' | 'skipped';
+  /** `interrupted`: stopped by a signal, or found still `running` by a later sync (its process was killed). */
+  status: 'running' | 'ok' | 'failed' | 'skipped' | 'interrupted';
   requests: number;
   weight: number;
   rowsFetched: number;
@@ -79,4 +80,17 @@ export async function writeFacts(db: Database, account: string, facts: Record<st
       await db.run('INSERT OR REPLACE INTO meta.facts VALUES ($1, $2, $3, now())', [account, fact, value]);
     }
   });
+}
+
+/**
+ * Marks the runs still `running` as `interrupted`. Called under the sync lock, when no other
+ * sync can be running: such a row is left by a process that was killed (SIGKILL, a power cut)
+ * before it could record how its stream ended. Its committed windows stay. Returns how many.
+ */
+export async function markInterruptedRuns(db: Database): Promise<number> {
+  return db.run(
+    `UPDATE meta.runs SET status = 'interrupted',
+       error_message = coalesce(error_message, 'the process ended before this stream finished (killed or crashed); what it committed stays')
+     WHERE status = 'running'`,
+  );
 }

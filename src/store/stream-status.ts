@@ -1,4 +1,4 @@
-import { STREAMS } from '../../pipelines/index.ts';
+import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from './database.ts';
 
 /** One stream's state for one account. */
@@ -7,21 +7,22 @@ export interface StreamStatus {
   stream: string;
   rows: number;
   partitions: number;
-  /** The oldest instant every partition is read up to (ISO), or null before the first sync. */
+  /** The oldest instant every partition is read up to (ISO 8601 UTC), or null before the first sync. */
   coveredUntil: string | null;
   coveredFrom: string | null;
+  /** When the stream's last run started (ISO 8601 UTC). */
   lastRunAt: string | null;
   lastStatus: string | null;
   lastError: string | null;
 }
 
-/** Reads the status of every stream from the database (read-only). */
-export async function readStatus(db: Database): Promise<StreamStatus[]> {
+/** Reads the status of these streams from the database (read-only). */
+export async function readStatus(db: Database, streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[]): Promise<StreamStatus[]> {
   const tables = new Set((await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'")).map((row) => row.table_name));
   const statuses: StreamStatus[] = [];
   const accounts = (await db.all<{ account: string }>('SELECT DISTINCT account FROM meta.runs UNION SELECT DISTINCT account FROM meta.cursors ORDER BY 1')).map((row) => row.account);
   for (const account of accounts) {
-    for (const stream of STREAMS) {
+    for (const stream of streams) {
       const rows = tables.has(stream.name)
         ? Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM raw.${stream.name} WHERE _account = $1 AND ${stream.kind === 'snapshot' ? '_seq >= 0' : 'true'}`, [account]))[0]!.n)
         : 0;
@@ -32,8 +33,8 @@ export async function readStatus(db: Database): Promise<StreamStatus[]> {
         )
       )[0]!;
       const lastRun = (
-        await db.all<{ started_at: string; status: string; error_message: string | null }>(
-          'SELECT started_at::VARCHAR AS started_at, status, error_message FROM meta.runs WHERE account = $1 AND stream = $2 ORDER BY started_at DESC LIMIT 1',
+        await db.all<{ started_ms: string; status: string; error_message: string | null }>(
+          'SELECT epoch_ms(started_at) AS started_ms, status, error_message FROM meta.runs WHERE account = $1 AND stream = $2 ORDER BY started_at DESC LIMIT 1',
           [account, stream.name],
         )
       )[0];
@@ -44,7 +45,7 @@ export async function readStatus(db: Database): Promise<StreamStatus[]> {
         partitions: Number(cursor.partitions),
         coveredUntil: cursor.until_ms === null ? null : new Date(Number(cursor.until_ms)).toISOString(),
         coveredFrom: cursor.from_ms === null ? null : new Date(Number(cursor.from_ms)).toISOString(),
-        lastRunAt: lastRun?.started_at ?? null,
+        lastRunAt: lastRun === undefined ? null : new Date(Number(lastRun.started_ms)).toISOString(),
         // A run still marked running was killed before it finished: its committed windows stay.
         lastStatus: lastRun === undefined ? null : lastRun.status === 'running' ? 'interrupted' : lastRun.status,
         lastError: lastRun?.error_message ?? null,

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { syncWithConfig, type SyncOutcome, type SyncRequest } from '../../src/cli/sync-command.ts';
+import { STREAMS } from '../../pipelines/index.ts';
+import { syncJob, type SyncOutcome, type SyncRequest } from '../../src/jobs/sync-job.ts';
 import { resolveConfig } from '../../src/config/config.ts';
 import { Database } from '../../src/store/database.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
@@ -43,7 +44,7 @@ export function createWorkspace(sandbox: RunningSandbox, options: { budget?: obj
 export function syncOnce(workspace: SyncWorkspace, sandbox: RunningSandbox, request: Partial<SyncRequest> = {}): Promise<SyncOutcome> {
   const config = resolveConfig({}, workspace.env, workspace.dir);
   const until = new Date(sandbox.exchange.endMs).toISOString().slice(0, 10);
-  return syncWithConfig(config, { until, progress: false, ...request });
+  return syncJob(config, STREAMS, { until, ...request });
 }
 
 /** Opens the workspace's database for a query, then closes it. */

@@ -1,0 +1,144 @@
+import path from 'node:path';
+import type { ReportResult } from '../export/write-report.ts';
+import type { StreamResult } from '../extract/sync.ts';
+import type { RunOutcome, RunStatus } from '../jobs/run-job.ts';
+import type { SyncOutcome, SyncStatus } from '../jobs/sync-job.ts';
+import type { ModelResult } from '../models/build.ts';
+import type { TestResult } from '../models/check.ts';
+import { EXIT } from './exit-codes.ts';
+import type { Output } from './output.ts';
+
+/**
+ * How the jobs' results look: as text for people (tables, a line per model, test or
+ * workbook), as the details of `--json` (times as ISO 8601 UTC), and as exit codes. Shared by
+ * the commands, so no command imports another.
+ */
+
+/** The exit code of a sync: 0 all streams ok, 3 some failed, 1 all failed, 130 interrupted. */
+export function syncExitCode(status: SyncStatus): number {
+  return { ok: EXIT.ok, partial: EXIT.partial, failed: EXIT.failure, interrupted: EXIT.interrupted }[status];
+}
+
+/** The summary table printed after a sync. */
+export function formatSyncSummary(outcome: SyncOutcome): string {
+  const header = ['account', 'stream', 'status', 'windows', 'requests', 'weight', 'fetched', 'new rows', 'seconds'];
+  const rows = outcome.results.map((result) => [
+    result.account,
+    result.stream,
+    result.status,
+    String(result.windows),
+    String(result.requests),
+    String(result.weight),
+    String(result.rowsFetched),
+    String(result.rowsInserted),
+    (((result.finishedAtMs ?? result.startedAtMs) - result.startedAtMs) / 1000).toFixed(1),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const out = [`sync ${outcome.runId}: ${outcome.status}`, line(header), ...rows.map(line)];
+  for (const result of outcome.results) {
+    if (result.errorMessage !== null) out.push(`error in ${result.account}/${result.stream}: ${result.errorMessage}`);
+    for (const warning of result.warnings) out.push(`note in ${result.account}/${result.stream}: ${warning}`);
+  }
+  if (outcome.recoveredRuns > 0) out.push(`note: ${outcome.recoveredRuns} stream runs of an earlier sync were still marked running (its process was killed); they are marked interrupted, and this sync continued from what they had committed`);
+  if (outcome.status === 'interrupted') out.push('sync interrupted: what was read is committed; run the sync again to continue');
+  return out.join('\n');
+}
+
+/** A stream's result for --json: times as ISO 8601 UTC. */
+export function streamResultJson(result: StreamResult): Record<string, unknown> {
+  const { startedAtMs, finishedAtMs, ...rest } = result;
+  return { ...rest, startedAt: new Date(startedAtMs).toISOString(), finishedAt: finishedAtMs === null ? null : new Date(finishedAtMs).toISOString() };
+}
+
+/** A sync's details for --json. */
+export function syncJson(outcome: SyncOutcome): Record<string, unknown> {
+  return { runId: outcome.runId, status: outcome.status, recoveredRuns: outcome.recoveredRuns, results: outcome.results.map(streamResultJson) };
+}
+
+/** `ok      marts.fees_daily           table     0.41 s      1,234 rows`. */
+export function formatModelResult(result: ModelResult, index: number, total: number): string {
+  const counter = `[${String(index).padStart(String(total).length)}/${total}]`;
+  const rows = result.rows === undefined ? '' : `${result.rows.toLocaleString('en-US')} rows`;
+  const time = result.status === 'skipped' ? '' : `${(result.ms / 1000).toFixed(2)} s`;
+  const line = `${counter} ${result.status.padEnd(7)} ${result.id.padEnd(42)} ${result.materialization.padEnd(5)} ${time.padStart(8)}  ${rows}`.trimEnd();
+  return result.message === undefined ? line : `${line}\n        ${result.message}`;
+}
+
+/** One line: how many models were built, failed, skipped, and the total time. */
+export function summarizeBuild(results: readonly ModelResult[], ms: number): string {
+  const count = (status: ModelResult['status']) => results.filter((result) => result.status === status).length;
+  return `build: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped in ${(ms / 1000).toFixed(2)} s`;
+}
+
+/** `pass  marts/balance_chain_unbroken  0.01 s`, and for a failure the offending rows below it. */
+export function formatTestResult(result: TestResult): string {
+  const head = `${result.status === 'pass' ? 'pass' : result.status === 'fail' ? 'FAIL' : 'ERROR'}  ${result.id.padEnd(44)} ${(result.ms / 1000).toFixed(2).padStart(6)} s`;
+  if (result.status === 'pass') return head;
+  if (result.status === 'error') return `${head}\n      ${result.message}`;
+  const more = result.offending > result.sample.length ? `\n      ... ${result.offending - result.sample.length} more` : '';
+  return `${head}  ${result.offending} offending row${result.offending === 1 ? '' : 's'}\n${formatRows(result.sample)}${more}`;
+}
+
+/** Rows as an indented table, values exactly as DuckDB returned them. */
+function formatRows(rows: readonly Record<string, unknown>[]): string {
+  const columns = Object.keys(rows[0] ?? {});
+  const cells = rows.map((row) => columns.map((column) => (row[column] === null ? 'null' : typeof row[column] === 'object' ? JSON.stringify(row[column]) : String(row[column]))));
+  const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((cell) => cell[index]!.length)));
+  return [columns, ...cells].map((cell) => `      ${cell.map((value, index) => value.padEnd(widths[index]!)).join('  ').trimEnd()}`).join('\n');
+}
+
+/** A progress line per 250,000 rows of a big sheet (a million rows take most of a minute to write). */
+export function reportRowsProgress(output: Output): (report: string, sheet: string, written: number, total: number) => void {
+  return (report, sheet, written, total) => {
+    if (total >= 250_000 && (written % 250_000 === 0 || written === total)) output.progress(`report ${report}: ${sheet}: ${written.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows written`);
+  };
+}
+
+/** `pnl  2026-10  out/pnl-2026-10.xlsx  3 sheets, 1,234 rows  0.8 s`, and a line per freshness warning. */
+export function formatReportResult(result: ReportResult): string {
+  const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
+  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${result.sheets.length} sheets, ${rows.toLocaleString('en-US')} rows  ${(result.ms / 1000).toFixed(1)} s`;
+  return [line, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
+}
+
+/** A path relative to the working folder when it is inside it, else whole. */
+export function displayPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? path.resolve(file) : relative;
+}
+
+/** A workbook's result for --json. */
+export function reportResultJson(result: ReportResult): Record<string, unknown> {
+  return { ...result, file: path.resolve(result.file), ms: Math.round(result.ms) };
+}
+
+/** The exit code of a run (README "Exit codes"). */
+export function runExitCode(status: RunStatus): number {
+  return { ok: EXIT.ok, partial: EXIT.partial, failed: EXIT.failure, interrupted: EXIT.interrupted }[status];
+}
+
+/** The run's closing table: a line per step, then the verdict. */
+export function formatRunSummary(outcome: RunOutcome): string {
+  const lines = outcome.steps.map((step) => `${step.step.padEnd(8)} ${step.status.padEnd(8)} ${(step.ms / 1000).toFixed(1).padStart(6)} s  ${step.detail}`);
+  const verdict = {
+    ok: 'run: ok',
+    partial: 'run: partly done (exit 3): see the steps above',
+    failed: 'run: FAILED (exit 1): see the steps above',
+    interrupted: 'run: INTERRUPTED (exit 130): what was committed stays; run again to continue',
+  }[outcome.status];
+  return ['', '== summary', ...lines, verdict].join('\n');
+}
+
+/** A run's details for --json. */
+export function runJson(outcome: RunOutcome): Record<string, unknown> {
+  return {
+    status: outcome.status,
+    period: outcome.period,
+    steps: outcome.steps.map((step) => ({ ...step, ms: Math.round(step.ms) })),
+    sync: outcome.outputs.sync === undefined ? null : syncJson(outcome.outputs.sync),
+    reports: outcome.reports.map(reportResultJson),
+    published: outcome.published === null ? null : { ...outcome.published, path: path.resolve(outcome.published.path), ms: Math.round(outcome.published.ms) },
+  };
+}
+

@@ -1,0 +1,69 @@
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../errors.ts';
+import { parsePeriod, parseRange, type ReportPeriod } from '../export/period.ts';
+import { validateReports, type ReportSpec } from '../export/report-definition.ts';
+import { writeReport, type ReportResult } from '../export/write-report.ts';
+import { whilePending } from '../pending-work.ts';
+import { Database } from '../store/database.ts';
+import { requireDatabase, requireOutputFolder } from './paths.ts';
+
+/** Callbacks of a report job. */
+export interface ReportHooks {
+  /** Told as each workbook is written. */
+  onWorkbook?: (result: ReportResult) => void;
+  /** Told as rows of a detail sheet are written (rows so far, rows in all). */
+  onRows?: (report: string, sheet: string, written: number, total: number) => void;
+  /** Extra lines for every Summary's notes (e.g. the checks of the run that writes them). */
+  notes?: readonly string[];
+}
+
+/** The reports named (`all` for every one), checked against the declarations, which are validated. */
+export function selectReports(reports: readonly ReportSpec[], streamNames: readonly string[], names: readonly string[]): ReportSpec[] {
+  validateReports(reports, streamNames);
+  if (names.includes('all')) return [...reports];
+  return names.map((name) => {
+    const report = reports.find((candidate) => candidate.name === name);
+    if (report === undefined) throw new ConfigError('report', `"${name}" is not a report; the reports are ${reports.map((candidate) => candidate.name).join(', ')} (or all)`);
+    return report;
+  });
+}
+
+/** `--period` or `--from`/`--to`, exactly one of them. */
+export function periodOf(request: { period?: string; from?: string; to?: string }): ReportPeriod {
+  if (request.period !== undefined) {
+    if (request.from !== undefined || request.to !== undefined) throw new ConfigError('--period', 'give either --period or --from and --to, not both');
+    return parsePeriod(request.period);
+  }
+  if (request.from === undefined || request.to === undefined) throw new ConfigError('--period', 'say which period: --period 2026-10 (or 2026-Q3, 2026), or --from 2026-10-01 --to 2026-10-31');
+  return parseRange(request.from, request.to);
+}
+
+/**
+ * The report job: writes one workbook per report from the built models of an existing
+ * database, opened read-only (a sync writing it meanwhile gives one clear error). The output
+ * folder is checked before anything is read; each workbook is written under a temporary name
+ * and renamed, so an earlier good workbook is only ever replaced by a complete one.
+ */
+export async function reportJob(config: Readonly<Config>, reports: readonly ReportSpec[], period: ReportPeriod, hooks: ReportHooks = {}): Promise<ReportResult[]> {
+  requireDatabase(config.db);
+  requireOutputFolder(config.reports.outDir, 'outDir');
+  const db = await Database.open(config.db, { readOnly: true });
+  try {
+    const results: ReportResult[] = [];
+    for (const report of reports) {
+      const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label} in ${config.reports.outDir}`, () =>
+        writeReport(db, report, {
+          period,
+          outDir: config.reports.outDir,
+          notes: hooks.notes,
+          onProgress: hooks.onRows === undefined ? undefined : (sheet, written, total) => hooks.onRows!(report.name, sheet, written, total),
+        }),
+      );
+      results.push(result);
+      hooks.onWorkbook?.(result);
+    }
+    return results;
+  } finally {
+    db.close();
+  }
+}

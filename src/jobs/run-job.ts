@@ -1,0 +1,201 @@
+import path from 'node:path';
+import type { Config } from '../config/config.ts';
+import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError } from '../errors.ts';
+import { lastClosedPeriod, type ReportPeriod } from '../export/period.ts';
+import type { ReportSpec } from '../export/report-definition.ts';
+import type { ReportResult } from '../export/write-report.ts';
+import type { StreamDeclaration } from '../extract/stream.ts';
+import type { ModelResult } from '../models/build.ts';
+import type { TestResult } from '../models/check.ts';
+import { DatabaseLock } from '../store/lock.ts';
+import type { PublishResult } from '../store/publish.ts';
+import { buildJob, type BuildHooks } from './build-job.ts';
+import { checkJob, type CheckHooks } from './check-job.ts';
+import { requireDatabaseLocation, requireOutputFolder } from './paths.ts';
+import { publishJob } from './publish-job.ts';
+import { reportJob, type ReportHooks } from './report-job.ts';
+import type { StepName, StepResult } from './step.ts';
+import { syncJob, type SyncHooks, type SyncOutcome } from './sync-job.ts';
+
+/** What each step produced, as far as the run got. */
+export interface RunOutputs {
+  sync?: SyncOutcome;
+  build?: ModelResult[];
+  check?: TestResult[];
+  reports?: ReportResult[];
+  publish?: PublishResult;
+}
+
+/** How a run ended: every step ok; some step partly done or failed; the sync failed whole; stopped by a signal. */
+export type RunStatus = 'ok' | 'partial' | 'failed' | 'interrupted';
+
+/** A finished run. */
+export interface RunOutcome {
+  status: RunStatus;
+  steps: StepResult[];
+  period: ReportPeriod;
+  reports: ReportResult[];
+  published: PublishResult | null;
+  outputs: RunOutputs;
+}
+
+/** Options and callbacks of a run. */
+export interface RunOptions {
+  /** The period reported. @default the last closed period of `reports.period` */
+  period?: ReportPeriod;
+  /** The run's "now". @default now */
+  now?: Date;
+  /** Aborted (reason: an InterruptedError) to stop: the sync stops starting new work and no later step starts. */
+  signal?: AbortSignal;
+  onStepStart?: (step: StepName) => void;
+  /** Told as each step ends, with what the steps produced so far. */
+  onStepEnd?: (result: StepResult, outputs: Readonly<RunOutputs>) => void;
+  sync?: Omit<SyncHooks, 'signal'>;
+  build?: BuildHooks;
+  check?: CheckHooks;
+  report?: Omit<ReportHooks, 'notes'>;
+}
+
+/** What the run reads and writes. */
+export interface RunCatalog {
+  streams: readonly StreamDeclaration[];
+  /** The reports to write (already chosen from the configuration and validated). */
+  reports: readonly ReportSpec[];
+}
+
+/**
+ * The paths a run will write, checked before it writes anything: the database's folder, the
+ * workbooks' folder and the logs' folder. A bad one is a ConfigError naming it (exit 2).
+ */
+export function checkRunPaths(config: Readonly<Config>): void {
+  requireDatabaseLocation(config.db);
+  requireOutputFolder(config.reports.outDir, 'outDir');
+  requireOutputFolder(config.logDir, 'logDir');
+}
+
+/**
+ * The nightly job: sync, build, check, write the configured reports for the last closed period,
+ * publish the read-only copy for analysts. A step that fails is reported and the ones after it
+ * still run where they make sense (reports from the previous models carry a note); only a sync
+ * that failed for every stream, or a signal, stops the run.
+ *
+ * Throws, before anything is written, for bad input found by the sync (ConfigError, AuthError)
+ * and for a database held by another process (DatabaseBusyError); the caller picks the exit code.
+ */
+export async function runJob(config: Readonly<Config>, catalog: RunCatalog, options: RunOptions = {}): Promise<RunOutcome> {
+  const period = options.period ?? lastClosedPeriod(config.reports.period, config.models.reportingTimeZone, options.now);
+  checkRunPaths(config);
+  // Steps take the database lock one by one; this one keeps a second run out meanwhile.
+  const runLock = DatabaseLock.acquire(`${config.db}.run`, 'run');
+  const steps: StepResult[] = [];
+  const outputs: RunOutputs = {};
+  const finish = (status: RunStatus): RunOutcome => ({ status, steps, period, reports: outputs.reports ?? [], published: outputs.publish ?? null, outputs });
+  const record = (result: StepResult) => {
+    steps.push(result);
+    options.onStepEnd?.(result, outputs);
+  };
+  const skipRest = (from: StepName, detail: string) => {
+    const order: StepName[] = ['sync', 'build', 'check', 'reports', 'publish'];
+    for (const step of order.slice(order.indexOf(from))) record({ step, status: 'skipped', detail, ms: 0 });
+  };
+  /** Runs one step; its result is judged from its output, or it failed with the error's message. */
+  const step = async <K extends StepName>(
+    name: K,
+    work: () => Promise<NonNullable<RunOutputs[K]>>,
+    judge: (output: NonNullable<RunOutputs[K]>) => Omit<StepResult, 'step' | 'ms'>,
+  ): Promise<boolean> => {
+    const started = performance.now();
+    options.onStepStart?.(name);
+    try {
+      const output = await work();
+      (outputs as Record<string, unknown>)[name] = output;
+      record({ step: name, ...judge(output), ms: performance.now() - started });
+      return true;
+    } catch (error) {
+      // Bad input and a busy database found by the sync, before anything was written, are the
+      // caller's: no step after it can do better. Later, a database held by another process is
+      // a failed step like any other.
+      if (name === 'sync' && (error instanceof ConfigError || error instanceof AuthError || error instanceof DatabaseBusyError || error instanceof InterruptedError)) throw error;
+      record({ step: name, status: 'failed', detail: error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error)?.message ?? String(error)}`, ms: performance.now() - started });
+      return false;
+    }
+  };
+  const interrupted = () => options.signal?.aborted === true;
+
+  try {
+    await step(
+      'sync',
+      () => syncJob(config, catalog.streams, {}, { ...options.sync, signal: options.signal }),
+      (outcome) => {
+        const failed = outcome.results.filter((result) => result.status !== 'ok');
+        const status = outcome.status === 'ok' ? 'ok' : outcome.status === 'partial' ? 'partial' : 'failed';
+        const detail =
+          outcome.status === 'interrupted'
+            ? `interrupted: ${failed.map((result) => `${result.account} ${result.stream}`).join(', ')} stopped; what they read is committed`
+            : failed.length === 0
+              ? `${outcome.results.length} streams synced`
+              : `failed: ${failed.map((result) => `${result.account} ${result.stream}`).join(', ')}`;
+        return { status, detail };
+      },
+    );
+    const synced = outputs.sync;
+    if (interrupted() || synced?.status === 'interrupted') {
+      skipRest('build', 'the run was interrupted');
+      return finish('interrupted');
+    }
+    if (synced === undefined || synced.status === 'failed') {
+      skipRest('build', 'the sync failed for every stream');
+      return finish('failed');
+    }
+
+    const notes: string[] = [];
+    const built = await step(
+      'build',
+      () => buildJob(config, catalog.streams, options.build),
+      (results) => {
+        const failed = results.filter((result) => result.status !== 'ok');
+        for (const result of failed) notes.push(`Model ${result.id} was ${result.status === 'failed' ? 'not rebuilt (it failed)' : 'skipped'} in this run: its figures are from the previous build.`);
+        return { status: failed.length === 0 ? 'ok' : 'partial', detail: failed.length === 0 ? `${results.length} models built` : `not built: ${failed.map((result) => result.id).join(', ')}` };
+      },
+    );
+    if (!built) notes.push('The models could not be built in this run: every figure is from the previous build.');
+    if (interrupted()) {
+      skipRest('check', 'the run was interrupted');
+      return finish('interrupted');
+    }
+
+    await step(
+      'check',
+      () => checkJob(config, options.check),
+      (results) => {
+        const failed = results.filter((result) => result.status !== 'pass');
+        if (failed.length === 0) notes.push(`Checks: all ${results.length} SQL tests passed in this run.`);
+        for (const result of failed) notes.push(`Check FAILED in this run: ${result.id} (${result.status === 'fail' ? `${result.offending} offending rows` : result.message}); see exledger check.`);
+        return { status: failed.length === 0 ? 'ok' : 'partial', detail: failed.length === 0 ? `${results.length} tests passed` : `failed: ${failed.map((result) => result.id).join(', ')}` };
+      },
+    );
+    if (interrupted()) {
+      skipRest('reports', 'the run was interrupted');
+      return finish('interrupted');
+    }
+
+    await step(
+      'reports',
+      () => reportJob(config, catalog.reports, period, { ...options.report, notes }),
+      (results) => ({ status: 'ok', detail: `${results.length} workbooks for ${period.label} in ${path.resolve(config.reports.outDir)}` }),
+    );
+    if (interrupted()) {
+      skipRest('publish', 'the run was interrupted');
+      return finish('interrupted');
+    }
+
+    await step(
+      'publish',
+      () => publishJob(config),
+      (result) => ({ status: 'ok', detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)` }),
+    );
+    return finish(steps.every((result) => result.status === 'ok') ? 'ok' : 'partial');
+  } finally {
+    runLock.release();
+  }
+}

@@ -1,0 +1,14 @@
+/** How one step of a job ended (after kysely's migrator: a result per step, not a throw halfway). */
+export type StepStatus = 'ok' | 'partial' | 'failed' | 'skipped';
+
+/** The steps of the nightly run, in order. */
+export type StepName = 'sync' | 'build' | 'check' | 'reports' | 'publish';
+
+/** One step of a run and how it ended. */
+export interface StepResult {
+  step: StepName;
+  status: StepStatus;
+  /** One line: what it did, or why it failed or was skipped. */
+  detail: string;
+  ms: number;
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import dayjs from 'dayjs';
+import utc from 'dayjs/plugin/utc.js';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../errors.ts';
+import { ExchangeClient } from '../exchange/exchange-client.ts';
+import { RateBudget } from '../exchange/rate-budget.ts';
+import { validateDeclaration, type StreamDeclaration } from '../extract/stream.ts';
+import { ensureRawTables, runSync, type StreamResult, type SyncProgress } from '../extract/sync.ts';
+import { createStagingViews } from '../models/build.ts';
+import { whilePending } from '../pending-work.ts';
+import { Database } from '../store/database.ts';
+import { DatabaseLock } from '../store/lock.ts';
+import { markInterruptedRuns } from '../store/meta-store.ts';
+import { parseDay } from './parse-day.ts';
+import { requireDatabaseLocation } from './paths.ts';
+
+dayjs.extend(utc);
+
+/** What a sync is asked for (the command line's flags). */
+export interface SyncRequest {
+  /** Backfill from this day (YYYY-MM-DD, UTC) instead of each stream's cursor. */
+  since?: string;
+  /** Read up to this day (YYYY-MM-DD, UTC, exclusive). @default now */
+  until?: string;
+  /** Comma-separated stream names. @default every stream */
+  streams?: string;
+  /** Comma-separated spot symbols. @default config sync.spotSymbols, else discovered */
+  spotSymbols?: string;
+  /** Forget what was synced for the chosen streams and start over. @default false */
+  fullRefresh?: boolean;
+}
+
+/** Callbacks and controls of a sync. */
+export interface SyncHooks {
+  /** Told as streams start, advance and finish. */
+  progress?: SyncProgress;
+  /** Aborted (with an InterruptedError as reason) to stop starting new work; what is committed stays. */
+  signal?: AbortSignal;
+}
+
+/**
+ * How a sync ended: every stream ok; some failed (partial); all failed; or interrupted by a
+ * signal (the streams that were running say `interrupted`).
+ */
+export type SyncStatus = 'ok' | 'partial' | 'failed' | 'interrupted';
+
+/** A finished sync: the results per account and stream. */
+export interface SyncOutcome {
+  runId: string;
+  status: SyncStatus;
+  results: StreamResult[];
+  /** Runs of earlier syncs found still `running` (their process was killed) and marked interrupted. */
+  recoveredRuns: number;
+}
+
+/**
+ * The sync job: validates the request, checks that the exchange answers with these
+ * credentials (before the database is touched), takes the database lock, and pulls every
+ * chosen stream for every account into the database (src/extract).
+ */
+export async function syncJob(config: Readonly<Config>, streams: readonly StreamDeclaration[], request: SyncRequest, hooks: SyncHooks = {}): Promise<SyncOutcome> {
+  for (const stream of streams) validateDeclaration(stream);
+  const chosen = selectStreams(streams, request.streams);
+  const sinceMs = request.since === undefined ? undefined : parseDay('--since', request.since);
+  const untilMs = request.until === undefined ? undefined : parseDay('--until', request.until);
+  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) throw new ConfigError('--since', `${request.since} is not before --until ${request.until}`);
+  const spotSymbols = request.spotSymbols === undefined ? (config.sync.spotSymbols ?? undefined) : parseSymbols(request.spotSymbols);
+  const defaultStartMs = config.sync.startDate === null ? dayjs.utc().startOf('day').subtract(365, 'day').valueOf() : parseDay('sync.startDate', config.sync.startDate);
+  if (config.spotBaseUrl === null) throw new ConfigError('EXLEDGER_SPOT_BASE_URL', 'is not set (nor spotBaseUrl in the config file)');
+  if (config.contractBaseUrl === null) throw new ConfigError('EXLEDGER_CONTRACT_BASE_URL', 'is not set (nor contractBaseUrl in the config file)');
+  if (config.accounts.length === 0) {
+    throw new ConfigError('EXLEDGER_API_KEY', 'no account is configured', { hint: 'set EXLEDGER_API_KEY, EXLEDGER_API_SECRET and EXLEDGER_API_PASSPHRASE, or "accounts" in the config file' });
+  }
+  requireDatabaseLocation(config.db);
+
+  const budget = new RateBudget(config.budget);
+  try {
+    const clientOptions = { spotBaseUrl: config.spotBaseUrl, contractBaseUrl: config.contractBaseUrl, retry: config.retry, timeoutMs: config.timeoutMs };
+    // Preflight: an unreachable address or a refused key fails here, before the database is touched.
+    await whilePending('sync: checking that the exchange answers (spot.assets)', async () => {
+      for (const account of config.accounts) {
+        await new ExchangeClient({ ...clientOptions, credentials: account, budget }).call('spot.assets');
+      }
+    });
+    hooks.signal?.throwIfAborted();
+
+    const lock = DatabaseLock.acquire(config.db, 'sync');
+    try {
+      const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
+      try {
+        await ensureRawTables(db, streams);
+        await createStagingViews(db);
+        const recoveredRuns = await markInterruptedRuns(db);
+        const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
+        const results = await whilePending(`sync ${runId}: reading ${chosen.length} streams into ${config.db}`, () =>
+          runSync(
+            {
+              runId,
+              streams: chosen,
+              accounts: config.accounts,
+              sinceMs,
+              untilMs,
+              fullRefresh: request.fullRefresh === true,
+              spotSymbols,
+              quoteCoins: config.sync.quoteCoins,
+              defaultStartMs,
+              lookbackDays: config.sync.lookbackDays,
+              maxWindowDays: config.sync.maxWindowDays,
+            },
+            { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
+          ),
+        );
+        await createStagingViews(db);
+        return { runId, status: statusOf(results, hooks.signal), results, recoveredRuns };
+      } finally {
+        db.close();
+      }
+    } finally {
+      lock.release();
+    }
+  } finally {
+    await budget.close();
+  }
+}
+
+function statusOf(results: readonly StreamResult[], signal: AbortSignal | undefined): SyncStatus {
+  if (signal?.aborted === true || results.some((result) => result.status === 'interrupted')) return 'interrupted';
+  const failed = results.filter((result) => result.status === 'failed').length;
+  return failed === 0 ? 'ok' : failed === results.length ? 'failed' : 'partial';
+}
+
+function selectStreams(streams: readonly StreamDeclaration[], list: string | undefined): StreamDeclaration[] {
+  if (list === undefined || list.trim() === '') return [...streams];
+  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const known = new Set(streams.map((stream) => stream.name));
+  for (const name of names) {
+    if (!known.has(name)) throw new ConfigError('--streams', `unknown stream "${name}"; the streams are ${[...known].join(', ')}`);
+  }
+  return streams.filter((stream) => names.includes(stream.name));
+}
+
+function parseSymbols(list: string): string[] {
+  const symbols = list.split(',').map((symbol) => symbol.trim()).filter((symbol) => symbol !== '');
+  for (const symbol of symbols) {
+    if (!/^[A-Z0-9]+_SPBL$/.test(symbol)) throw new ConfigError('--spot-symbols', `"${symbol}" is not a spot symbol like BTCUSDT_SPBL`);
+  }
+  return symbols;
+}
