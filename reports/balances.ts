@@ -1,6 +1,9 @@
 import { defineReport } from '../src/export/report-definition.ts';
 
-/** Funding account roll-forward per coin and month, the chain of bills, and bills against the assets snapshot. */
+/**
+ * Funding account roll-forward per coin and month, the chain of bills, and the reconciliation of
+ * the bills with the spot assets snapshot (separate accounts: differences are shown, not failed).
+ */
 export const balancesReport = defineReport({
   name: 'balances',
   title: 'Balances and reconciliation',
@@ -70,7 +73,7 @@ export const balancesReport = defineReport({
     },
     {
       name: 'Bills vs assets',
-      description: 'Balance from the bills against the latest assets snapshot, per coin (not limited to the period)',
+      description: 'Reconciliation of the funding bills\' balance with the latest spot assets snapshot, per coin (not limited to the period); separate accounts, so a highlighted difference is to explain, not an error',
       mart: 'marts.balance_vs_assets',
       period: null,
       orderBy: ['account', 'coin_name'],
@@ -92,6 +95,10 @@ export const balancesReport = defineReport({
     { label: 'Closing balance', sheet: 'Roll-forward', last: 'closing_balance', by: ['account', 'coin_name'], coinColumn: 'coin_name' },
     { label: 'Roll-forward differences', sheet: 'Roll-forward', sum: 'difference', by: ['coin_name'], coinColumn: 'coin_name' },
     { label: 'Chain breaks', sheet: 'Chain breaks', by: ['coin_name'] },
+    { label: 'Coins whose bills differ from the assets (reconciliation)', sheet: 'Bills vs assets', where: 'is_different' },
+  ],
+  notes: [
+    'Bills vs assets is a reconciliation, not a check: the funding bills and the spot assets snapshot are separate accounts in the exchange\'s data, so their balances may differ without anything being wrong. Its highlighted rows are the coins to explain; only Roll-forward differences and Chain breaks point to missing or altered bills.',
   ],
   chart: { title: 'Closing balance per month', mart: 'marts.balance_reconciliation', monthColumn: 'balance_month', valueColumn: 'closing_balance', seriesBy: ['account', 'coin_name'], coinColumn: 'coin_name' },
 });

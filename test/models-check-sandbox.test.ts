@@ -68,16 +68,18 @@ describe('exledger check on a synced sandbox medium history', () => {
       const clean = await checkModels(db);
       console.log(`build: ${(buildMs / 1000).toFixed(2)} s, check: ${((performance.now() - checkStarted) / 1000).toFixed(2)} s, ${clean.length} tests`);
       expect(notPassing(clean)).toEqual([]);
-      expect(clean.map((result) => result.id)).toEqual(expect.arrayContaining(['marts/balance_chain_unbroken', 'marts/balance_matches_assets']));
+      expect(clean.map((result) => result.id)).toEqual(expect.arrayContaining(['marts/balance_chain_unbroken', 'marts/balance_vs_assets_unique']));
 
       // The sandbox history is a real one: thousands of bills, every coin's chain whole from 0,
-      // months carried, and the bills agree with the assets snapshot coin by coin.
-      const [shape] = await db.all<{ bills: string; coins: string; months: string }>(
-        'SELECT (SELECT count(*) FROM intermediate.int_ledger_events)::VARCHAR AS bills, (SELECT count(*) FROM marts.balance_vs_assets WHERE found_in = \'both\')::VARCHAR AS coins, (SELECT count(*) FROM marts.balance_reconciliation WHERE bill_count = 0)::VARCHAR AS months',
+      // months carried. Its funding bills and assets snapshot happen to agree coin by coin, so the
+      // reconciliation (a mart, not a check: on a real exchange they are separate accounts) shows no difference.
+      const [shape] = await db.all<{ bills: string; coins: string; months: string; different: string }>(
+        'SELECT (SELECT count(*) FROM intermediate.int_ledger_events)::VARCHAR AS bills, (SELECT count(*) FROM marts.balance_vs_assets WHERE found_in = \'both\')::VARCHAR AS coins, (SELECT count(*) FROM marts.balance_reconciliation WHERE bill_count = 0)::VARCHAR AS months, (SELECT count(*) FROM marts.balance_vs_assets WHERE is_different IS DISTINCT FROM false)::VARCHAR AS different',
       );
       expect(Number(shape!.bills)).toBeGreaterThan(1000);
       expect(Number(shape!.coins)).toBeGreaterThan(3);
       expect(Number(shape!.months)).toBeGreaterThan(0);
+      expect(shape!.different).toBe('0');
 
       // Alter the afterAmount of one USDT bill in the middle of its chain, as a corrupted record would:
       // +1 on its balance after, so it no longer follows from the bill before it, nor leads to the bill after it.

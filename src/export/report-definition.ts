@@ -70,7 +70,7 @@ export interface SheetSpec {
 /**
  * A key figure on the Summary, over a sheet's rows (same period, same filter), per group (a coin,
  * a method): a sum, the value of the latest row (a balance at the end of the period), or a count
- * of rows when neither is named.
+ * of rows when neither is named; `where` narrows the rows further (e.g. the coins that differ).
  */
 export interface SummaryFigure {
   label: string;
@@ -84,6 +84,8 @@ export interface SummaryFigure {
   by?: readonly string[];
   /** For a sum or last value: the column holding its coin (one of `by`). */
   coinColumn?: string;
+  /** A BOOLEAN column of the sheet's mart (shown or not): only the rows where it is true are read. @default every row */
+  where?: string;
 }
 
 /** The Summary's chart: a monthly figure over the twelve months ending with the period. */
@@ -113,6 +115,8 @@ export interface ReportSpec {
   streams: readonly string[];
   sheets: readonly SheetSpec[];
   summary: readonly SummaryFigure[];
+  /** Lines added to the Summary's notes: how to read this report's sheets. @default [] */
+  notes?: readonly string[];
   chart: ChartSpec;
 }
 
@@ -158,8 +162,10 @@ const reportSchema = z.strictObject({
       last: identifier.optional(),
       by: z.array(identifier).optional(),
       coinColumn: identifier.optional(),
+      where: identifier.optional(),
     }),
   ),
+  notes: z.array(z.string().min(1)).optional(),
   chart: z.strictObject({ title: z.string(), mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/), monthColumn: identifier, valueColumn: identifier, seriesBy: z.array(identifier), coinColumn: identifier }),
 });
 

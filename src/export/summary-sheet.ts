@@ -86,7 +86,8 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
       figure.sum !== undefined ? `CAST(sum(${figure.sum}) AS VARCHAR)` : figure.last !== undefined ? `CAST(arg_max(${figure.last}, ${sheet.period!.column}) AS VARCHAR)` : 'CAST(count(*) AS VARCHAR)';
     const groups = by.length === 0 ? '' : `GROUP BY ${by.join(', ')} ORDER BY ${by.join(', ')}`;
     const select = [...by.map((column, index) => `CAST(${column} AS VARCHAR) AS g${index}`), `${value} AS value`].join(', ');
-    const rows = await db.all<Record<string, string | null>>(`SELECT ${select} FROM ${sheet.mart} WHERE ${filter.where} ${groups}`, filter.values);
+    const where = figure.where === undefined ? filter.where : `(${filter.where}) AND ${figure.where}`;
+    const rows = await db.all<Record<string, string | null>>(`SELECT ${select} FROM ${sheet.mart} WHERE ${where} ${groups}`, filter.values);
     for (const row of rows) {
       figures.push({
         label: figure.label,
@@ -219,6 +220,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     'Amounts are exact in the database (DuckDB DECIMAL); an Excel cell holds 15 significant digits. The exact sums are in the "Exact value" column above.',
     'A totals row sums the rows shown (it follows the filters). Where the rows mix coins or cost methods, its label says so: filter to one before reading it.',
     'Times are UTC; days and months are cut in the reporting time zone.',
+    ...(report.notes ?? []),
     ...(input.notes ?? []),
   ];
   for (const note of notes) add([note]);

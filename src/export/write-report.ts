@@ -148,7 +148,9 @@ async function readReporting(db: Database): Promise<{ timeZone: string; costMeth
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */
 async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
-  const rows = await db.all<{ name: string; column_name: string }>("SELECT 'marts.' || table_name AS name, column_name FROM information_schema.columns WHERE table_schema = 'marts'");
+  const rows = await db.all<{ name: string; column_name: string; data_type: string }>(
+    "SELECT 'marts.' || table_name AS name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'marts'",
+  );
   const columns = new Map<string, Set<string>>();
   for (const row of rows) columns.set(row.name, (columns.get(row.name) ?? new Set()).add(row.column_name));
   const needed: { mart: string; names: string[] }[] = [
@@ -160,6 +162,12 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
     if (known === undefined) throw new DataError(`${mart} does not exist (report ${report.name})`, { hint: 'run exledger build first (exledger run does it)' });
     const missing = names.find((name) => !known.has(name));
     if (missing !== undefined) throw new ConfigError(`reports/${report.name}.ts`, `"${missing}" is not a column of ${mart}`);
+  }
+  for (const figure of report.summary) {
+    if (figure.where === undefined) continue;
+    const mart = report.sheets.find((sheet) => sheet.name === figure.sheet)!.mart;
+    const type = rows.find((row) => row.name === mart && row.column_name === figure.where)?.data_type;
+    if (type !== 'BOOLEAN') throw new ConfigError(`reports/${report.name}.ts`, `"${figure.where}" (where of the figure "${figure.label}") is not a BOOLEAN column of ${mart}`);
   }
 }
 
