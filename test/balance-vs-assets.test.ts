@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
@@ -83,7 +85,7 @@ describe('bills and assets that legitimately differ', () => {
   });
 
   it('highlights the differing coins in the balances workbook and counts them on the Summary as a reconciliation', async () => {
-    const result = await writeReport(db, REPORTS.find((report) => report.name === 'balances')!, { period: { from: '2026-01-01', to: '2026-01-31', label: '2026-01' }, outDir });
+    const result = await writeReport(db, REPORTS.find((report) => report.name === 'balances')!, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { from: '2026-01-01', to: '2026-01-31', label: '2026-01' }, outDir });
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.readFile(result.file);
 
@@ -111,7 +113,7 @@ describe('bills and assets that legitimately differ', () => {
   it('refuses a figure whose where is not a BOOLEAN column of the mart, naming it', async () => {
     const balances = REPORTS.find((report) => report.name === 'balances')!;
     const broken: ReportSpec = { ...balances, summary: [{ label: 'Differences', sheet: 'Bills vs assets', where: 'difference' }] };
-    await expect(writeReport(db, broken, { period: { from: '2026-01-01', to: '2026-01-31', label: '2026-01' }, outDir })).rejects.toThrow(
+    await expect(writeReport(db, broken, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { from: '2026-01-01', to: '2026-01-31', label: '2026-01' }, outDir })).rejects.toThrow(
       /reports\/balances\.ts.*"difference" \(where of the figure "Differences"\) is not a BOOLEAN column of marts\.balance_vs_assets/,
     );
   });

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,7 +84,7 @@ describe('bench export data', () => {
   });
 
   it('gives a workbook whose detail sheet and table hold every row, as the bench checks it', async () => {
-    const result = await writeReport(generated, pnlReport, { period: parsePeriod('2025-06'), outDir, now: new Date('2025-07-02T00:00:00Z') });
+    const result = await writeReport(generated, pnlReport, { streams: STREAMS, coinFormats: COIN_FORMATS, period: parsePeriod('2025-06'), outDir, now: new Date('2025-07-02T00:00:00Z') });
     const detail = result.sheets.find((sheet) => sheet.name === 'Spot lot detail')!;
     expect(detail.rows).toBe(ROWS);
     expect(result.warnings).toEqual([]);

@@ -1,10 +1,11 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { REPORTS } from '../reports/index.ts';
-import { main } from '../src/cli/main.ts';
+import { runCli } from './support/cli-process.ts';
 import { DecimalSum, amountFormat } from '../src/export/cell-formats.ts';
 import { lastClosedPeriod, parsePeriod, parseRange } from '../src/export/period.ts';
 import { validateReports, type ReportSpec } from '../src/export/report-definition.ts';
@@ -68,17 +69,15 @@ describe('cell formats', () => {
   });
 
   it('shows stablecoins to the cent and other coins to the satoshi, negatives in red', () => {
-    expect(amountFormat('USDT')).toBe('#,##0.00######;[Red]-#,##0.00######');
-    expect(amountFormat('BTC')).toBe('#,##0.00000000######;[Red]-#,##0.00000000######');
-    expect(amountFormat('JPY')).toBe('#,##0;[Red]-#,##0');
+    expect(amountFormat('USDT', COIN_FORMATS)).toBe('#,##0.00######;[Red]-#,##0.00######');
+    expect(amountFormat('BTC', COIN_FORMATS)).toBe('#,##0.00000000######;[Red]-#,##0.00000000######');
+    expect(amountFormat('JPY', COIN_FORMATS)).toBe('#,##0;[Red]-#,##0');
   });
 });
 
 describe('exledger report: bad input', () => {
   it('names the flag or report to fix, exit 2, and writes nothing', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'exledger-report-flags-'));
-    const errors: string[] = [];
-    const spy = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void errors.push(parts.join(' ')));
     try {
       const out = path.join(dir, 'out');
       const cases: [string[], RegExp][] = [
@@ -86,17 +85,18 @@ describe('exledger report: bad input', () => {
         [['report', 'pnl', '--period', '2026-10', '--from', '2026-10-01', '--to', '2026-10-31'], /^error: --period: give either --period or --from and --to, not both$/],
         [['report', 'pnl'], /^error: --period: say which period/],
         [['report', 'pnl', '--from', '2026-10-01', '--to', '2026-09-30'], /^error: --to: 2026-09-30 is before --from 2026-10-01$/],
-        [['report', 'pnl', '--period', '2026-10', '--db', path.join(dir, 'none.duckdb')], /^error: .*none\.duckdb: no database here yet$/],
+        [['report', 'pnl', '--period', '2026-10', '--db', path.join(dir, 'none.duckdb')], /^error: .*none\.duckdb: no database here$/],
       ];
-      for (const [args, message] of cases) {
-        errors.length = 0;
-        expect(await main([...args, '--out', out]), args.join(' ')).toBe(2);
-        expect(errors[0], args.join(' ')).toMatch(message);
-      }
+      // One child process per case, as a scheduler runs it; they are independent, so side by side.
+      const results = await Promise.all(cases.map(([args]) => runCli([...args, '--out', out], { cwd: dir })));
+      cases.forEach(([args, message], index) => {
+        expect(results[index]!.code, args.join(' ')).toBe(2);
+        expect(results[index]!.stdout, args.join(' ')).toBe('');
+        expect(results[index]!.stderr.split('\n')[0], args.join(' ')).toMatch(message);
+      });
       expect(existsSync(out)).toBe(false);
       expect(existsSync(path.join(dir, 'none.duckdb'))).toBe(false);
     } finally {
-      spy.mockRestore();
       rmSync(dir, { recursive: true, force: true });
     }
   });

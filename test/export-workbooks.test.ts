@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
@@ -166,7 +168,7 @@ describe('workbooks of a synced sandbox history', () => {
     period = lastClosedPeriod('month', 'Europe/Berlin', new Date(sandbox.exchange.endMs));
     const outDir = path.join(workspace.dir, 'out');
     for (const report of REPORTS) {
-      const result = await writeReport(db, report, { period, outDir, now: new Date(sandbox.exchange.endMs) });
+      const result = await writeReport(db, report, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir, now: new Date(sandbox.exchange.endMs) });
       results.set(report.name, result);
       workbooks.set(report.name, await readWorkbook(result.file));
     }
@@ -257,7 +259,7 @@ describe('the Summary chart of a synced sandbox history', () => {
     const quotes = await db.all<{ quote_coin: string }>('SELECT DISTINCT quote_coin FROM marts.spot_realized_pnl_monthly ORDER BY 1');
     // The history trades against more than one quote coin, so the choice is a real one.
     expect(quotes.map((row) => row.quote_coin)).toEqual(expect.arrayContaining(['BTC', 'USDT']));
-    const chart = await readChart(db, pnl, period);
+    const chart = await readChart(db, pnl, period, COIN_FORMATS.chartCoins);
     expect(chart.title).toBe('Spot realized PnL per month: average · USDT');
     expect(chart.unit).toBe('USDT');
     const months = await db.all<{ month: string; pnl: string }>(
@@ -320,7 +322,7 @@ describe('workbooks of a hand-built ledger', () => {
   });
 
   it('stores exchange text that begins with "=" as text, never as a formula', async () => {
-    const result = await writeReport(db, REPORTS.find((report) => report.name === 'pnl')!, { period, outDir });
+    const result = await writeReport(db, REPORTS.find((report) => report.name === 'pnl')!, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir });
     const sheet = (await readWorkbook(result.file)).getWorksheet('Spot lot detail')!;
     const symbol = sheet.getRow(2).getCell(2);
     expect(symbol.value).toBe('=HYPERLINK("http://example.invalid","x")');
@@ -331,7 +333,7 @@ describe('workbooks of a hand-built ledger', () => {
 
   it('continues a sheet past its row limit on a second sheet with its own table, rows in order', async () => {
     const report = REPORTS.find((candidate) => candidate.name === 'pnl')!;
-    const result = await writeReport(db, report, { period, outDir, maxRowsPerSheet: 2 });
+    const result = await writeReport(db, report, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir, maxRowsPerSheet: 2 });
     const lots = result.sheets.find((sheet) => sheet.name === 'Spot lot detail')!;
     // FIFO: sell 3 takes 2 of lot 1 and 1 of lot 2; sell 4 takes lot 2's last 1 and 1 unmatched: 4 rows, 2 per sheet.
     expect(lots).toEqual({ name: 'Spot lot detail', parts: ['Spot lot detail', 'Spot lot detail (2)'], rows: 4 });
@@ -343,7 +345,7 @@ describe('workbooks of a hand-built ledger', () => {
   });
 
   it('highlights a chain break, warns of streams never synced, and writes an empty sheet without a table', async () => {
-    const result = await writeReport(db, REPORTS.find((report) => report.name === 'balances')!, { period, outDir });
+    const result = await writeReport(db, REPORTS.find((report) => report.name === 'balances')!, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir });
     const workbook = await readWorkbook(result.file);
     const breaks = workbook.getWorksheet('Chain breaks')!;
     expect(breaks.getRow(2).getCell(4).value).toBe('3');
@@ -353,7 +355,7 @@ describe('workbooks of a hand-built ledger', () => {
     const summary = workbook.getWorksheet('Summary')!.getSheetValues().flat().map(String).join('\n');
     expect(summary).toContain('Warning: 2 stream(s) stale or incomplete');
 
-    const rebates = await writeReport(db, REPORTS.find((report) => report.name === 'rebates')!, { period, outDir });
+    const rebates = await writeReport(db, REPORTS.find((report) => report.name === 'rebates')!, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir });
     const commission = (await readWorkbook(rebates.file)).getWorksheet('Commission by month')!;
     expect(commission.getRow(2).getCell(1).value).toBe('No rows in this period.');
     expect(Object.keys((commission as unknown as { tables: object }).tables)).toEqual([]);

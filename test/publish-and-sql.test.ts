@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { main } from '../src/cli/main.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../src/store/database.ts';
 import { publishDatabase, publishedPath } from '../src/store/publish.ts';
+import { runCli } from './support/cli-process.ts';
 import { startAnalyst } from './support/analyst-process.ts';
 
 /** Which version wrote every row of marts.later (null if they disagree), and how many rows. */
@@ -66,26 +66,10 @@ function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
-/** Runs the CLI in this process; returns its exit code and what it printed. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) => {
-    stdout += chunk.toString();
-    const done = typeof encoding === 'function' ? encoding : callback;
-    if (typeof done === 'function') done();
-    return true;
-  }) as typeof process.stdout.write);
-  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void (stdout += `${parts.join(' ')}\n`));
-  const error = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void (stderr += `${parts.join(' ')}\n`));
-  try {
-    const code = await main(args);
-    return { code, stdout, stderr };
-  } finally {
-    write.mockRestore();
-    log.mockRestore();
-    error.mockRestore();
-  }
+/** Runs the `exledger` executable in a child process, as a scheduler would (no terminal, stdin closed). */
+async function cli(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await runCli(args, { input });
+  return { code, stdout, stderr };
 }
 
 describe('publishedPath', () => {
@@ -217,13 +201,18 @@ describe('exledger sql', () => {
 
     const json = await cli(['sql', QUERY, '--json', '--db', source]);
     expect(json).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(json.stdout)).toEqual([
+    // The one --json shape of every command; the rows are its details.
+    const parsed = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(parsed).toMatchObject({ command: 'sql', ok: true, exitCode: 0, columns: ['trade_id', 'id', 'amount', 'note'] });
+    expect(parsed.startedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(parsed.rows).toEqual([
       { trade_id: TRADE_ID, id: TRADE_ID, amount: AMOUNT, note: 'plain' },
       { trade_id: '7', id: '7', amount: null, note: '' },
       { trade_id: '-1', id: '1', amount: '-0.500000000000000000', note: 'a, "quoted"\nline' },
     ]);
     // In the text itself, not only after parsing: exact strings, never JSON numbers.
-    expect(json.stdout).toContain(`"trade_id":"${TRADE_ID}","id":"${TRADE_ID}","amount":"${AMOUNT}"`);
+    expect(json.stdout).toContain(`"trade_id": "${TRADE_ID}",`);
+    expect(json.stdout).toContain(`"amount": "${AMOUNT}",`);
   });
 
   it('runs several statements and prints the last; a temporary table is allowed', async () => {
@@ -231,7 +220,7 @@ describe('exledger sql', () => {
     await publishDatabase(source);
     const result = await cli(['sql', 'CREATE TEMP TABLE picked AS SELECT amount FROM marts.trades WHERE id = \'1\'; SELECT amount * 2 AS doubled FROM picked', '--json', '--db', source]);
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(result.stdout)).toEqual([{ doubled: '-1.000000000000000000' }]);
+    expect((JSON.parse(result.stdout) as { rows: unknown }).rows).toEqual([{ doubled: '-1.000000000000000000' }]);
   });
 
   it('before any publish: one error line naming the published file and the fix, exit 2', async () => {
@@ -239,7 +228,7 @@ describe('exledger sql', () => {
     const result = await cli(['sql', 'SELECT 1', '--db', source]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`error: ${path.join(dir, 'exledger.published.duckdb')}: no published copy of the database yet\n  fix: run \`exledger run\` first, which publishes it\n`);
+    expect(result.stderr).toBe(`error: ${path.join(dir, 'exledger.published.duckdb')}: no published copy of the database here\n  fix: run \`exledger run\` first, which publishes it\n`);
   });
 
   it('refuses a write with DuckDB read-only error on one line, exit 1, and the published file is unchanged', async () => {

@@ -1,19 +1,16 @@
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { format } from 'node:util';
 import ExcelJS from 'exceljs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../src/cli/main.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateExchange } from '../src/sandbox/generate.ts';
 import type { SandboxAccount } from '../src/sandbox/model.ts';
 import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { Database } from '../src/store/database.ts';
 import { publishedPath } from '../src/store/publish.ts';
 import { startAnalyst } from './support/analyst-process.ts';
+import { REPO, runCli } from './support/cli-process.ts';
 import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
 
 /**
@@ -22,8 +19,6 @@ import { startTestSandbox, TEST_END_MS } from './support/sandbox.ts';
  * in a temp folder per test. The sandbox's history ends on 2026-11-01; the run syncs it whole.
  */
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(REPO, 'src/cli/exledger.js');
 const LIFTED = { spotQuota: 1_000_000, futuresQuota: 1_000_000 };
 const REPORT_NAMES = ['balances', 'fees', 'pnl', 'rebates'];
 
@@ -58,49 +53,14 @@ function createRunWorkspace(url: string, account: SandboxAccount, overrides: { p
   return workspace;
 }
 
-/**
- * Runs the CLI in this process; returns its exit code and what it printed. Console output goes
- * through process.stdout/stderr.write as in a plain Node process (vitest's console does not),
- * so the run log, which copies those streams, sees it.
- */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const printed = { stdout: '', stderr: '' };
-  const capture = (stream: 'stdout' | 'stderr') =>
-    ((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) => {
-      printed[stream] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const done = typeof encoding === 'function' ? encoding : callback;
-      if (typeof done === 'function') done();
-      return true;
-    }) as typeof process.stdout.write;
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture('stdout'));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture('stderr'));
-  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void process.stdout.write(`${format(...parts)}\n`));
-  const error = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void process.stderr.write(`${format(...parts)}\n`));
-  try {
-    const code = await main(args);
-    return { code, ...printed };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    out.mockRestore();
-    err.mockRestore();
-  }
+/** Runs the `exledger` bin in a child process, as cron would: no terminal, stdin closed, PATH and HOME only (the config file says the rest). */
+async function cli(args: string[], cwd = REPO): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await runCli(args, { cwd });
+  return { code, stdout, stderr };
 }
 
-/** Runs the `exledger` bin in a child process, as cron would. */
-function cliProcess(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  // Nothing of this machine's exledger environment: the config file says everything.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('EXLEDGER_')));
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** A sync's progress line, which `exledger run` writes to its log only (no terminal). */
+const PROGRESS = /^sync [\w-]+\/\w+: /;
 
 interface SummaryLine {
   step: string;
@@ -220,7 +180,12 @@ describe('exledger run against the sandbox', () => {
     const log = logFileOf(run.stdout, workspace);
     expect(readdirSync(workspace.logDir)).toEqual([path.basename(log)]);
     const lines = logLines(log);
-    expect(lines.join('\n') + '\n').toBe(run.stdout);
+    // Without a terminal the sync's progress goes to the log only: a line as each stream starts and ends.
+    const progress = lines.filter((line) => PROGRESS.test(line));
+    expect(progress).toContain('sync acct0/futures_fills: started, 5 windows to read');
+    expect(progress.some((line) => /^sync acct0\/futures_fills: 5\/5 windows \(100%\), [\d,]+ rows, \d+ s: done, [\d,]+ new rows$/.test(line))).toBe(true);
+    expect(run.stdout).not.toMatch(PROGRESS);
+    expect(lines.filter((line) => !PROGRESS.test(line)).join('\n') + '\n').toBe(run.stdout);
     for (const header of ['== sync', '== build', '== check', '== reports', '== publish', '== summary', 'run: ok']) expect(lines).toContain(header);
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
@@ -261,7 +226,7 @@ describe('exledger run against the sandbox', () => {
       // A fresh open (exledger sql reads the published copy) sees the second run.
       const fresh = await cli(['sql', RUNS, '--json', '--config', workspace.config]);
       expect(fresh).toMatchObject({ code: 0, stderr: '' });
-      expect(JSON.parse(fresh.stdout)).toEqual([{ runs: 2, last_run: secondRunId }]);
+      expect((JSON.parse(fresh.stdout) as { rows: unknown }).rows).toEqual([{ runs: 2, last_run: secondRunId }]);
       // The cursors moved on in the new copy, so the analyst's unchanged answer was the old copy's.
       expect(await rowsOf(published, UNREAD[0]!)).not.toEqual(await rowsOf(kept, UNREAD[0]!));
     } finally {
@@ -287,7 +252,7 @@ describe('exledger run against the sandbox', () => {
     workspaces.push(workspace);
 
     // The bin in its own process: the exit code is the one cron sees.
-    const run = await cliProcess(['run', '--config', workspace.config], workspace.dir);
+    const run = await cli(['run', '--config', workspace.config], workspace.dir);
     // One error line on stderr, so cron's mail says the run failed.
     expect(run.stderr).toBe('error: the run failed: spot.assets (GET /api/v2/account/assets): cannot reach the exchange (ECONNREFUSED)\n');
     expect(run.code).toBe(1);
@@ -383,7 +348,7 @@ describe('exledger run when one stream fails', () => {
     expect(existsSync(publishedPath(workspace.db))).toBe(true);
 
     const log = logFileOf(run.stdout, workspace);
-    expect(logLines(log).join('\n') + '\n').toBe(run.stdout);
+    expect(logLines(log).filter((line) => !PROGRESS.test(line)).join('\n') + '\n').toBe(run.stdout);
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
   });
 });
@@ -397,9 +362,9 @@ const UNREAD = [
   'SELECT count(*)::INTEGER AS n, sum(hash(m))::VARCHAR AS h FROM marts.fees_daily m',
 ];
 
-/** The `run <id>` line the sync prints. */
+/** The `sync <id>: <status>` line the sync prints. */
 function syncRunIdOf(stdout: string): string {
-  const match = /^run (\d{8}T\d{6}-[0-9a-f]{6})$/m.exec(stdout);
+  const match = /^sync (\d{8}T\d{6}-[0-9a-f]{6}): \w+$/m.exec(stdout);
   expect(match, 'the sync printed its run id').not.toBeNull();
   return match![1]!;
 }

@@ -46,7 +46,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     .usage('$0 <command> [options]\n\nAccounting and reporting pipeline for a cryptocurrency exchange account.')
     .strict()
     .demandCommand(1, 'name a command: the commands are listed above')
-    .option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (command, ok, exitCode, startedAt, finishedAt, details) instead of text' })
+    .option('json', { type: 'boolean', describe: 'Print one JSON object (command, ok, exitCode, startedAt, finishedAt, details) instead of text' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Print only the summary and errors (no progress, no line per item)' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print stack traces of unexpected errors' })
     .help()

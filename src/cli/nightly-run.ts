@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { STREAMS } from '../../pipelines/index.ts';
+import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { REPORTS } from '../../reports/index.ts';
 import type { Config } from '../config/config.ts';
 import { ExledgerError } from '../errors.ts';
@@ -33,7 +34,7 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
     try {
       outcome = await runJob(
         config,
-        { streams: STREAMS, reports },
+        { streams: STREAMS, reports, coinFormats: COIN_FORMATS },
         {
           period: options.period,
           now: options.now,

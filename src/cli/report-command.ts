@@ -1,4 +1,5 @@
 import { STREAMS } from '../../pipelines/index.ts';
+import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { REPORTS } from '../../reports/index.ts';
 import { periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
 import { defineCommand } from './command.ts';
@@ -21,7 +22,7 @@ export const reportCommand = defineCommand({
   handler: async (args, { config, output }) => {
     const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), args.name.map(String));
     const period = periodOf(args);
-    const results = await reportJob(config, reports, period, { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) });
+    const results = await reportJob(config, { reports, streams: STREAMS, coinFormats: COIN_FORMATS }, period, { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) });
     return { exitCode: EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

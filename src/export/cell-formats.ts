@@ -1,5 +1,4 @@
 import type ExcelJS from 'exceljs';
-import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { DataError } from '../errors.ts';
 import type { ColumnFormat } from './report-definition.ts';
 
@@ -8,11 +7,23 @@ import type { ColumnFormat } from './report-definition.ts';
  * as YYYY-MM-DD, datetimes selected as epoch milliseconds) to an Excel cell value and its style.
  */
 
+/** How many decimals an amount shows, per coin (declared in reports/coin-formats.ts). */
+export interface CoinFormats {
+  /** Decimals always shown, per coin. */
+  readonly fixedDecimals: Readonly<Record<string, number>>;
+  /** Decimals always shown for the other coins, and for an amount whose coin is not known. */
+  readonly defaultDecimals: number;
+  /** Shown after the fixed ones when the amount has them (Excel's `#`). */
+  readonly optionalDecimals: number;
+  /** The Summary's chart shows the first of these coins that has rows (then the coin with the most months). */
+  readonly chartCoins: readonly string[];
+}
+
 /** The Excel number format of an amount in `coin` (undefined: the unit is not known). */
-export function amountFormat(coin: string | undefined): string {
-  const fixed = coin === undefined ? COIN_FORMATS.defaultDecimals : (COIN_FORMATS.fixedDecimals[coin] ?? COIN_FORMATS.defaultDecimals);
+export function amountFormat(coin: string | undefined, formats: CoinFormats): string {
+  const fixed = coin === undefined ? formats.defaultDecimals : (formats.fixedDecimals[coin] ?? formats.defaultDecimals);
   // An integer format with optional decimals would show "12." for whole numbers: none then.
-  const decimals = fixed === 0 ? '' : `.${'0'.repeat(fixed)}${'#'.repeat(COIN_FORMATS.optionalDecimals)}`;
+  const decimals = fixed === 0 ? '' : `.${'0'.repeat(fixed)}${'#'.repeat(formats.optionalDecimals)}`;
   return `#,##0${decimals};[Red]-#,##0${decimals}`;
 }
 
@@ -25,8 +36,8 @@ const FIXED_FORMATS: Record<Exclude<ColumnFormat, 'amount' | 'text' | 'id'>, str
 };
 
 /** The number format of a column, for an amount given its coin. */
-export function numberFormat(format: ColumnFormat, coin?: string): string | undefined {
-  if (format === 'amount') return amountFormat(coin);
+export function numberFormat(format: ColumnFormat, formats: CoinFormats, coin?: string): string | undefined {
+  if (format === 'amount') return amountFormat(coin, formats);
   if (format === 'text' || format === 'id') return undefined;
   return FIXED_FORMATS[format];
 }

@@ -1,6 +1,6 @@
 import type ExcelJS from 'exceljs';
 import type { Database } from '../store/database.ts';
-import { DecimalSum, DEFAULT_WIDTHS, PAGE_SETUP, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat } from './cell-formats.ts';
+import { DecimalSum, DEFAULT_WIDTHS, PAGE_SETUP, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
 import type { ColumnSpec, ReportSpec, SheetSpec } from './report-definition.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
@@ -35,12 +35,12 @@ export async function writeDetailSheet(
   workbook: XlsxWriter,
   report: ReportSpec,
   spec: SheetSpec,
-  plan: { period: ReportPeriod; rows: number; parts: string[]; maxRows: number; tableNames: Set<string>; onProgress?: (sheet: string, written: number, total: number) => void },
+  plan: { period: ReportPeriod; rows: number; parts: string[]; maxRows: number; tableNames: Set<string>; coinFormats: CoinFormats; onProgress?: (sheet: string, written: number, total: number) => void },
 ): Promise<void> {
   const columns = spec.columns;
   const coinIndex = columns.map((column) => (column.coinColumn === undefined ? -1 : columns.findIndex((candidate) => candidate.column === column.coinColumn)));
   const highlightIndex = spec.highlight === undefined ? -1 : columns.findIndex((column) => column.column === spec.highlight!.column);
-  const styles = new StyleCache(columns);
+  const styles = new StyleCache(columns, plan.coinFormats);
   const filter = periodFilter(spec, plan.period);
   const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${spec.mart} WHERE ${filter.where} ORDER BY ${spec.orderBy.join(', ')}`;
 
@@ -84,7 +84,7 @@ export async function writeDetailSheet(
       columns.forEach((column, index) => {
         if (column.total !== true) return;
         const coins = [...totals[index]!.coins];
-        row.getCell(index + 1).numFmt = numberFormat(column.format, coins.length === 1 ? coins[0] : undefined)!;
+        row.getCell(index + 1).numFmt = numberFormat(column.format, plan.coinFormats, coins.length === 1 ? coins[0] : undefined)!;
       });
       row.commit();
       workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header, total: column.total === true })), totalsRow: true, totalsLabel: label });
@@ -134,7 +134,10 @@ export async function writeDetailSheet(
 class StyleCache {
   private readonly styles: Map<string, Partial<ExcelJS.Style>>[][];
 
-  constructor(private readonly columns: readonly ColumnSpec[]) {
+  constructor(
+    private readonly columns: readonly ColumnSpec[],
+    private readonly formats: CoinFormats,
+  ) {
     this.styles = columns.map(() => [new Map(), new Map()]);
   }
 
@@ -142,7 +145,7 @@ class StyleCache {
     const styles = this.styles[column]![highlighted ? 1 : 0]!;
     let style = styles.get(coin ?? '');
     if (style === undefined) {
-      const numFmt = numberFormat(this.columns[column]!.format, coin);
+      const numFmt = numberFormat(this.columns[column]!.format, this.formats, coin);
       style = { ...(numFmt === undefined ? {} : { numFmt }), ...(highlighted ? { fill: WARNING_FILL, font: WARNING_FONT } : {}) };
       styles.set(coin ?? '', style);
     }

@@ -1,11 +1,10 @@
 import type ExcelJS from 'exceljs';
-import { STREAMS } from '../../pipelines/index.ts';
 import { DataError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
-import { COIN_FORMATS } from '../../reports/coin-formats.ts';
-import { numberFormat, PAGE_SETUP, WARNING_FILL, WARNING_FONT } from './cell-formats.ts';
+import { numberFormat, PAGE_SETUP, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
+import type { StreamDeclaration } from '../extract/stream.ts';
 import { monthOf, periodFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
@@ -44,15 +43,23 @@ const OK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF006100' } };
  * Each stream of the report, per account: ok, or stale (last synced more than `staleAfterHours`
  * ago), incomplete (the period is not covered, or never synced) or failed (its last sync).
  */
-export async function readFreshness(db: Database, report: ReportSpec, period: ReportPeriod, timeZone: string, now: Date, staleAfterHours: number): Promise<Freshness[]> {
-  const statuses = (await readStatus(db, STREAMS)).filter((status) => report.streams.includes(status.stream));
+export async function readFreshness(
+  db: Database,
+  report: ReportSpec,
+  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[],
+  period: ReportPeriod,
+  timeZone: string,
+  now: Date,
+  staleAfterHours: number,
+): Promise<Freshness[]> {
+  const statuses = (await readStatus(db, streams)).filter((status) => report.streams.includes(status.stream));
   // The period's edges as instants: local midnights of its first day and of the day after its last.
   const edges = (await db.all<{ start_ms: string; end_ms: string }>(
     "SELECT epoch_ms(timezone($1, CAST($2 AS DATE)::TIMESTAMP)) AS start_ms, epoch_ms(timezone($1, (CAST($3 AS DATE) + 1)::TIMESTAMP)) AS end_ms",
     [timeZone, period.from, period.to],
   ))[0]!;
   const [startMs, endMs] = [Number(edges.start_ms), Number(edges.end_ms)];
-  const snapshotStreams = new Set(STREAMS.filter((stream) => stream.kind === 'snapshot').map((stream) => stream.name));
+  const snapshotStreams = new Set(streams.filter((stream) => stream.kind === 'snapshot').map((stream) => stream.name));
   const lines: Freshness[] = [];
   if (statuses.length === 0) {
     for (const stream of report.streams) lines.push({ account: '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced' });
@@ -107,7 +114,7 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
  * coins cannot share an axis, and a meme coin's unit counts would dwarf the rest), the first
  * configured cost method, then the series with the most months and the largest total.
  */
-export async function readChart(db: Database, report: ReportSpec, period: ReportPeriod): Promise<{ title: string; unit: string; bars: ChartBar[] }> {
+export async function readChart(db: Database, report: ReportSpec, period: ReportPeriod, chartCoins: readonly string[]): Promise<{ title: string; unit: string; bars: ChartBar[] }> {
   const chart = report.chart;
   const series = chart.seriesBy.join(', ');
   const rows = await db.all<{ month: string; value: string; series: string; coin: string | null }>(
@@ -134,7 +141,7 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
      LEFT JOIN monthly ON monthly.month = months.month
        AND (${chart.seriesBy.map((column) => `monthly.${column} IS NOT DISTINCT FROM (SELECT ${column} FROM picked)`).join(' AND ')})
      GROUP BY months.month ORDER BY months.month`,
-    [monthOf(period.to), `[${COIN_FORMATS.chartCoins.map((coin) => `'${coin}'`).join(', ')}]`],
+    [monthOf(period.to), `[${chartCoins.map((coin) => `'${coin}'`).join(', ')}]`],
   );
   const picked = rows[0]?.series ?? null;
   return {
@@ -156,6 +163,7 @@ export interface SummaryInput {
   figures: Figure[];
   chart: { title: string; unit: string; bars: ChartBar[] };
   planned: { sheet: SheetSpec; rows: number; parts: string[] }[];
+  coinFormats: CoinFormats;
 }
 
 export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: SummaryInput): void {
@@ -202,7 +210,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   add(['Figure', 'Of', 'Value', 'Exact value (text)'], (row) => (row.font = BOLD_FONT));
   for (const figure of input.figures) {
     add([figure.label, figure.group, Number(figure.value), trimDecimal(figure.value)], (row) => {
-      row.getCell(3).numFmt = figure.coin === undefined && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', figure.coin)!;
+      row.getCell(3).numFmt = figure.coin === undefined && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
       row.getCell(4).alignment = { horizontal: 'right' };
     });
   }

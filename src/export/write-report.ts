@@ -2,7 +2,9 @@ import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } fr
 import { once } from 'node:events';
 import path from 'node:path';
 import { ConfigError, DataError, OutputError } from '../errors.ts';
+import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from '../store/database.ts';
+import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, writeDetailSheet } from './detail-sheet.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
@@ -15,6 +17,10 @@ export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 2;
 /** Options of writeReport. */
 export interface WriteReportOptions {
   period: ReportPeriod;
+  /** The stream declarations (pipelines/): the Summary's freshness names them. */
+  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[];
+  /** How many decimals each coin's amounts show (reports/coin-formats.ts). */
+  coinFormats: CoinFormats;
   /** Folder of the workbook (created if needed). */
   outDir: string;
   /** Data rows per detail sheet before it continues on another. @default EXCEL_MAX_DATA_ROWS */
@@ -60,9 +66,9 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const reporting = await readReporting(db);
   await checkMarts(db, report);
   const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period)));
-  const freshness = await readFreshness(db, report, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36);
+  const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36);
   const figures = await readFigures(db, report, options.period);
-  const chart = await readChart(db, report, options.period);
+  const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins);
 
   const file = path.join(options.outDir, `${report.name}-${options.period.label}.xlsx`);
   const temporary = path.join(options.outDir, `.${report.name}-${options.period.label}.xlsx.tmp-${process.pid}`);
@@ -90,7 +96,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
-      await writeDetailSheet(db, workbook, report, sheet, { period: options.period, rows, parts, maxRows, tableNames, onProgress: options.onProgress });
+      await writeDetailSheet(db, workbook, report, sheet, { period: options.period, rows, parts, maxRows, tableNames, coinFormats: options.coinFormats, onProgress: options.onProgress });
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();

@@ -1,5 +1,7 @@
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../errors.ts';
+import type { CoinFormats } from '../export/cell-formats.ts';
+import type { StreamDeclaration } from '../extract/stream.ts';
 import { parsePeriod, parseRange, type ReportPeriod } from '../export/period.ts';
 import { validateReports, type ReportSpec } from '../export/report-definition.ts';
 import { writeReport, type ReportResult } from '../export/write-report.ts';
@@ -15,6 +17,14 @@ export interface ReportHooks {
   onRows?: (report: string, sheet: string, written: number, total: number) => void;
   /** Extra lines for every Summary's notes (e.g. the checks of the run that writes them). */
   notes?: readonly string[];
+}
+
+/** What the report job writes from: declarations, given as arguments (src/export imports neither pipelines/ nor reports/). */
+export interface ReportCatalog {
+  /** The reports to write (chosen and validated: selectReports). */
+  reports: readonly ReportSpec[];
+  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[];
+  coinFormats: CoinFormats;
 }
 
 /** The reports named (`all` for every one), checked against the declarations, which are validated. */
@@ -44,7 +54,8 @@ export function periodOf(request: { period?: string; from?: string; to?: string 
  * folder is checked before anything is read; each workbook is written under a temporary name
  * and renamed, so an earlier good workbook is only ever replaced by a complete one.
  */
-export async function reportJob(config: Readonly<Config>, reports: readonly ReportSpec[], period: ReportPeriod, hooks: ReportHooks = {}): Promise<ReportResult[]> {
+export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog, period: ReportPeriod, hooks: ReportHooks = {}): Promise<ReportResult[]> {
+  const { reports, streams, coinFormats } = catalog;
   requireDatabase(config.db);
   requireOutputFolder(config.reports.outDir, 'outDir');
   const db = await Database.open(config.db, { readOnly: true });
@@ -54,6 +65,8 @@ export async function reportJob(config: Readonly<Config>, reports: readonly Repo
       const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label} in ${config.reports.outDir}`, () =>
         writeReport(db, report, {
           period,
+          streams,
+          coinFormats,
           outDir: config.reports.outDir,
           notes: hooks.notes,
           onProgress: hooks.onRows === undefined ? undefined : (sheet, written, total) => hooks.onRows!(report.name, sheet, written, total),

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
+import type { CoinFormats } from '../export/cell-formats.ts';
 import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError } from '../errors.ts';
 import { lastClosedPeriod, type ReportPeriod } from '../export/period.ts';
 import type { ReportSpec } from '../export/report-definition.ts';
@@ -61,6 +62,7 @@ export interface RunCatalog {
   streams: readonly StreamDeclaration[];
   /** The reports to write (already chosen from the configuration and validated). */
   reports: readonly ReportSpec[];
+  coinFormats: CoinFormats;
 }
 
 /**
@@ -181,7 +183,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
 
     await step(
       'reports',
-      () => reportJob(config, catalog.reports, period, { ...options.report, notes }),
+      () => reportJob(config, catalog, period, { ...options.report, notes }),
       (results) => ({ status: 'ok', detail: `${results.length} workbooks for ${period.label} in ${path.resolve(config.reports.outDir)}` }),
     );
     if (interrupted()) {
