@@ -8,6 +8,8 @@ export interface CommandContext {
   output: Output;
   /** Aborted, with an InterruptedError as its reason, on the first SIGINT or SIGTERM. */
   signal: AbortSignal;
+  /** The command line as given (yargs reads a lone `-` as an empty string). */
+  argv: readonly string[];
 }
 
 /** The context of a command that reads configuration: resolved once, before the handler runs. */

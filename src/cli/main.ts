@@ -64,7 +64,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       builder: command.builder,
       handler: async (args) => {
         commandName = command.command.split(' ')[0]!;
-        const context = { output, signal: abort.signal };
+        const context = { output, signal: abort.signal, argv };
         const outcome = command.config === undefined ? await command.handler(args, context) : await command.handler(args, { ...context, config: resolveConfig(command.config(args)) });
         ran = { name: commandName, outcome };
       },

@@ -7,6 +7,7 @@ import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Output } from './output.ts';
+import { formatTextTable } from './text-table.ts';
 
 /**
  * How the jobs' results look: as text for people (tables, a line per model, test or
@@ -33,9 +34,7 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
     String(result.rowsInserted),
     (((result.finishedAtMs ?? result.startedAtMs) - result.startedAtMs) / 1000).toFixed(1),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
-  const out = [`sync ${outcome.runId}: ${outcome.status}`, line(header), ...rows.map(line)];
+  const out = [`sync ${outcome.runId}: ${outcome.status}`, ...formatTextTable(header, rows, { alignRight: header.map((_, column) => column >= 3) })];
   for (const result of outcome.results) {
     if (result.errorMessage !== null) out.push(`error in ${result.account}/${result.stream}: ${result.errorMessage}`);
     for (const warning of result.warnings) out.push(`note in ${result.account}/${result.stream}: ${warning}`);
@@ -84,8 +83,7 @@ export function formatTestResult(result: TestResult): string {
 function formatRows(rows: readonly Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0] ?? {});
   const cells = rows.map((row) => columns.map((column) => (row[column] === null ? 'null' : typeof row[column] === 'object' ? JSON.stringify(row[column]) : String(row[column]))));
-  const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((cell) => cell[index]!.length)));
-  return [columns, ...cells].map((cell) => `      ${cell.map((value, index) => value.padEnd(widths[index]!)).join('  ').trimEnd()}`).join('\n');
+  return formatTextTable(columns, cells, { indent: '      ' }).join('\n');
 }
 
 /** A progress line per 250,000 rows of a big sheet (a million rows take most of a minute to write). */

@@ -5,6 +5,7 @@ import type { QueryResult } from '../store/query.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
+import { formatTextTable } from './text-table.ts';
 
 const NUMERIC = new Set<DuckDBTypeId>([
   DuckDBTypeId.TINYINT,
@@ -63,10 +64,8 @@ export function formatTable(result: QueryResult): string {
   const rows = textRows(result).map((row) => row.map((cell) => (cell === null ? 'NULL' : cell.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t'))));
   const count = `${rows.length} ${rows.length === 1 ? 'row' : 'rows'}`;
   if (result.columns.length === 0) return `${count}\n`;
-  const widths = result.columns.map((name, column) => Math.max(name.length, ...rows.map((row) => row[column]!.length)));
-  const right = result.types.map((type) => NUMERIC.has(type.typeId));
-  const line = (cells: string[]) => cells.map((cell, column) => (right[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd();
-  return [line(result.columns), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line), count].join('\n') + '\n';
+  const table = formatTextTable(result.columns, rows, { alignRight: result.types.map((type) => NUMERIC.has(type.typeId)), rule: true });
+  return [...table, count].join('\n') + '\n';
 }
 
 /**
@@ -125,9 +124,11 @@ export const sqlCommand = defineCommand({
       .option('csv', { type: 'boolean', describe: 'Print CSV (RFC 4180) instead of a table' })
       .conflicts('csv', 'json'),
   config: (args) => configOverrides(args),
-  handler: async (args, { config, output }) => {
-    const sql = args.query === '-' ? await readStandardInput() : args.query;
-    if (sql.trim() === '') throw new ConfigError('<query>', `is empty${args.query === '-' ? ' (nothing came on standard input)' : ''}: give the SQL to run`);
+  handler: async (args, { config, output, argv }) => {
+    // `-` reaches us as an empty string (yargs' reading of a lone dash): look at the command line.
+    const fromStdin = args.query === '-' || (args.query === '' && argv.includes('-'));
+    const sql = fromStdin ? await readStandardInput() : args.query;
+    if (sql.trim() === '') throw new ConfigError('<query>', `is empty${fromStdin ? ' (nothing came on standard input)' : ''}: give the SQL to run`);
     const result = await queryJob(config, sql);
     if (output.options.json) {
       // The rows as the details of the one --json object; exact numbers as strings.

@@ -3,6 +3,7 @@ import { statusJob } from '../jobs/status-job.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
+import { formatTextTable } from './text-table.ts';
 
 /** `exledger status`. */
 export const statusCommand = defineCommand({
@@ -14,8 +15,7 @@ export const statusCommand = defineCommand({
     const statuses = await statusJob(config, STREAMS);
     const header = ['account', 'stream', 'rows', 'partitions', 'synced until', 'last run', 'status', 'last error'];
     const rows = statuses.map((s) => [s.account, s.stream, String(s.rows), String(s.partitions), s.coveredUntil ?? '-', s.lastRunAt ?? '-', s.lastStatus ?? '-', s.lastError ?? '']);
-    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-    output.summary([header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n'));
+    output.summary(formatTextTable(header, rows).join('\n'));
     if (statuses.length === 0) output.summary('(nothing synced yet: run exledger sync)');
     return { exitCode: EXIT.ok, details: { streams: statuses } };
   },

@@ -1,0 +1,305 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../src/store/database.ts';
+import { BIN, cronEnvironment, REPO, runCli, startCli } from './support/cli-process.ts';
+import { startSandboxProcess, type SandboxProcess, type SandboxRequest } from './support/sandbox-process.ts';
+
+/**
+ * exledger the way it is deployed (issue 11): the `exledger` executable in a process of its
+ * own, stdin closed, stdout and stderr pipes (no terminal), the environment reduced to PATH,
+ * HOME and the settings, against `exledger sandbox` started as another process. Nothing of the
+ * exchange or of the command runs inside this test's process, so nothing here keeps a command's
+ * event loop alive: a command that stops waiting for its own work shows as it would under cron.
+ *
+ * The sandbox counts weight over 1-second windows at the real quotas (500 per endpoint on
+ * /api/v2, 1000 on /capi/v2) and the client is told the same: ten times the real rate, so the
+ * suite stays short, while a year of daily referral totals (weight 20 each) is several times one
+ * window's quota, so the client must wait for its budget to refill.
+ */
+
+const QUOTA = { spot: 500, futures: 1000, windowMs: 1000 };
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const STAMPED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z \S/;
+const HISTORY_STREAMS = ['funding_bills', 'spot_fills', 'transfer_records', 'futures_fills', 'affiliate_commissions', 'affiliate_referrals'];
+
+/** The month before today's, in UTC (the reporting zone by default): what `exledger run` reports. */
+function lastClosedMonth(): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
+}
+
+/**
+ * A folder set up as an operator would: exledger installed in it (node_modules/.bin/exledger,
+ * which `npx exledger` finds), a config file, and a home of its own for the service user.
+ */
+function createInstallFolder(settings: object): { dir: string; home: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-deployed-'));
+  mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(REPO, path.join(dir, 'node_modules', 'exledger'));
+  symlinkSync(path.join('..', 'exledger', 'src', 'cli', 'exledger.js'), path.join(dir, 'node_modules', '.bin', 'exledger'));
+  writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(settings, null, 2));
+  const home = path.join(dir, 'home');
+  mkdirSync(home);
+  return { dir, home };
+}
+
+const CONFIG = {
+  budget: { spot: { quota: QUOTA.spot, windowMs: QUOTA.windowMs }, contract: { quota: QUOTA.futures, windowMs: QUOTA.windowMs } },
+  retry: { retries: 8, minTimeoutMs: 50, maxTimeoutMs: 500 },
+  timeoutMs: 10_000,
+  // The sandbox's history starts a year before its end (2026-11-01); three months keep the suite short.
+  sync: { startDate: '2026-08-01' },
+};
+
+/** The largest weight any `windowMs` sliding window saw for one endpoint (per IP). */
+function peakWindowWeight(requests: readonly SandboxRequest[], endpoint: string, windowMs: number): number {
+  const times = requests.filter((request) => request.endpoint === endpoint && request.status !== 429);
+  let peak = 0;
+  let start = 0;
+  let sum = 0;
+  for (let end = 0; end < times.length; end += 1) {
+    sum += times[end]!.ipWeight;
+    while (times[end]!.at - times[start]!.at >= windowMs) sum -= times[start++]!.ipWeight;
+    peak = Math.max(peak, sum);
+  }
+  return peak;
+}
+
+describe('exledger deployed: its own process, no terminal, the exchange in another process', () => {
+  let exchange: SandboxProcess;
+  let dir: string;
+  let home: string;
+  let env: Record<string, string>;
+  const cli = (args: string[], input?: string) => runCli(args, { cwd: dir, env, input });
+
+  beforeAll(async () => {
+    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', String(QUOTA.windowMs), '--spot-quota', String(QUOTA.spot), '--futures-quota', String(QUOTA.futures)]);
+    ({ dir, home } = createInstallFolder({ ...CONFIG, db: './data/exledger.duckdb', reports: { outDir: './out' }, logDir: './logs' }));
+    env = { HOME: home, ...exchange.settings };
+  });
+  afterAll(async () => {
+    expect(await exchange?.stop()).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sync: a backfill that waits for the budget to refill, with timestamped progress on stderr; then a nightly rerun finds nothing new', async () => {
+    const backfill = await cli(['sync']);
+    expect(backfill.stderr.split('\n').filter((line) => !STAMPED.test(line) && line !== '')).toEqual([]);
+    expect(backfill.code).toBe(0);
+    expect(backfill.stdout).toMatch(/^sync \d{8}T\d{6}-[0-9a-f]{6}: ok$/m);
+    // Progress without a terminal: a plain stamped line per stream as it starts, moves and ends.
+    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: started, \d+ windows to read$/m);
+    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: \d+\/\d+ windows \(\d+%\), \d+ rows, \d+ s$/m);
+    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: (\d+)\/\1 windows \(100%\), \d+ rows, \d+ s: done, \d+ new rows$/m);
+
+    // The budget bound: the referral totals weighed several windows' quota, so the client had to
+    // wait for refills, and the exchange never had to say 429 (no window over its quota).
+    const requests = await exchange.requests();
+    const referrals = requests.filter((request) => request.endpoint === 'rebate.referrals');
+    const weight = referrals.reduce((sum, request) => sum + request.ipWeight, 0);
+    expect(weight).toBeGreaterThan(3 * QUOTA.spot);
+    expect(requests.filter((request) => request.status === 429)).toEqual([]);
+    expect(peakWindowWeight(requests, 'rebate.referrals', QUOTA.windowMs)).toBeLessThanOrEqual(QUOTA.spot);
+    // Spent over at least the time the refills take: (weight - one window's quota) / quota per window.
+    expect(referrals.at(-1)!.at - referrals[0]!.at).toBeGreaterThanOrEqual(((weight - QUOTA.spot) / QUOTA.spot) * QUOTA.windowMs);
+
+    // The nightly rerun: re-reads the lookback day, stores nothing new; --json in the one shape.
+    const nightly = await cli(['sync', '--json']);
+    expect(nightly.code).toBe(0);
+    const result = JSON.parse(nightly.stdout) as { command: string; ok: boolean; exitCode: number; startedAt: string; finishedAt: string; status: string; results: { stream: string; status: string; rowsInserted: number; startedAt: string }[] };
+    expect(result).toMatchObject({ command: 'sync', ok: true, exitCode: 0, status: 'ok' });
+    expect([result.startedAt, result.finishedAt, ...result.results.map((stream) => stream.startedAt)].every((time) => ISO.test(time))).toBe(true);
+    for (const stream of HISTORY_STREAMS) expect(result.results.find((candidate) => candidate.stream === stream), stream).toMatchObject({ status: 'ok', rowsInserted: 0 });
+  });
+
+  it('status: a line per stream, times in ISO 8601 UTC; --json in the one shape', async () => {
+    const table = await cli(['status']);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    expect(table.stdout).toMatch(/^main +affiliate_referrals +\d+ +1 +\d{4}-\d{2}-\d{2}T00:00:00\.000Z +\S+Z +ok/m);
+    const json = await cli(['status', '--json']);
+    const status = JSON.parse(json.stdout) as { command: string; exitCode: number; streams: { stream: string; lastRunAt: string; lastStatus: string; rows: number }[] };
+    expect(status).toMatchObject({ command: 'status', exitCode: 0 });
+    expect(status.streams.map((stream) => stream.stream)).toEqual(expect.arrayContaining(HISTORY_STREAMS));
+    for (const stream of status.streams) {
+      expect(stream.lastRunAt, stream.stream).toMatch(ISO);
+      expect(stream.lastStatus, stream.stream).toBe('ok');
+    }
+  });
+
+  it("the README's cron line, as written: exit 0, the four workbooks, the published copy, a run log, an empty cron-errors.log and no lock", async () => {
+    const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+    const line = /^15 2 \* \* \* (cd \/srv\/exledger && npx exledger run >\/dev\/null 2>>\/srv\/exledger\/logs\/cron-errors\.log)$/m.exec(readme);
+    expect(line, "the README's cron line").not.toBeNull();
+    // The crontab's own settings (README), as cron passes them to the job.
+    const crontabEnvironment = Object.fromEntries([...readme.matchAll(/^([A-Z_]+)=(\S+)\s*$/gm)].filter(([, name]) => name!.startsWith('NPM_CONFIG_')).map(([, name, value]) => [name!, value!]));
+    mkdirSync(path.join(dir, 'logs'), { recursive: true });
+    const command = line![1]!.replaceAll('/srv/exledger', dir);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn('/bin/sh', ['-c', command], { env: cronEnvironment({ ...env, ...crontabEnvironment }), stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    expect(readFileSync(path.join(dir, 'logs', 'cron-errors.log'), 'utf8')).toBe('');
+    expect(code).toBe(0);
+    const month = lastClosedMonth();
+    expect(readdirSync(path.join(dir, 'out')).sort()).toEqual(['balances', 'fees', 'pnl', 'rebates'].map((name) => `${name}-${month}.xlsx`));
+    expect(statSync(path.join(dir, 'data', 'exledger.published.duckdb')).mode & 0o777).toBe(0o444);
+    const logs = readdirSync(path.join(dir, 'logs')).filter((name) => name.startsWith('run-'));
+    expect(logs).toHaveLength(1);
+    const log = readFileSync(path.join(dir, 'logs', logs[0]!), 'utf8');
+    expect(log).toMatch(/ run: ok\n$/);
+    // The log shows the sync moving (progress lines go there, not to cron's stderr).
+    expect(log).toMatch(/ sync main\/futures_fills: started, \d+ windows? to read\n/);
+    expect(readdirSync(path.join(dir, 'data')).filter((name) => name.endsWith('.lock') || name.endsWith('.wal'))).toEqual([]);
+    for (const secret of [exchange.account.apiKey, exchange.account.secret, exchange.account.passphrase]) expect(log.includes(secret)).toBe(false);
+  });
+
+  it('report and sql: workbooks for a period; a query from the argument or from stdin; a reader that stops early ends it quietly', async () => {
+    const report = await cli(['report', 'pnl', 'fees', '--period', '2026-09', '--out', 'september']);
+    expect(report).toMatchObject({ code: 0, stderr: '' });
+    expect(readdirSync(path.join(dir, 'september')).sort()).toEqual(['fees-2026-09.xlsx', 'pnl-2026-09.xlsx']);
+    expect(report.stdout).toMatch(/^pnl +2026-09 +september\/pnl-2026-09\.xlsx {2}\d+ sheets, [\d,]+ rows/m);
+
+    const query = 'select count(*) as fills from raw.spot_fills';
+    const fromArgument = await cli(['sql', query, '--csv']);
+    expect(fromArgument).toMatchObject({ code: 0, stderr: '' });
+    expect(fromArgument.stdout).toMatch(/^fills\r\n[1-9]\d*\r\n$/);
+    const fromStdin = await cli(['sql', '-', '--csv'], `${query};\n`);
+    expect(fromStdin).toEqual(fromArgument);
+
+    // `exledger sql … | head -1`: a million rows, and the reader leaves after the first chunk.
+    const { child, done } = startCli(['sql', 'select range as n, repeat(\'x\', 40) as pad from range(1000000)'], { cwd: dir, env });
+    child.stdout!.once('data', () => child.stdout!.destroy());
+    const ended = await done;
+    expect(ended.stderr).toBe('');
+    expect(ended.signal).toBeNull();
+    expect(ended.code).toBe(0);
+  });
+
+  it('--version prints the version; a bare exledger prints the command list its error refers to', async () => {
+    const version = await cli(['--version']);
+    expect(version).toEqual({ code: 0, signal: null, stdout: `${(JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version}\n`, stderr: '' });
+    const bare = await cli([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/Commands:\n(.*\n)*.*exledger run .*\n(.*\n)*error: name a command: the commands are listed above\n$/);
+  });
+});
+
+describe('exledger deployed: bad paths are one error line naming the path and the fix, exit 2, nothing created or overwritten', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-paths-'));
+    writeFileSync(path.join(dir, 'a-file'), 'not a folder');
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a --db that does not exist: build, check, report, status and sql refuse and create nothing', async () => {
+    const typo = path.join(dir, 'data', 'exledgr.duckdb');
+    const commands = [['build'], ['check'], ['report', 'all', '--period', '2026-10', '--out', path.join(dir, 'out')], ['status'], ['sql', 'select 1']];
+    const results = await Promise.all(commands.map((args) => runCli([...args, '--db', typo], { cwd: dir })));
+    results.forEach((result, index) => {
+      const name = commands[index]![0]!;
+      expect(result.code, name).toBe(2);
+      expect(result.stdout, name).toBe('');
+      const [line, fix, rest] = result.stderr.split('\n');
+      expect(line, name).toMatch(new RegExp(`^error: ${dir}/data/exledgr\\.(published\\.)?duckdb: no (published copy of the )?database here$`));
+      expect(fix, name).toMatch(/^ {2}fix: .*(--db|exledger run)/);
+      expect(rest, name).toBe('');
+    });
+    expect(readdirSync(dir)).toEqual(['a-file']);
+  });
+
+  it('an output folder that is a file, or sits under a file; a database under a file', async () => {
+    const file = path.join(dir, 'a-file');
+    const cases: [string[], RegExp][] = [
+      [['sync', '--db', path.join(file, 'x.duckdb')], new RegExp(`^error: ${file} \\(for the database ${file}/x\\.duckdb\\): is a file, not a folder$`)],
+      [['run', '--db', path.join(file, 'x', 'y.duckdb')], new RegExp(`^error: ${file}/x \\(for the database ${file}/x/y\\.duckdb\\): cannot be created: ${file} is a file, not a folder$`)],
+      [['run', '--db', path.join(dir, 'db', 'x.duckdb'), '--out', file], new RegExp(`^error: ${file}: is a file, not a folder$`)],
+      [['run', '--db', path.join(dir, 'db', 'x.duckdb'), '--out', path.join(file, 'out')], new RegExp(`^error: ${file}/out: cannot be created: ${file} is a file, not a folder$`)],
+    ];
+    // The sync and the run need an exchange to get that far: an address nothing answers on
+    // (the paths are checked before anything is asked of it).
+    const env = { EXLEDGER_SPOT_BASE_URL: 'http://127.0.0.1:9', EXLEDGER_CONTRACT_BASE_URL: 'http://127.0.0.1:9', EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's', EXLEDGER_API_PASSPHRASE: 'p' };
+    const results = await Promise.all(cases.map(([args]) => runCli(args, { cwd: dir, env })));
+    results.forEach((result, index) => {
+      const [args, message] = cases[index]!;
+      expect(result.code, args.join(' ')).toBe(2);
+      const [line, fix] = result.stderr.split('\n');
+      expect(line, args.join(' ')).toMatch(message);
+      expect(fix, args.join(' ')).toMatch(/^ {2}fix: choose another folder \((--db|--out)/);
+      expect(result.stderr, args.join(' ')).not.toMatch(/unexpected|stack|at .*\.ts:/);
+    });
+    expect(readdirSync(dir)).toEqual(['a-file']);
+    expect(readFileSync(path.join(dir, 'a-file'), 'utf8')).toBe('not a folder');
+  });
+
+  it('a read-only output folder: the report is refused before anything is read, and the workbook already there is untouched', async () => {
+    // A read-only folder stops only a user who is not root: run the commands as `nobody` when
+    // this test runs as root (as CI does), else as this user.
+    const asRoot = process.getuid?.() === 0;
+    const work = mkdtempSync(path.join(os.tmpdir(), 'exledger-readonly-'));
+    chmodSync(work, 0o777);
+    const db = path.join(work, 'ledger.duckdb');
+    const readonly = path.join(work, 'readonly');
+    try {
+      // A database to read (the report is refused before it is opened).
+      (await Database.open(db)).close();
+      mkdirSync(readonly);
+      writeFileSync(path.join(readonly, 'pnl-2026-10.xlsx'), 'the signed workbook');
+      chmodSync(readonly, 0o555);
+      chmodSync(db, 0o644);
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [BIN, 'report', 'pnl', '--period', '2026-10', '--db', db, '--out', readonly], {
+          cwd: work,
+          env: cronEnvironment({ HOME: work }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+          ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(result.stderr).toBe(`error: ${readonly}: is not writable (read-only)\n  fix: make it writable for this user, or choose another folder (--out or "reports.outDir" in the config file)\n`);
+      expect(result.code).toBe(2);
+      expect(readdirSync(readonly)).toEqual(['pnl-2026-10.xlsx']);
+      expect(readFileSync(path.join(readonly, 'pnl-2026-10.xlsx'), 'utf8')).toBe('the signed workbook');
+    } finally {
+      chmodSync(work, 0o755);
+      if (existsSync(readonly)) chmodSync(readonly, 0o755);
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('exledger deployed: no silent exit', () => {
+  it('a command that stops with work still pending ends with one "error: internal" line naming it, exit 1 (never 13)', async () => {
+    // The launcher with a command whose promise nothing will ever settle, and one piece of
+    // registered pending work: Node runs out of things to wait for while it is unfinished.
+    const script = `
+      import { register } from 'tsx/esm/api';
+      register();
+      const { launch } = await import('./src/cli/launch.ts');
+      const { holdPending } = await import('./src/pending-work.ts');
+      holdPending(() => 'report: writing the pnl workbook');
+      launch([], () => new Promise(() => {}));
+    `;
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO, env: cronEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.stdout).toBe('');
+    expect(result.stderr.split('\n')[0]).toBe('error: internal: exledger stopped before the command finished, with nothing left to wait for (pending: report: writing the pnl workbook)');
+    expect(result.code).toBe(1);
+  });
+});
