@@ -188,6 +188,90 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
   });
 });
 
+describe('exledger deployed: a database in use, and runs stopped by a signal or killed', () => {
+  let exchange: SandboxProcess;
+  let dir: string;
+  let env: Record<string, string>;
+  const cli = (args: string[]) => runCli(args, { cwd: dir, env });
+
+  beforeAll(async () => {
+    // A slow budget (100 weight per second on /api/v2): a sync is still reading referral totals
+    // many seconds in, while the other commands try the database.
+    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '100', '--futures-quota', '200']);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-signals-'));
+    writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify({ ...CONFIG, budget: { spot: { quota: 100, windowMs: 1000 }, contract: { quota: 200, windowMs: 1000 } }, db: './ledger.duckdb' }));
+    env = exchange.settings;
+  });
+  afterAll(async () => {
+    expect(await exchange?.stop()).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts a sync and resolves once it is reading referral totals (its progress line says so). */
+  async function startSyncReading(): Promise<ReturnType<typeof startCli>> {
+    const sync = startCli(['sync'], { cwd: dir, env });
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      sync.child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (/affiliate_referrals: \d+\/\d+ windows/.test(seen)) resolve();
+      });
+      void sync.done.then((result) => reject(new Error(`the sync ended first: ${result.stderr}`)));
+    });
+    return sync;
+  }
+
+  /** meta.runs of the database, read after every process let go of it. */
+  async function runsTable(): Promise<{ stream: string; status: string; error_message: string | null }[]> {
+    const db = await Database.open(path.join(dir, 'ledger.duckdb'), { readOnly: true });
+    try {
+      return await db.all('SELECT stream, status, error_message FROM meta.runs ORDER BY started_at, stream');
+    } finally {
+      db.close();
+    }
+  }
+
+  it('while a sync runs, build and status say the database is in use (exit 4); SIGTERM stops the sync with exit 130, its streams interrupted, not running', async () => {
+    const sync = await startSyncReading();
+    const [build, status] = await Promise.all([cli(['build']), cli(['status'])]);
+    for (const [name, result] of [['build', build], ['status', status]] as const) {
+      expect(result.code, name).toBe(4);
+      expect(result.stdout, name).toBe('');
+      expect(result.stderr, name).toMatch(/^error: \S+ledger\.duckdb: is (in use by another exledger sync \(pid \d+, since \S+Z\)|open in another process[^\n]*)\n {2}fix: wait for (it|the other exledger) to finish/);
+    }
+
+    sync.child.kill('SIGTERM');
+    const stopped = await sync.done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toMatch(/exledger: SIGTERM received: stopping/);
+    expect(stopped.stderr).toMatch(/\nerror: interrupted by SIGTERM: the sync stopped; what it read is committed\n {2}fix: run exledger sync again/);
+    expect(stopped.stdout).toMatch(/^sync \S+: interrupted$/m);
+    expect(stopped.stdout).toMatch(/^main +affiliate_referrals +interrupted /m);
+    const runs = await runsTable();
+    expect(runs.find((run) => run.stream === 'affiliate_referrals')?.status).toBe('interrupted');
+    expect(runs.filter((run) => run.status === 'running')).toEqual([]);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('a sync killed outright (SIGKILL) shows as interrupted in status, and the next sync records it so', async () => {
+    const sync = await startSyncReading();
+    sync.child.kill('SIGKILL');
+    expect((await sync.done).signal).toBe('SIGKILL');
+    // The process could not say how it ended: meta.runs still says running, and status reads it as interrupted.
+    expect((await runsTable()).filter((run) => run.status === 'running').length).toBeGreaterThan(0);
+    const status = JSON.parse((await cli(['status', '--json'])).stdout) as { streams: { stream: string; lastStatus: string }[] };
+    expect(status.streams.find((stream) => stream.stream === 'affiliate_referrals')?.lastStatus).toBe('interrupted');
+
+    // The next sync (the stale lock of the killed one is taken over) marks them interrupted.
+    const next = await cli(['sync', '--streams', 'currencies', '--json']);
+    expect(next.code).toBe(0);
+    expect((JSON.parse(next.stdout) as { recoveredRuns: number }).recoveredRuns).toBeGreaterThan(0);
+    const runs = await runsTable();
+    expect(runs.filter((run) => run.status === 'running')).toEqual([]);
+    expect(runs.filter((run) => run.status === 'interrupted' && /killed or crashed/.test(run.error_message ?? '')).length).toBeGreaterThan(0);
+  });
+});
+
 describe('exledger deployed: bad paths are one error line naming the path and the fix, exit 2, nothing created or overwritten', () => {
   let dir: string;
   beforeAll(() => {

@@ -25,6 +25,9 @@ export const syncCommand = defineCommand({
       progress.stop();
     }
     output.summary(formatSyncSummary(outcome));
+    // On stderr too, so a scheduler's log (or cron's mail) says the sync did not finish.
+    if (outcome.status === 'interrupted') output.error(`error: ${signal.aborted ? (signal.reason as Error).message : 'interrupted'}: the sync stopped; what it read is committed\n  fix: run exledger sync again: it continues from there`);
+    else if (outcome.status === 'failed') output.error('error: the sync failed for every stream: see the errors under the table above');
     return { exitCode: syncExitCode(outcome.status), details: syncJson(outcome) };
   },
 });

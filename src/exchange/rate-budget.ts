@@ -199,6 +199,7 @@ export class RateBudget {
   readonly options: RateBudgetOptions;
   private readonly buckets = new Map<string, WeightBucket>();
   private ticker: NodeJS.Timeout | undefined;
+  private closed = false;
   /** Requests scheduled and not yet released by their bucket. */
   private waiting = 0;
   private readonly counter: WaitCounter = {
@@ -217,8 +218,9 @@ export class RateBudget {
     this.options = Object.freeze({ ...DEFAULT_RATE_BUDGET, ...options });
   }
 
-  /** Runs `task` once the endpoint's IP budget and the key's UID budget both allow it. */
+  /** Runs `task` once the endpoint's IP budget and the key's UID budget both allow it; refused once closed. */
   run<T>(endpoint: EndpointId, uidScope: string, task: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error(`${endpoint}: not sent, the rate budget is closed (the work was stopped)`));
     const spec = ENDPOINTS[endpoint];
     const ip = this.bucket('ip', endpoint, spec.base, spec.ipWeight);
     const { uidWeight } = spec;
@@ -246,12 +248,14 @@ export class RateBudget {
     return [...this.buckets.values()].map((bucket) => bucket.stats());
   }
 
-  /** Stops the refill timer and the limiters; pending requests are dropped. */
+  /** Stops the refill timer and the limiters; pending requests are dropped. Calling it again is harmless. */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.ticker !== undefined) clearInterval(this.ticker);
     this.ticker = undefined;
-    await Promise.all([...this.buckets.values()].map((bucket) => bucket.limiter.stop({ dropWaitingJobs: true })));
+    const buckets = [...this.buckets.values()];
     this.buckets.clear();
+    await Promise.all(buckets.map((bucket) => bucket.limiter.stop({ dropWaitingJobs: true })));
   }
 
   private bucket(scope: string, endpoint: EndpointId, base: BaseKind, weight: number): WeightBucket {

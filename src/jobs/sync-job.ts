@@ -75,6 +75,10 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
   requireDatabaseLocation(config.db);
 
   const budget = new RateBudget(config.budget);
+  // Stopped by a signal: requests still waiting for weight are dropped at once (they fail, and
+  // their windows stay unread), so the sync ends within a request's time, not a budget's.
+  const stopWaiting = () => void budget.close();
+  hooks.signal?.addEventListener('abort', stopWaiting, { once: true });
   try {
     const clientOptions = { spotBaseUrl: config.spotBaseUrl, contractBaseUrl: config.contractBaseUrl, retry: config.retry, timeoutMs: config.timeoutMs };
     // Preflight: an unreachable address or a refused key fails here, before the database is touched.
@@ -120,6 +124,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
       lock.release();
     }
   } finally {
+    hooks.signal?.removeEventListener('abort', stopWaiting);
     await budget.close();
   }
 }
