@@ -179,6 +179,42 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(ended.code).toBe(0);
   });
 
+  it('--json gives one object of the same shape for every command (its error too); --quiet leaves the summary', async () => {
+    // build writes the database; the readers then run side by side (read-only); run last.
+    const build = await cli(['build', '--json']);
+    const [check, report, bad] = await Promise.all([
+      cli(['check', '--quiet']),
+      cli(['report', 'balances', '--period', '2026-10', '--out', 'json-out', '--json']),
+      cli(['report', 'nope', '--period', '2026-10', '--json']),
+    ]);
+    const run = await cli(['run', '--json', '--quiet', '--period', '2026-10', '--out', 'json-run']);
+    const envelopeOf = (result: { stdout: string }) => JSON.parse(result.stdout) as Record<string, unknown>;
+    for (const [name, result] of [['build', build], ['report', report], ['run', run]] as const) {
+      const object = envelopeOf(result);
+      expect(Object.keys(object).slice(0, 5), name).toEqual(['command', 'ok', 'exitCode', 'startedAt', 'finishedAt']);
+      expect(object, name).toMatchObject({ command: name, ok: true, exitCode: 0 });
+      expect(object.startedAt as string, name).toMatch(ISO);
+      expect(object.finishedAt as string, name).toMatch(ISO);
+    }
+    expect((envelopeOf(build).results as { status: string }[]).every((model) => model.status === 'ok')).toBe(true);
+    expect(envelopeOf(report).reports).toEqual([expect.objectContaining({ report: 'balances', file: path.join(dir, 'json-out', 'balances-2026-10.xlsx') })]);
+    // The run's details: its steps and what it wrote; with --quiet and --json nothing else on stdout or stderr.
+    expect(run.stderr).toBe('');
+    const ran = envelopeOf(run) as { status: string; steps: { step: string; status: string }[]; reports: { file: string }[]; published: { path: string }; log: string };
+    expect(ran.status).toBe('ok');
+    expect(ran.steps.map((step) => `${step.step} ${step.status}`)).toEqual(['sync ok', 'build ok', 'check ok', 'reports ok', 'publish ok']);
+    expect(ran.reports.map((written) => path.basename(written.file)).sort()).toEqual(['balances-2026-10.xlsx', 'fees-2026-10.xlsx', 'pnl-2026-10.xlsx', 'rebates-2026-10.xlsx']);
+    expect(ran.published.path).toBe(path.join(dir, 'data', 'exledger.published.duckdb'));
+    expect(existsSync(ran.log)).toBe(true);
+    // --quiet: no line per test, only the verdict.
+    expect(check).toMatchObject({ code: 0, stderr: '' });
+    expect(check.stdout).toMatch(/^check: (\d+) passed, 0 failed of \1\n$/);
+    // An error: exit 2, the error line on stderr, and the same object with the error as its details.
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: report: "nope" is not a report/);
+    expect(envelopeOf(bad)).toMatchObject({ command: 'report', ok: false, exitCode: 2, error: { type: 'ConfigError', message: expect.stringMatching(/^report: "nope" is not a report/) } });
+  });
+
   it('--version prints the version; a bare exledger prints the command list its error refers to', async () => {
     const version = await cli(['--version']);
     expect(version).toEqual({ code: 0, signal: null, stdout: `${(JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version}\n`, stderr: '' });
