@@ -92,9 +92,9 @@ export class QueryError extends ExledgerError {
   readonly isRetryable = false;
 }
 
-/** Publishing failed; `file` is the file it was working on. Nothing was published. */
-export class PublishError extends ExledgerError {
-  readonly isRetryable = false;
+/** An error about one file: its message starts with the file's path. */
+export abstract class FileError extends ExledgerError {
+  /** The file (or folder) it is about. */
   readonly file: string;
 
   constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
@@ -103,19 +103,18 @@ export class PublishError extends ExledgerError {
   }
 }
 
+/** Publishing failed; `file` is the file it was working on. Nothing was published. */
+export class PublishError extends FileError {
+  readonly isRetryable = false;
+}
+
 /**
  * The database (or its run) is held by another process: a running sync or run, or a client
- * holding the file for writing. Not bad input: the same command succeeds once it is done.
+ * holding the file for writing (`file`: the database, or its run lock). Not bad input: the same
+ * command succeeds once it is done.
  */
-export class DatabaseBusyError extends ExledgerError {
+export class DatabaseBusyError extends FileError {
   readonly isRetryable = true;
-  /** The file that is held (the database, or its run lock). */
-  readonly file: string;
-
-  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
-    super(`${file}: ${message}`, options);
-    this.file = file;
-  }
 }
 
 /** The command was stopped by a signal (Ctrl-C, SIGTERM); what was committed stays. */
@@ -131,12 +130,6 @@ export class InterruptedError extends ExledgerError {
 }
 
 /** Writing an output (a workbook, a log, the published copy) failed part-way: a full disk, a vanished folder. */
-export class OutputError extends ExledgerError {
+export class OutputError extends FileError {
   readonly isRetryable = false;
-  readonly file: string;
-
-  constructor(file: string, message: string, options?: { hint?: string; cause?: unknown }) {
-    super(`${file}: ${message}`, options);
-    this.file = file;
-  }
 }
