@@ -177,6 +177,12 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(ended.stderr).toBe('');
     expect(ended.signal).toBeNull();
     expect(ended.code).toBe(0);
+
+    // A command with nothing to commit stops at once on SIGTERM, and says so: exit 130.
+    const long = startCli(['sql', 'select count(*) from range(100000000000)'], { cwd: dir, env });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    long.child.kill('SIGTERM');
+    expect(await long.done).toMatchObject({ code: 130, stdout: '', stderr: 'error: interrupted by SIGTERM: stopped; what was committed stays\n' });
   });
 
   it('--json gives one object of the same shape for every command (its error too); --quiet leaves the summary', async () => {

@@ -29,6 +29,11 @@ interface CommandBase<A extends object> {
   command: string;
   describe: string;
   builder: (yargs: Argv) => Argv<A>;
+  /**
+   * The handler watches `signal` and stops cleanly on SIGINT/SIGTERM (a sync finishes its
+   * commit). Otherwise the first signal ends the command at once, exit 130. @default false
+   */
+  stopsOnSignal?: boolean;
 }
 
 /**

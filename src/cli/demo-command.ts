@@ -38,6 +38,7 @@ class SandboxStartError extends ExledgerError {
  */
 export const demoCommand = definePlainCommand({
   command: 'demo',
+  stopsOnSignal: true,
   describe: 'Run exledger end to end against the built-in sandbox exchange (no account needed); what `npm start` runs',
   builder: (yargs) =>
     yargs

@@ -14,13 +14,13 @@ import { main } from './main.ts';
  */
 export function launch(argv: string[], run: (argv: string[]) => Promise<number> = main): void {
   let finished = false;
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      // EPIPE: the reader went away. Later writes fail quietly on the destroyed stream.
-      if (error.code === 'EPIPE') return;
-      throw error;
-    });
-  }
+  // EPIPE: the reader went away; later writes fail quietly on the destroyed stream. Any other
+  // failure to write the output (a full disk under `> file`) is said once on stderr; the command
+  // goes on (a run still has its log file) and exits with its own code.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') process.stderr.write(`error: could not write the output (${error.code ?? error.message}); the rest of it is lost\n`);
+  });
+  process.stderr.on('error', () => undefined);
   process.on('beforeExit', () => {
     if (finished) return;
     finished = true;

@@ -30,9 +30,13 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   let ran: { name: string; outcome: CommandOutcome } | undefined;
   let commandName = argv.find((arg) => !arg.startsWith('-')) ?? '';
   const abort = new AbortController();
+  let stopsOnSignal = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (abort.signal.aborted) {
-      output.error(`error: interrupted by ${signal} again: stopping now; what was committed stays`);
+    if (abort.signal.aborted || !stopsOnSignal) {
+      // Nothing of this command is half-committed by stopping here: DuckDB keeps its last
+      // commit, a workbook or a published copy is only ever renamed into place complete.
+      output.error(`error: interrupted by ${signal}${abort.signal.aborted ? ' again' : ''}: stopped; what was committed stays`);
+      if (json) output.json(envelope(commandName, EXIT.interrupted, startedAt, { error: errorDetails(new InterruptedError(signal)) }));
       process.exit(EXIT.interrupted);
     }
     output.error(`exledger: ${signal} received: stopping; what is committed stays (send it again to stop at once)`);
@@ -64,6 +68,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       builder: command.builder,
       handler: async (args) => {
         commandName = command.command.split(' ')[0]!;
+        stopsOnSignal = command.stopsOnSignal === true;
         const context = { output, signal: abort.signal, argv };
         const outcome = command.config === undefined ? await command.handler(args, context) : await command.handler(args, { ...context, config: resolveConfig(command.config(args)) });
         ran = { name: commandName, outcome };

@@ -6,6 +6,7 @@ import { runWithLog } from './nightly-run.ts';
 /** `exledger run`. */
 export const runCommand = defineCommand({
   command: 'run',
+  stopsOnSignal: true,
   describe: 'The nightly job: sync, build, check, write the reports for the last closed period, publish the read-only copy for analysts',
   builder: (yargs) =>
     withModelOptions(yargs)

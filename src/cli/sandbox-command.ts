@@ -7,6 +7,7 @@ import { EXIT } from './exit-codes.ts';
 /** `exledger sandbox`: the built-in exchange, for trying exledger without an account. */
 export const sandboxCommand = definePlainCommand({
   command: 'sandbox',
+  stopsOnSignal: true,
   describe: 'Start the sandbox exchange (a real HTTP server over a generated account history) and print its address and credentials',
   builder: (yargs) =>
     yargs

@@ -7,6 +7,7 @@ import { formatSyncSummary, syncExitCode, syncJson } from './result-text.ts';
 /** `exledger sync`. */
 export const syncCommand = defineCommand({
   command: 'sync',
+  stopsOnSignal: true,
   describe: 'Pull new exchange history and snapshots into DuckDB (incremental; safe to kill and rerun)',
   builder: (yargs) =>
     withConfigOptions(yargs)

@@ -74,6 +74,9 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const temporary = path.join(options.outDir, `.${report.name}-${options.period.label}.xlsx.tmp-${process.pid}`);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
   let output: WriteStream | undefined;
+  // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
+  const removeTemporary = () => rmSync(temporary, { force: true });
+  process.once('exit', removeTemporary);
   try {
     output = await openOutput(options.outDir, temporary);
     // A write that fails later (a full disk) rejects this; every wait below races it, so the
@@ -83,7 +86,8 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     return await Promise.race([failed, writeWorkbook(output)]);
   } finally {
     output?.destroy();
-    rmSync(temporary, { force: true });
+    process.off('exit', removeTemporary);
+    removeTemporary();
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
