@@ -23,6 +23,12 @@ const MISSING_SYMBOL = 'missing_spot_symbol:';
 /** Commit once this many rows are read, or this many windows, whichever comes first. */
 const COMMIT_ROWS = 5_000;
 const COMMIT_WINDOWS = 31;
+/**
+ * ...or once the oldest window read and not yet committed is this old, ms: a run killed at any
+ * instant keeps what it read until a few seconds before (issue 11: runs killed after 7 to 35 s
+ * at a binding budget had committed nothing, their windows still short of the thresholds above).
+ */
+export const DEFAULT_COMMIT_INTERVAL_MS = 5_000;
 /** Windows of one partition read at the same time. */
 const FETCH_AHEAD = 8;
 
@@ -47,6 +53,12 @@ export interface SyncPlan {
   lookbackDays: number;
   /** Longest window in days, inside any reading of the exchange's 3-month range cap (config sync.maxWindowDays). */
   maxWindowDays: number;
+  /**
+   * Longest a window that was read waits for its commit, ms: small windows are committed
+   * together (up to 5,000 rows or 31 windows), but never held longer than this.
+   * @default DEFAULT_COMMIT_INTERVAL_MS (5000)
+   */
+  commitIntervalMs?: number;
 }
 
 /** Everything a sync runs with. */
@@ -200,10 +212,12 @@ async function syncStream(
       env.progress?.start(account.name, stream.name, work.reduce((sum, item) => sum + item.windows.length, 0));
       // Partitions run side by side so the endpoint's budget stays busy; windows of one
       // partition run in order, so its cursor only ever moves over a gap-free period.
+      const commitIntervalMs = plan.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS;
       await mapConcurrently(work, 4, async ({ partition, windows }) => {
         // Consecutive windows are committed together while they are small (a day of referral
-        // totals is a handful of rows; a commit per day would be bound by the disk, not the API).
-        let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
+        // totals is a handful of rows; a commit per day would be bound by the disk, not the API),
+        // but none waits longer than commitIntervalMs after it was read.
+        let pending: { records: RawRecord[]; span: TimeWindow; count: number; readAtMs: number } | null = null;
         const flush = async () => {
           if (pending === null) return;
           const { records, span, count } = pending;
@@ -224,6 +238,25 @@ async function syncStream(
           result.windows += count;
           env.progress?.advance(account.name, stream.name, records.length, count);
         };
+        // Waits for a window's records; meanwhile commits the windows already read once the
+        // oldest of them is due, so a slow window does not hold back those before it.
+        const readInTime = async <T>(fetching: Promise<T>): Promise<T> => {
+          for (;;) {
+            if (pending === null) return fetching;
+            const dueInMs = pending.readAtMs + commitIntervalMs - Date.now();
+            if (dueInMs <= 0) {
+              await flush();
+              continue;
+            }
+            let timer: NodeJS.Timeout | undefined;
+            const due = new Promise<'due'>((resolve) => (timer = setTimeout(() => resolve('due'), dueInMs)));
+            try {
+              if ((await Promise.race([fetching.then(() => 'read' as const), due])) === 'read') return fetching;
+            } finally {
+              clearTimeout(timer);
+            }
+          }
+        };
         // Read up to FETCH_AHEAD windows at once (cursor-paged endpoints are sequential within a
         // window), but commit strictly in window order so the cursor never skips a gap.
         const fetches: Promise<Record<string, unknown>[] | null>[] = [];
@@ -241,21 +274,28 @@ async function syncStream(
             fetches[index] = fetching;
           }
         };
-        for (const [index, window] of windows.entries()) {
-          env.signal?.throwIfAborted();
-          // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
-          for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
-          const records = await fetches[index]!;
-          if (records === null) return;
-          const raw = toRawRecords(stream, records, window.startMs);
-          result.rowsFetched += raw.length;
-          if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
-          else {
-            pending.records.push(...raw);
-            pending.span.endMs = window.endMs;
-            pending.count += 1;
+        try {
+          for (const [index, window] of windows.entries()) {
+            env.signal?.throwIfAborted();
+            // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
+            for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
+            const records = await readInTime(fetches[index]!);
+            if (records === null) break;
+            const raw = toRawRecords(stream, records, window.startMs);
+            result.rowsFetched += raw.length;
+            if (pending === null) pending = { records: raw, span: { ...window }, count: 1, readAtMs: Date.now() };
+            else {
+              pending.records.push(...raw);
+              pending.span.endMs = window.endMs;
+              pending.count += 1;
+            }
+            if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS || Date.now() - pending.readAtMs >= commitIntervalMs) await flush();
           }
-          if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS) await flush();
+        } catch (error) {
+          // The windows read before a failure or a stop are complete and gap-free: keep them.
+          // The stream still fails with the first error, whatever the commit does.
+          await flush().catch(() => undefined);
+          throw error;
         }
         await flush();
       });
