@@ -24,7 +24,7 @@ const MISSING_SYMBOL = 'missing_spot_symbol:';
 const COMMIT_ROWS = 5_000;
 const COMMIT_WINDOWS = 31;
 /**
- * ...or once the oldest window read and not yet committed is this old, ms: a run killed at any
+ * ...or once this long has passed since the partition's last commit, ms: a run killed at any
  * instant keeps what it read until a few seconds before (issue 11: runs killed after 7 to 35 s
  * at a binding budget had committed nothing, their windows still short of the thresholds above).
  */
@@ -54,8 +54,10 @@ export interface SyncPlan {
   /** Longest window in days, inside any reading of the exchange's 3-month range cap (config sync.maxWindowDays). */
   maxWindowDays: number;
   /**
-   * Longest a window that was read waits for its commit, ms: small windows are committed
-   * together (up to 5,000 rows or 31 windows), but never held longer than this.
+   * Longest a partition goes without committing what it read, ms: consecutive windows are
+   * committed together (up to 5,000 rows or 31 windows), but once this long has passed since the
+   * partition's last commit, the windows read so far are committed at once (a window read slowly
+   * is committed as soon as it is read).
    * @default DEFAULT_COMMIT_INTERVAL_MS (5000)
    */
   commitIntervalMs?: number;
@@ -216,12 +218,14 @@ async function syncStream(
       await mapConcurrently(work, 4, async ({ partition, windows }) => {
         // Consecutive windows are committed together while they are small (a day of referral
         // totals is a handful of rows; a commit per day would be bound by the disk, not the API),
-        // but none waits longer than commitIntervalMs after it was read.
-        let pending: { records: RawRecord[]; span: TimeWindow; count: number; readAtMs: number } | null = null;
+        // but work read is not held back once commitIntervalMs have passed since the last commit.
+        let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
+        let committedAtMs = Date.now();
         const flush = async () => {
           if (pending === null) return;
           const { records, span, count } = pending;
           pending = null;
+          committedAtMs = Date.now();
           // Read the count first: `total += await …` would read `total` before the await and
           // lose the updates of partitions running beside this one.
           const inserted = await writeHistoryWindow(env.db, {
@@ -238,12 +242,12 @@ async function syncStream(
           result.windows += count;
           env.progress?.advance(account.name, stream.name, records.length, count);
         };
-        // Waits for a window's records; meanwhile commits the windows already read once the
-        // oldest of them is due, so a slow window does not hold back those before it.
+        // Waits for a window's records; meanwhile commits the windows already read once they are
+        // due, so a slow window does not hold back those before it.
         const readInTime = async <T>(fetching: Promise<T>): Promise<T> => {
           for (;;) {
             if (pending === null) return fetching;
-            const dueInMs = pending.readAtMs + commitIntervalMs - Date.now();
+            const dueInMs = committedAtMs + commitIntervalMs - Date.now();
             if (dueInMs <= 0) {
               await flush();
               continue;
@@ -283,13 +287,13 @@ async function syncStream(
             if (records === null) break;
             const raw = toRawRecords(stream, records, window.startMs);
             result.rowsFetched += raw.length;
-            if (pending === null) pending = { records: raw, span: { ...window }, count: 1, readAtMs: Date.now() };
+            if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
             else {
               pending.records.push(...raw);
               pending.span.endMs = window.endMs;
               pending.count += 1;
             }
-            if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS || Date.now() - pending.readAtMs >= commitIntervalMs) await flush();
+            if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS || Date.now() - committedAtMs >= commitIntervalMs) await flush();
           }
         } catch (error) {
           // The windows read before a failure or a stop are complete and gap-free: keep them.
