@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import Bottleneck from 'bottleneck';
 import { ENDPOINTS, type BaseKind, type EndpointId } from './endpoints.ts';
 
@@ -64,6 +65,8 @@ interface WaitCounter {
 const MIN_FACTOR = 0.05;
 /** Quiet windows after a 429 before the rate starts to rise again. */
 const PROBE_AFTER_WINDOWS = 6;
+/** bottleneck's priorities: 0 is released first, 9 last. */
+const LOWEST_RANK = 9;
 
 class WeightBucket {
   readonly limiter: Bottleneck;
@@ -101,7 +104,7 @@ class WeightBucket {
     this.limiter = new Bottleneck({ reservoir: this.capacity, maxConcurrent: null });
   }
 
-  schedule<T>(weight: number, task: () => Promise<T>): Promise<T> {
+  schedule<T>(weight: number, rank: number, task: () => Promise<T>): Promise<T> {
     // Counted from here until the bucket releases it: while a request waits for weight, only
     // the refill ticker can release it, so the ticker must keep the process alive meanwhile.
     this.waiting.add(1);
@@ -110,7 +113,9 @@ class WeightBucket {
       if (!released) this.waiting.add(-1);
       released = true;
     };
-    const scheduled = this.limiter.schedule({ weight }, () => {
+    // A request waiting for weight lets those of a lower rank number pass (bottleneck releases
+    // the head of the best non-empty priority queue first).
+    const scheduled = this.limiter.schedule({ weight, priority: rank }, () => {
       release();
       this.requests += 1;
       this.weight += weight;
@@ -198,6 +203,7 @@ class WeightBucket {
 export class RateBudget {
   readonly options: RateBudgetOptions;
   private readonly buckets = new Map<string, WeightBucket>();
+  private readonly ranks = new AsyncLocalStorage<() => number>();
   private ticker: NodeJS.Timeout | undefined;
   /** Requests scheduled and not yet released by their bucket. */
   private waiting = 0;
@@ -217,14 +223,34 @@ export class RateBudget {
     this.options = Object.freeze({ ...DEFAULT_RATE_BUDGET, ...options });
   }
 
-  /** Runs `task` once the endpoint's IP budget and the key's UID budget both allow it. */
+  /**
+   * Runs `task` once the endpoint's IP budget and the key's UID budget both allow it; among
+   * requests waiting for the same budget, those of a lower rank (see `ranked`) go first.
+   */
   run<T>(endpoint: EndpointId, uidScope: string, task: () => Promise<T>): Promise<T> {
     const spec = ENDPOINTS[endpoint];
+    // Read here, in the caller's async context (inside bottleneck's callbacks it is lost).
+    const rank = this.currentRank();
     const ip = this.bucket('ip', endpoint, spec.base, spec.ipWeight);
     const { uidWeight } = spec;
-    if (uidWeight === null) return ip.schedule(spec.ipWeight, task);
+    if (uidWeight === null) return ip.schedule(spec.ipWeight, rank, task);
     const uid = this.bucket(`uid:${uidScope}`, endpoint, spec.base, uidWeight);
-    return uid.schedule(uidWeight, () => ip.schedule(spec.ipWeight, task));
+    return uid.schedule(uidWeight, rank, () => ip.schedule(spec.ipWeight, rank, task));
+  }
+
+  /**
+   * Runs `work` with every request it makes ranked `rank()` (0 first, up to 9; asked again for
+   * each request, so work can move up while it runs). Unranked requests rank 0.
+   *
+   * The rank travels with the async context (AsyncLocalStorage) rather than as an argument: it
+   * belongs to a piece of work, such as the read of one sync window, and every request that work
+   * makes must carry it (each page, pages read four at a time, a crowded millisecond narrowed
+   * through another endpoint, the 40704 horizon search, retries, a clock resync). Set in one
+   * place and read in one place, no call site in between can forget it, and the exchange layer
+   * needs no notion of windows.
+   */
+  ranked<T>(rank: () => number, work: () => Promise<T>): Promise<T> {
+    return this.ranks.run(rank, work);
   }
 
   /** Tells the budget the exchange answered 429 for this endpoint and key. */
@@ -252,6 +278,11 @@ export class RateBudget {
     this.ticker = undefined;
     await Promise.all([...this.buckets.values()].map((bucket) => bucket.limiter.stop({ dropWaitingJobs: true })));
     this.buckets.clear();
+  }
+
+  private currentRank(): number {
+    const rank = this.ranks.getStore()?.() ?? 0;
+    return Number.isFinite(rank) ? Math.min(LOWEST_RANK, Math.max(0, Math.round(rank))) : LOWEST_RANK;
   }
 
   private bucket(scope: string, endpoint: EndpointId, base: BaseKind, weight: number): WeightBucket {

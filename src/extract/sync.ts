@@ -262,16 +262,23 @@ async function syncStream(
           }
         };
         // Read up to FETCH_AHEAD windows at once (cursor-paged endpoints are sequential within a
-        // window), but commit strictly in window order so the cursor never skips a gap.
+        // window), but commit strictly in window order so the cursor never skips a gap. The
+        // window whose turn it is must not wait behind those read ahead of it (they all wait on
+        // one endpoint budget): each request ranks by how far ahead of the turn its window is.
+        let turn = 0;
         const fetches: Promise<Record<string, unknown>[] | null>[] = [];
         const fetchAt = (index: number) => {
           const window = windows[index];
           if (window !== undefined && fetches[index] === undefined) {
-            const fetching = skipUnknownSymbol(partition, onMissingSymbol, () =>
-              fetchWithinHorizon(stream, window, context(partition), (startMs) => {
-                result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
-                window.startMs = startMs;
-              }),
+            const fetching = env.budget.ranked(
+              () => index - turn,
+              () =>
+                skipUnknownSymbol(partition, onMissingSymbol, () =>
+                  fetchWithinHorizon(stream, window, context(partition), (startMs) => {
+                    result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
+                    window.startMs = startMs;
+                  }),
+                ),
             );
             // Failures are handled when the window's turn comes; do not let them go unobserved.
             fetching.catch(() => undefined);
@@ -281,6 +288,7 @@ async function syncStream(
         try {
           for (const [index, window] of windows.entries()) {
             env.signal?.throwIfAborted();
+            turn = index;
             // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
             for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
             const records = await readInTime(fetches[index]!);
