@@ -15,6 +15,9 @@ import { ENDPOINTS, type BaseKind, type EndpointId } from './endpoints.ts';
  * jitter, while the long-run rate stays close to the quota. A 429 (the notes found bursts may be
  * limited tighter than documented) holds that bucket for a whole window and slows it to what
  * the exchange let through; after six quiet windows each further one gives back a twentieth.
+ * What was learned can be taken out (learnedRates) and given to the next process's budget
+ * (adoptLearnedRates), which then starts at it. Requests waiting for the same bucket go in rank
+ * order (ranked): the sync ranks the window whose turn it is to commit first.
  */
 
 /** The budget of one endpoint group. */
@@ -56,6 +59,22 @@ export interface BucketStats {
   factor: number;
 }
 
+/**
+ * What a budget learned from 429s about the exchange's real rate for one endpoint and scope, to
+ * be remembered by the next process (which would otherwise trip the limit again to relearn it).
+ */
+export interface LearnedRate {
+  /** 'ip' (shared by every key leaving from this address) or 'uid:<API key>', as in BucketStats. */
+  scope: string;
+  endpoint: EndpointId;
+  /**
+   * Weight per second the budget may spend: 90% of what the exchange let through before it said
+   * 429 (the bucket's capacity plus its refill over one window, per second). null: the budget is
+   * back at its configured rate, nothing to remember.
+   */
+  weightPerSecond: number | null;
+}
+
 const TICK_MS = 20;
 
 /** Counts requests waiting for weight in every bucket of one budget. */
@@ -80,7 +99,12 @@ class WeightBucket {
   private lastRefill = Date.now();
   private holdUntil = 0;
   private lastPenalty = 0;
+  /** The rate does not probe up before this (it stands for a while after it was learned). */
+  private steadyUntil = 0;
   private lastRecovery = Date.now();
+  private readonly createdAt = Date.now();
+  /** Whether the rate was learned (a 429, or adopted from an earlier process): then it is worth remembering. */
+  private learned = false;
   private refilling = false;
   private tokens: number;
   /** (time, weight) of each request released in the last window, from index sentStart on. */
@@ -94,6 +118,7 @@ class WeightBucket {
     options: RateBudgetOptions,
     maxWeight: number,
     private readonly waiting: WaitCounter,
+    private readonly onLearned: () => void,
   ) {
     const budget = group.quota * options.utilization;
     // At least one and a half requests: a request waiting for tokens is released on a refill
@@ -156,7 +181,10 @@ class WeightBucket {
     if (now - this.lastRecovery >= this.group.windowMs) {
       this.lastRecovery = now;
       // The learned limit stands for a while before the rate creeps back up to probe for more.
-      if (now - this.lastPenalty >= PROBE_AFTER_WINDOWS * this.group.windowMs) this.factor = Math.min(1, this.factor + 0.05);
+      if (this.factor < 1 && now >= this.steadyUntil) {
+        this.factor = Math.min(1, this.factor + 0.05);
+        this.onLearned();
+      }
     }
     // `tokens` mirrors the reservoir (bottleneck's own count is only readable asynchronously),
     // so an idle, full bucket costs nothing per tick.
@@ -175,19 +203,47 @@ class WeightBucket {
    * A 429: empty the bucket, hold it for one window, and slow down (once per window) to 90% of
    * the weight the exchange let through in the window before it refused: that is its real quota
    * for us (a shared key, a tighter burst limit), learned in one step instead of by halving.
+   * A bucket younger than a window may have been refused for requests of an earlier process that
+   * the exchange still counts (a killed sync restarted at once): it slows at most by half, so one
+   * such 429 cannot drop it to the floor (and the floor be remembered by the next run).
    */
   async penalize(now: number): Promise<void> {
     this.rateLimited += 1;
     this.holdUntil = now + this.group.windowMs;
     this.lastRecovery = this.holdUntil;
     if (now - this.lastPenalty >= this.group.windowMs) {
-      const allowed = this.sentInWindow(now);
-      const learned = (0.9 * allowed - this.capacity) / (this.rate * this.group.windowMs);
+      const measured = (0.9 * this.sentInWindow(now) - this.capacity) / (this.rate * this.group.windowMs);
+      const young = now - this.createdAt < this.group.windowMs;
+      const learned = young ? Math.max(measured, this.factor * 0.5) : measured;
       this.factor = Math.max(MIN_FACTOR, Math.min(learned, this.factor * 0.9));
       this.lastPenalty = now;
+      this.steadyUntil = now + PROBE_AFTER_WINDOWS * this.group.windowMs;
+      this.learned = true;
+      this.onLearned();
     }
     this.tokens = 0;
     await this.limiter.updateSettings({ reservoir: 0 });
+  }
+
+  /** The learned rate, weight per second (null when back at the configured rate); undefined if nothing was learned. */
+  learnedRate(): number | null | undefined {
+    if (!this.learned) return undefined;
+    if (this.factor >= 1) return null;
+    return ((this.capacity + this.rate * this.factor * this.group.windowMs) / this.group.windowMs) * 1000;
+  }
+
+  /**
+   * Starts from a rate learned earlier (weightPerSecond as learnedRate gives it), unless this
+   * bucket already learned a slower one; the rate then stands and probes up as after a 429.
+   */
+  adopt(weightPerSecond: number, now: number): void {
+    const perWindow = (weightPerSecond * this.group.windowMs) / 1000;
+    const factor = Math.max(MIN_FACTOR, Math.min(1, (perWindow - this.capacity) / (this.rate * this.group.windowMs)));
+    if (factor < this.factor) this.factor = factor;
+    this.learned = true;
+    // Probing up waits as after a 429; a 429 may still lower the rate at once.
+    this.steadyUntil = now + PROBE_AFTER_WINDOWS * this.group.windowMs;
+    this.lastRecovery = now;
   }
 
   stats(): BucketStats {
@@ -204,6 +260,12 @@ export class RateBudget {
   readonly options: RateBudgetOptions;
   private readonly buckets = new Map<string, WeightBucket>();
   private readonly ranks = new AsyncLocalStorage<() => number>();
+  /** Rates learned by earlier processes, for buckets not created yet. */
+  private readonly adopted = new Map<string, number>();
+  private readonly learnListeners = new Set<() => void>();
+  private readonly notifyLearned = () => {
+    for (const listener of this.learnListeners) listener();
+  };
   private ticker: NodeJS.Timeout | undefined;
   /** Requests scheduled and not yet released by their bucket. */
   private waiting = 0;
@@ -263,6 +325,36 @@ export class RateBudget {
     );
   }
 
+  /** The rates this budget learned from 429s (or adopted), per scope and endpoint, to remember them. */
+  learnedRates(): LearnedRate[] {
+    const rates: LearnedRate[] = [];
+    for (const bucket of this.buckets.values()) {
+      const weightPerSecond = bucket.learnedRate();
+      if (weightPerSecond !== undefined) rates.push({ scope: bucket.scope, endpoint: bucket.endpoint, weightPerSecond });
+    }
+    return rates;
+  }
+
+  /**
+   * Starts these budgets at rates an earlier process learned (learnedRates), so this one does
+   * not trip the exchange's limit again to relearn them; from there they probe up as after a 429.
+   */
+  adoptLearnedRates(rates: readonly LearnedRate[]): void {
+    const now = Date.now();
+    for (const rate of rates) {
+      if (rate.weightPerSecond === null || !(rate.weightPerSecond > 0) || ENDPOINTS[rate.endpoint] === undefined) continue;
+      const id = key(rate.scope, rate.endpoint);
+      this.adopted.set(id, rate.weightPerSecond);
+      this.buckets.get(id)?.adopt(rate.weightPerSecond, now);
+    }
+  }
+
+  /** Calls `listener` whenever a learned rate changes (a 429 slowed a budget, or it probed up); returns the unsubscribe. */
+  onLearned(listener: () => void): () => void {
+    this.learnListeners.add(listener);
+    return () => this.learnListeners.delete(listener);
+  }
+
   /** The group budget (quota and window) an endpoint is counted against. */
   group(base: BaseKind): BudgetGroup {
     return base === 'spot' ? this.options.spot : this.options.contract;
@@ -289,7 +381,9 @@ export class RateBudget {
     const id = key(scope, endpoint);
     let bucket = this.buckets.get(id);
     if (bucket === undefined) {
-      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight, this.counter);
+      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight, this.counter, this.notifyLearned);
+      const adopted = this.adopted.get(id);
+      if (adopted !== undefined) bucket.adopt(adopted, Date.now());
       this.buckets.set(id, bucket);
       this.startTicker();
     }

@@ -9,6 +9,7 @@ import type { Database } from '../store/database.ts';
 import { readCursor, readFacts, resetStream, writeFacts, writeRun, type RunRecord } from '../store/meta-store.ts';
 import { ensureHistoryTable, ensureSnapshotTable, writeHistoryWindow, writeSnapshot } from '../store/raw-store.ts';
 import { fetchHistoryWindow, fetchSnapshot, type ExchangeFacts, type FetchContext } from './fetch-window.ts';
+import { rememberLearnedRates } from './learned-rates.ts';
 import { mapConcurrently } from './map-concurrently.ts';
 import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
 import { toRawRecords, type RawRecord } from './records.ts';
@@ -88,13 +89,21 @@ export interface StreamResult extends RunRecord {
 
 /**
  * Runs a sync: for each account, every stream, each partition, each window; each window's rows
- * and cursor commit together. Streams run concurrently (each endpoint has its own weight
+ * and cursor commit together. The budget starts at the rates remembered in meta.facts and each
+ * rate it learns is remembered there (learned-rates.ts). Streams run concurrently (each endpoint has its own weight
  * budget); a stream's failure is reported in its result and does not stop the others.
  * The raw tables of every stream must exist (ensureRawTables).
  */
 export async function runSync(plan: SyncPlan, env: SyncEnvironment): Promise<StreamResult[]> {
-  const results = await Promise.all(plan.accounts.map((account) => syncAccount(plan, env, account)));
-  return results.flat();
+  // Rates the exchange taught earlier runs (429s) are where this one starts; what it learns is
+  // written at once, for the run after it.
+  const rates = await rememberLearnedRates(env.db, env.budget, plan.accounts);
+  try {
+    const results = await Promise.all(plan.accounts.map((account) => syncAccount(plan, env, account)));
+    return results.flat();
+  } finally {
+    await rates.close();
+  }
 }
 
 /** Creates the raw tables of these streams (symbol discovery reads some of them even when their streams are not selected). */
