@@ -107,7 +107,7 @@ class WeightBucket {
   private learned = false;
   private refilling = false;
   private tokens: number;
-  /** (time, weight) of each request released in the last window, from index sentStart on. */
+  /** (time, weight) of each request released in the last window, from index sentStart on; a refusal (429) adds its weight negated. */
   private readonly sent: [number, number][] = [];
   private sentStart = 0;
 
@@ -116,14 +116,15 @@ class WeightBucket {
     readonly endpoint: EndpointId,
     private readonly group: BudgetGroup,
     options: RateBudgetOptions,
-    maxWeight: number,
+    /** The endpoint's weight in this scope. */
+    private readonly requestWeight: number,
     private readonly waiting: WaitCounter,
     private readonly onLearned: () => void,
   ) {
     const budget = group.quota * options.utilization;
     // At least one and a half requests: a request waiting for tokens is released on a refill
     // tick before the bucket overflows, so no tokens are thrown away between ticks.
-    this.capacity = Math.min(budget, Math.max(1.5 * maxWeight, group.quota * options.burst));
+    this.capacity = Math.min(budget, Math.max(1.5 * requestWeight, group.quota * options.burst));
     this.rate = (budget - this.capacity) / group.windowMs;
     this.tokens = this.capacity;
     this.limiter = new Bottleneck({ reservoir: this.capacity, maxConcurrent: null });
@@ -155,12 +156,12 @@ class WeightBucket {
     return scheduled;
   }
 
-  /** Weight released in the last window (what the exchange counted when it said 429). */
+  /** Weight released in the last window less what the exchange refused (what it counted when it said 429). */
   private sentInWindow(now: number): number {
     this.forgetBefore(now - this.group.windowMs);
     let sum = 0;
     for (let index = this.sentStart; index < this.sent.length; index += 1) sum += this.sent[index]![1];
-    return sum;
+    return Math.max(0, sum);
   }
 
   /** Drops releases older than `since`; the log never holds more than one window. */
@@ -209,6 +210,9 @@ class WeightBucket {
    */
   async penalize(now: number): Promise<void> {
     this.rateLimited += 1;
+    // The refused request was not let through: a rate learned with it counted would be too high
+    // by the requests in flight when the limit was reached.
+    this.sent.push([now, -this.requestWeight]);
     this.holdUntil = now + this.group.windowMs;
     this.lastRecovery = this.holdUntil;
     if (now - this.lastPenalty >= this.group.windowMs) {
