@@ -89,10 +89,10 @@ export interface StreamResult extends RunRecord {
 
 /**
  * Runs a sync: for each account, every stream, each partition, each window; each window's rows
- * and cursor commit together. The budget starts at the rates remembered in meta.facts and each
- * rate it learns is remembered there (learned-rates.ts). Streams run concurrently (each endpoint has its own weight
- * budget); a stream's failure is reported in its result and does not stop the others.
- * The raw tables of every stream must exist (ensureRawTables).
+ * and cursor commit together. Streams run concurrently (each endpoint has its own weight
+ * budget); a stream's failure is reported in its result and does not stop the others. The
+ * budget starts at the rates remembered in meta.facts, and each rate it learns is remembered
+ * there (learned-rates.ts). The raw tables of every stream must exist (ensureRawTables).
  */
 export async function runSync(plan: SyncPlan, env: SyncEnvironment): Promise<StreamResult[]> {
   // Rates the exchange taught earlier runs (429s) are where this one starts; what it learns is
