@@ -6,6 +6,7 @@ import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchSpotPnl } from './spot-pnl.ts';
 import { benchSync, budgetUse, efficiency, speed } from './sync.ts';
+import { benchSyncKill } from './sync-kill.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<void>> = {
@@ -22,6 +23,7 @@ const parts: Record<string, () => Promise<void>> = {
   'sync-efficiency': () => efficiency('medium'),
   'sync-budget': budgetUse,
   'sync-speed': () => speed('large'),
+  'sync-kill': () => benchSyncKill(),
   'build-1m': () => benchBuild(['build-1m']),
   'build-10m': () => benchBuild(['build-10m']),
   'build-1m-both': () => benchBuild(['build-1m-both']),

@@ -68,7 +68,7 @@ function minimumRequests(sandbox: RunningSandbox, outcome: SyncOutcome, readSymb
   return rows;
 }
 
-function table(title: string, header: string[], rows: (string | number)[][]): void {
+export function table(title: string, header: string[], rows: (string | number)[][]): void {
   console.log(`\n== ${title}`);
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));

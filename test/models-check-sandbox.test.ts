@@ -1,6 +1,3 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModels } from '../src/models/build.ts';
 import { checkModels, type TestResult } from '../src/models/check.ts';
@@ -9,27 +6,11 @@ import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { Database } from '../src/store/database.ts';
 import { startTestSandbox } from './support/sandbox.ts';
 import { createWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
+import { runCli } from './support/cli-process.ts';
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/exledger.js');
 
 /** Both cost methods and a non-UTC zone, so every model variant is built and checked. */
 const SETTINGS: ModelSettings = { ...DEFAULT_MODEL_SETTINGS, reportingTimeZone: 'Europe/Berlin', costMethods: ['fifo', 'average'] };
-
-/** Runs the exledger CLI in the workspace; resolves with its exit code and output. */
-function runCli(workspace: SyncWorkspace, args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: workspace.dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
 
 /** Builds every model; fails the test naming each model that did not build. */
 async function buildEverything(db: Database): Promise<number> {
@@ -109,7 +90,8 @@ describe('exledger check on a synced sandbox medium history', () => {
 
     // Through the CLI: exit code 1, the failing test named and the broken bill printed.
     const cliStarted = performance.now();
-    const cli = await runCli(workspace, ['check', '--db', workspace.db]);
+    const { code, stdout, stderr } = await runCli(['check', '--db', workspace.db], { cwd: workspace.dir });
+    const cli = { code, output: stdout + stderr };
     console.log(`exledger check (CLI): ${((performance.now() - cliStarted) / 1000).toFixed(2)} s`);
     expect(cli.code, cli.output).toBe(1);
     expect(cli.output).toMatch(/FAIL\s+marts\/balance_chain_unbroken\s.*2 offending rows/);

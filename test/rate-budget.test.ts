@@ -34,6 +34,29 @@ describe('weight budget against the sandbox', () => {
     }
   });
 
+  it('releases a request of a lower rank before those of higher ranks already waiting for the same budget', async () => {
+    const sandbox = await startTestSandbox({ spotQuota: 1_000_000 });
+    try {
+      // 50 weight per second: about one funding-bills request (weight 5) every 120 ms.
+      const budget = new RateBudget({ spot: { quota: 50, windowMs: 1_000 } });
+      const client = clientFor(sandbox, { budget });
+      // Ten requests of windows read ahead (rank 3) queue first; then two of the window whose
+      // turn it is (rank 0). Page sizes tell them apart in the sandbox's log.
+      const ahead = budget.ranked(() => 3, () => Promise.all(Array.from({ length: 10 }, () => client.call('spot.fundingBills', { pageSize: 10 }))));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const turn = budget.ranked(() => 0, () => Promise.all(Array.from({ length: 2 }, () => client.call('spot.fundingBills', { pageSize: 11 }))));
+      await Promise.all([ahead, turn]);
+      const order = sandbox.requestLog.map((entry) => Number(entry.params.pageSize));
+      expect(order).toHaveLength(12);
+      // The bucket's burst let at most two rank-3 requests through before the rank-0 ones queued.
+      expect(order.indexOf(11)).toBeLessThanOrEqual(2);
+      expect(order.lastIndexOf(11)).toBeLessThanOrEqual(3);
+      expect(sandbox.requestLog.filter((entry) => entry.status === 429)).toHaveLength(0);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('shares the IP budget between accounts and keeps UID budgets apart', async () => {
     const sandbox = await startTestSandbox({ accounts: 2, spotQuota: 100, windowMs: 1_000 });
     try {

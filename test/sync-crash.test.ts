@@ -1,11 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startTestSandbox } from './support/sandbox.ts';
-import { createWorkspace, fingerprint, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
-
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/exledger.js');
+import { createWorkspace, fingerprint, syncOnce } from './support/sync-harness.ts';
+import { runSyncProcess } from './support/sync-process.ts';
 
 /** A small deterministic PRNG, so a failing kill schedule can be replayed. */
 function mulberry32(seed: number): () => number {
@@ -16,26 +12,6 @@ function mulberry32(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** Runs `exledger sync` as a child process; kills it with SIGKILL after `killAfterMs` unless it ends first. */
-function runSyncProcess(workspace: SyncWorkspace, until: string, killAfterMs: number | null): Promise<{ killed: boolean; code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'sync', '--until', until, '--json'], {
-      cwd: workspace.dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...workspace.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const timer = killAfterMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ killed: signal === 'SIGKILL', code, output });
-    });
-  });
 }
 
 describe('crash safety', () => {

@@ -9,6 +9,7 @@ import type { Database } from '../store/database.ts';
 import { readCursor, readFacts, resetStream, writeFacts, writeRun, type RunRecord } from '../store/meta-store.ts';
 import { ensureHistoryTable, ensureSnapshotTable, writeHistoryWindow, writeSnapshot } from '../store/raw-store.ts';
 import { fetchHistoryWindow, fetchSnapshot, type ExchangeFacts, type FetchContext } from './fetch-window.ts';
+import { rememberLearnedRates } from './learned-rates.ts';
 import { mapConcurrently } from './map-concurrently.ts';
 import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
 import { toRawRecords, type RawRecord } from './records.ts';
@@ -23,6 +24,12 @@ const MISSING_SYMBOL = 'missing_spot_symbol:';
 /** Commit once this many rows are read, or this many windows, whichever comes first. */
 const COMMIT_ROWS = 5_000;
 const COMMIT_WINDOWS = 31;
+/**
+ * ...or once this long has passed since the partition's last commit, ms: a run killed at any
+ * instant keeps what it read until a few seconds before (issue 11: runs killed after 7 to 35 s
+ * at a binding budget had committed nothing, their windows still short of the thresholds above).
+ */
+export const DEFAULT_COMMIT_INTERVAL_MS = 5_000;
 /** Windows of one partition read at the same time. */
 const FETCH_AHEAD = 8;
 
@@ -47,6 +54,14 @@ export interface SyncPlan {
   lookbackDays: number;
   /** Longest window in days, inside any reading of the exchange's 3-month range cap (config sync.maxWindowDays). */
   maxWindowDays: number;
+  /**
+   * Longest a partition goes without committing what it read, ms: consecutive windows are
+   * committed together (up to 5,000 rows or 31 windows), but once this long has passed since the
+   * partition's last commit, the windows read so far are committed at once (a window read slowly
+   * is committed as soon as it is read).
+   * @default DEFAULT_COMMIT_INTERVAL_MS (5000)
+   */
+  commitIntervalMs?: number;
 }
 
 /** Everything a sync runs with. */
@@ -75,12 +90,20 @@ export interface StreamResult extends RunRecord {
 /**
  * Runs a sync: for each account, every stream, each partition, each window; each window's rows
  * and cursor commit together. Streams run concurrently (each endpoint has its own weight
- * budget); a stream's failure is reported in its result and does not stop the others.
- * The raw tables of every stream must exist (ensureRawTables).
+ * budget); a stream's failure is reported in its result and does not stop the others. The
+ * budget starts at the rates remembered in meta.facts, and each rate it learns is remembered
+ * there (learned-rates.ts). The raw tables of every stream must exist (ensureRawTables).
  */
 export async function runSync(plan: SyncPlan, env: SyncEnvironment): Promise<StreamResult[]> {
-  const results = await Promise.all(plan.accounts.map((account) => syncAccount(plan, env, account)));
-  return results.flat();
+  // Rates the exchange taught earlier runs (429s) are where this one starts; what it learns is
+  // written at once, for the run after it.
+  const rates = await rememberLearnedRates(env.db, env.budget, plan.accounts);
+  try {
+    const results = await Promise.all(plan.accounts.map((account) => syncAccount(plan, env, account)));
+    return results.flat();
+  } finally {
+    await rates.close();
+  }
 }
 
 /** Creates the raw tables of these streams (symbol discovery reads some of them even when their streams are not selected). */
@@ -200,14 +223,18 @@ async function syncStream(
       env.progress?.start(account.name, stream.name, work.reduce((sum, item) => sum + item.windows.length, 0));
       // Partitions run side by side so the endpoint's budget stays busy; windows of one
       // partition run in order, so its cursor only ever moves over a gap-free period.
+      const commitIntervalMs = plan.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS;
       await mapConcurrently(work, 4, async ({ partition, windows }) => {
         // Consecutive windows are committed together while they are small (a day of referral
-        // totals is a handful of rows; a commit per day would be bound by the disk, not the API).
+        // totals is a handful of rows; a commit per day would be bound by the disk, not the API),
+        // but work read is not held back once commitIntervalMs have passed since the last commit.
         let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
+        let committedAtMs = Date.now();
         const flush = async () => {
           if (pending === null) return;
           const { records, span, count } = pending;
           pending = null;
+          committedAtMs = Date.now();
           // Read the count first: `total += await …` would read `total` before the await and
           // lose the updates of partitions running beside this one.
           const inserted = await writeHistoryWindow(env.db, {
@@ -224,38 +251,72 @@ async function syncStream(
           result.windows += count;
           env.progress?.advance(account.name, stream.name, records.length, count);
         };
+        // Waits for a window's records; meanwhile commits the windows already read once they are
+        // due, so a slow window does not hold back those before it.
+        const readInTime = async <T>(fetching: Promise<T>): Promise<T> => {
+          for (;;) {
+            if (pending === null) return fetching;
+            const dueInMs = committedAtMs + commitIntervalMs - Date.now();
+            if (dueInMs <= 0) {
+              await flush();
+              continue;
+            }
+            let timer: NodeJS.Timeout | undefined;
+            const due = new Promise<'due'>((resolve) => (timer = setTimeout(() => resolve('due'), dueInMs)));
+            try {
+              if ((await Promise.race([fetching.then(() => 'read' as const), due])) === 'read') return fetching;
+            } finally {
+              clearTimeout(timer);
+            }
+          }
+        };
         // Read up to FETCH_AHEAD windows at once (cursor-paged endpoints are sequential within a
-        // window), but commit strictly in window order so the cursor never skips a gap.
+        // window), but commit strictly in window order so the cursor never skips a gap. The
+        // window whose turn it is must not wait behind those read ahead of it (they all wait on
+        // one endpoint budget): each request ranks by how far ahead of the turn its window is.
+        let turn = 0;
         const fetches: Promise<Record<string, unknown>[] | null>[] = [];
         const fetchAt = (index: number) => {
           const window = windows[index];
           if (window !== undefined && fetches[index] === undefined) {
-            const fetching = skipUnknownSymbol(partition, onMissingSymbol, () =>
-              fetchWithinHorizon(stream, window, context(partition), (startMs) => {
-                result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
-                window.startMs = startMs;
-              }),
+            const fetching = env.budget.ranked(
+              () => index - turn,
+              () =>
+                skipUnknownSymbol(partition, onMissingSymbol, () =>
+                  fetchWithinHorizon(stream, window, context(partition), (startMs) => {
+                    result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
+                    window.startMs = startMs;
+                  }),
+                ),
             );
             // Failures are handled when the window's turn comes; do not let them go unobserved.
             fetching.catch(() => undefined);
             fetches[index] = fetching;
           }
         };
-        for (const [index, window] of windows.entries()) {
-          env.signal?.throwIfAborted();
-          // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
-          for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
-          const records = await fetches[index]!;
-          if (records === null) return;
-          const raw = toRawRecords(stream, records, window.startMs);
-          result.rowsFetched += raw.length;
-          if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
-          else {
-            pending.records.push(...raw);
-            pending.span.endMs = window.endMs;
-            pending.count += 1;
+        try {
+          for (const [index, window] of windows.entries()) {
+            env.signal?.throwIfAborted();
+            turn = index;
+            // The first window alone: a partition that fails at once (an unlisted pair) costs one request.
+            for (let ahead = index; ahead < index + (index === 0 ? 1 : FETCH_AHEAD); ahead += 1) fetchAt(ahead);
+            const records = await readInTime(fetches[index]!);
+            if (records === null) break;
+            const raw = toRawRecords(stream, records, window.startMs);
+            result.rowsFetched += raw.length;
+            if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
+            else {
+              pending.records.push(...raw);
+              pending.span.endMs = window.endMs;
+              pending.count += 1;
+            }
+            if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS || Date.now() - committedAtMs >= commitIntervalMs) await flush();
           }
-          if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS) await flush();
+        } catch (error) {
+          // The windows read before a failure or a stop are complete and gap-free: keep them.
+          // The stream still fails with the first error, whatever the commit does.
+          await flush().catch(() => undefined);
+          throw error;
         }
         await flush();
       });

@@ -94,3 +94,20 @@ export async function markInterruptedRuns(db: Database): Promise<number> {
      WHERE status = 'running'`,
   );
 }
+
+/** One fact to set, or to forget (value null). */
+export interface FactChange {
+  account: string;
+  fact: string;
+  value: string | null;
+}
+
+/** Sets and forgets facts of any accounts, in one transaction. */
+export async function changeFacts(db: Database, changes: readonly FactChange[]): Promise<void> {
+  await db.transaction(async () => {
+    for (const { account, fact, value } of changes) {
+      if (value === null) await db.run('DELETE FROM meta.facts WHERE account = $1 AND fact = $2', [account, fact]);
+      else await db.run('INSERT OR REPLACE INTO meta.facts VALUES ($1, $2, $3, now())', [account, fact, value]);
+    }
+  });
+}
