@@ -74,6 +74,12 @@ export interface SyncConfig {
    * any reading of 3 months (the shortest, February to May, is 89 days). @default 88
    */
   maxWindowDays: number;
+  /**
+   * Seconds after a partition's last commit at which what it has read is committed, however
+   * few rows: a run killed at any instant keeps what it read until about this long before.
+   * @default 5
+   */
+  commitSeconds: number;
 }
 
 /** The default config file name, looked for in the working directory. */
@@ -115,6 +121,7 @@ const fileSchema = z.strictObject({
       lookbackDays: z.number().min(0).optional(),
       startDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional(),
       maxWindowDays: z.number().int().min(1).max(89).optional(),
+      commitSeconds: z.number().gt(0).max(3600).optional(),
     })
     .optional(),
   models: z
@@ -223,6 +230,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       lookbackDays: file.sync?.lookbackDays ?? 1,
       startDate: file.sync?.startDate ?? null,
       maxWindowDays: file.sync?.maxWindowDays ?? 88,
+      commitSeconds: file.sync?.commitSeconds ?? 5,
     },
     models: {
       reportingTimeZone: checkTimeZone(overrides.reportingTimeZone) ?? file.models?.reportingTimeZone ?? DEFAULT_MODEL_SETTINGS.reportingTimeZone,

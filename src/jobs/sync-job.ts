@@ -111,6 +111,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
               defaultStartMs,
               lookbackDays: config.sync.lookbackDays,
               maxWindowDays: config.sync.maxWindowDays,
+              commitIntervalMs: config.sync.commitSeconds * 1000,
             },
             { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
           ),
