@@ -170,8 +170,8 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     const fromStdin = await cli(['sql', '-', '--csv'], `${query};\n`);
     expect(fromStdin).toEqual(fromArgument);
 
-    // `exledger sql … | head -1`: a million rows, and the reader leaves after the first chunk.
-    const { child, done } = startCli(['sql', 'select range as n, repeat(\'x\', 40) as pad from range(1000000)'], { cwd: dir, env });
+    // `exledger sql … | head -1`: 10 MB of rows, and the reader leaves after the first chunk.
+    const { child, done } = startCli(['sql', 'select range as n, repeat(\'x\', 40) as pad from range(200000)'], { cwd: dir, env });
     child.stdout!.once('data', () => child.stdout!.destroy());
     const ended = await done;
     expect(ended.stderr).toBe('');

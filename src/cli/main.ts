@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { resolveConfig } from '../config/config.ts';
+import { Database } from '../store/database.ts';
 import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError } from '../errors.ts';
 import type { AnyCommand, CommandOutcome } from './command.ts';
 import { COMMANDS } from './commands.ts';
@@ -37,6 +38,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       // commit, a workbook or a published copy is only ever renamed into place complete.
       output.error(`error: interrupted by ${signal}${abort.signal.aborted ? ' again' : ''}: stopped; what was committed stays`);
       if (json) output.json(envelope(commandName, EXIT.interrupted, startedAt, { error: errorDetails(new InterruptedError(signal)) }));
+      Database.interruptOpenQueries();
       process.exit(EXIT.interrupted);
     }
     output.error(`exledger: ${signal} received: stopping; what is committed stays (send it again to stop at once)`);
