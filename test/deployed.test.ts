@@ -169,6 +169,9 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(fromArgument.stdout).toMatch(/^fills\r\n[1-9]\d*\r\n$/);
     const fromStdin = await cli(['sql', '-', '--csv'], `${query};\n`);
     expect(fromStdin).toEqual(fromArgument);
+    // Instants as every output shows them: ISO 8601 UTC, DuckDB's microseconds kept.
+    const instant = await cli(['sql', "select max(started_at) as at, timestamptz '2026-10-31 23:59:59.999999+00' as fixed from meta.runs", '--csv']);
+    expect(instant.stdout).toMatch(/^at,fixed\r\n\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z,2026-10-31T23:59:59\.999999Z\r\n$/);
 
     // `exledger sql … | head -1`: 10 MB of rows, and the reader leaves after the first chunk.
     const { child, done } = startCli(['sql', 'select range as n, repeat(\'x\', 40) as pad from range(200000)'], { cwd: dir, env });

@@ -3,6 +3,7 @@ import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { formatTestResult } from './result-text.ts';
+import { isoInstants } from './time-text.ts';
 
 /** `exledger check`. */
 export const checkCommand = defineCommand({
@@ -16,6 +17,6 @@ export const checkCommand = defineCommand({
     });
     const failing = results.filter((result) => result.status !== 'pass');
     output.summary(`check: ${results.length - failing.length} passed, ${failing.length} failed of ${results.length}`);
-    return { exitCode: failing.length === 0 ? EXIT.ok : EXIT.failure, details: { results: results.map((result) => ({ ...result, ms: Math.round(result.ms) })) } };
+    return { exitCode: failing.length === 0 ? EXIT.ok : EXIT.failure, details: { results: results.map((result) => ({ ...result, sample: result.sample.map(isoInstants), ms: Math.round(result.ms) })) } };
   },
 });

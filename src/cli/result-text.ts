@@ -8,6 +8,7 @@ import type { TestResult } from '../models/check.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { formatTextTable } from './text-table.ts';
+import { isoInstant } from './time-text.ts';
 
 /**
  * How the jobs' results look: as text for people (tables, a line per model, test or
@@ -82,7 +83,7 @@ export function formatTestResult(result: TestResult): string {
 /** Rows as an indented table, values exactly as DuckDB returned them. */
 function formatRows(rows: readonly Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0] ?? {});
-  const cells = rows.map((row) => columns.map((column) => (row[column] === null ? 'null' : typeof row[column] === 'object' ? JSON.stringify(row[column]) : String(row[column]))));
+  const cells = rows.map((row) => columns.map((column) => (row[column] === null ? 'null' : typeof row[column] === 'object' ? JSON.stringify(row[column]) : isoInstant(String(row[column])))));
   return formatTextTable(columns, cells, { indent: '      ' }).join('\n');
 }
 

@@ -6,6 +6,7 @@ import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { formatTextTable } from './text-table.ts';
+import { isoInstant } from './time-text.ts';
 
 const NUMERIC = new Set<DuckDBTypeId>([
   DuckDBTypeId.TINYINT,
@@ -27,7 +28,7 @@ const NUMERIC = new Set<DuckDBTypeId>([
 /**
  * A value as text, as DuckDB prints it: DECIMAL, BIGINT, HUGEINT and the other 64/128-bit
  * integers exactly (the client library gives them as bigint or exact decimal values, never
- * binary floats), times in UTC, lists and structs in DuckDB's notation. FLOAT gets the shortest
+ * binary floats), instants (TIMESTAMPTZ) in ISO 8601 UTC (`2026-11-23T07:44:37.78Z`), lists and structs in DuckDB's notation. FLOAT gets the shortest
  * digits that read back to the same 32-bit value (`0.1`, not its widened double); DOUBLE the
  * shortest that read back to the same double (JavaScript's spelling: `1e-7` where DuckDB writes
  * `1e-07`). Null for SQL NULL.
@@ -39,7 +40,7 @@ export function formatValue(value: DuckDBValue, type: DuckDBType): string | null
     if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
     return type.typeId === DuckDBTypeId.FLOAT ? shortestFloat32(value) : String(value);
   }
-  return String(value);
+  return type.typeId === DuckDBTypeId.TIMESTAMP_TZ ? isoInstant(String(value)) : String(value);
 }
 
 function shortestFloat32(value: number): string {
@@ -94,7 +95,11 @@ export function jsonRows(result: QueryResult): Record<string, unknown>[] {
   const names = result.reader.deduplicatedColumnNames();
   return result.reader.getRowsJson().map((row) =>
     Object.fromEntries(
-      row.map((value, column) => [names[column]!, typeof value === 'number' && result.types[column]!.typeId === DuckDBTypeId.FLOAT ? Number(shortestFloat32(value)) : value]),
+      row.map((value, column) => {
+        const typeId = result.types[column]!.typeId;
+        if (typeof value === 'number' && typeId === DuckDBTypeId.FLOAT) return [names[column]!, Number(shortestFloat32(value))];
+        return [names[column]!, typeof value === 'string' && typeId === DuckDBTypeId.TIMESTAMP_TZ ? isoInstant(value) : value];
+      }),
     ),
   );
 }
