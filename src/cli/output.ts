@@ -60,10 +60,18 @@ export class Output {
     process.stdout.write(`${JSON.stringify(value, jsonValue, 2)}\n`);
   }
 
-  /** Progress of a sync: bars per stream on a terminal, lines otherwise, nothing with --quiet. */
+  /**
+   * Progress of a sync: bars per stream on a terminal, lines otherwise, nothing with --quiet.
+   * With `progressTo` (a run's log) the lines go there, on a terminal beside the bars.
+   */
   syncProgress(): SyncProgress & { stop(): void } {
     if (this.options.quiet) return { start() {}, advance() {}, finish() {}, stop() {} };
-    return this.options.tty ? progressBars() : progressLines(this, (this.options.heartbeatSeconds ?? 30) * 1000);
+    const heartbeatMs = (this.options.heartbeatSeconds ?? 30) * 1000;
+    if (!this.options.tty) return progressLines(this, heartbeatMs);
+    if (this.options.progressTo === undefined) return progressBars();
+    const write = this.options.progressTo;
+    const toLog = new Output({ ...this.options, tty: false, progressTo: write });
+    return both(progressBars(), progressLines(toLog, heartbeatMs));
   }
 }
 
@@ -123,6 +131,16 @@ function progressLines(output: Output, heartbeatMs: number): SyncProgress & { st
       clearInterval(heartbeat);
       streams.clear();
     },
+  };
+}
+
+/** Tells two progress displays the same. */
+function both(first: SyncProgress & { stop(): void }, second: SyncProgress & { stop(): void }): SyncProgress & { stop(): void } {
+  return {
+    start: (...args) => (first.start(...args), second.start(...args)),
+    advance: (...args) => (first.advance(...args), second.advance(...args)),
+    finish: (...args) => (first.finish(...args), second.finish(...args)),
+    stop: () => (first.stop(), second.stop()),
   };
 }
 
