@@ -25,7 +25,19 @@ export interface OutputOptions {
  * errors; `--json` leaves stdout to the one JSON object.
  */
 export class Output {
-  constructor(readonly options: OutputOptions) {}
+  /**
+   * stderr as it was when this output was made: progress bars are drawn through it, so a run's
+   * log (which copies what is written to stderr from then on) gets progress lines, not redraws.
+   */
+  private readonly terminal: NodeJS.WriteStream;
+
+  constructor(
+    readonly options: OutputOptions,
+    terminal?: NodeJS.WriteStream,
+  ) {
+    const write = process.stderr.write.bind(process.stderr);
+    this.terminal = terminal ?? new Proxy(process.stderr, { get: (target, name) => (name === 'write' ? write : Reflect.get(target, name, target)) });
+  }
 
   /** The command's summary for people (stdout; not with --json). */
   summary(text: string): void {
@@ -47,7 +59,7 @@ export class Output {
 
   /** The same output with progress lines sent to `write` when there is no terminal. */
   withProgressTo(write: (line: string) => void): Output {
-    return new Output({ ...this.options, progressTo: write });
+    return new Output({ ...this.options, progressTo: write }, this.terminal);
   }
 
   /** A warning or an error line: stderr, always. */
@@ -68,10 +80,9 @@ export class Output {
     if (this.options.quiet) return { start() {}, advance() {}, finish() {}, stop() {} };
     const heartbeatMs = (this.options.heartbeatSeconds ?? 30) * 1000;
     if (!this.options.tty) return progressLines(this, heartbeatMs);
-    if (this.options.progressTo === undefined) return progressBars();
-    const write = this.options.progressTo;
-    const toLog = new Output({ ...this.options, tty: false, progressTo: write });
-    return both(progressBars(), progressLines(toLog, heartbeatMs));
+    if (this.options.progressTo === undefined) return progressBars(this.terminal);
+    const toLog = new Output({ ...this.options, tty: false }, this.terminal);
+    return both(progressBars(this.terminal), progressLines(toLog, heartbeatMs));
   }
 }
 
@@ -145,9 +156,10 @@ function both(first: SyncProgress & { stop(): void }, second: SyncProgress & { s
 }
 
 /** Progress bars per stream on a terminal (cli-progress, on stderr). */
-function progressBars(): SyncProgress & { stop(): void } {
+function progressBars(stream: NodeJS.WriteStream): SyncProgress & { stop(): void } {
   const bars = new cliProgress.MultiBar(
     {
+      stream,
       format: ' {name} |{bar}| {value}/{total} windows | {rows} rows | {status}',
       hideCursor: true,
       clearOnComplete: false,

@@ -13,9 +13,7 @@ export interface RunLog {
 // Progress bars and colours: terminal control sequences, not log text.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /\x1b\[[0-9;?]*[A-Za-z]|\r/g;
-/** A terminal redraw (cursor moves, line clears: progress bars); the log gets progress as lines instead. */
-// eslint-disable-next-line no-control-regex
-const REDRAW = /\x1b\[(\d*[GABKJ]|\?\d+[lh])/;
+
 
 /**
  * Starts `<dir>/run-<UTC time>.log` and copies into it everything the process prints on stdout
@@ -29,9 +27,7 @@ export function startRunLog(dir: string, now: Date = new Date()): RunLog {
   const fd = openSync(file, 'wx');
   let pending = '';
   const append = (chunk: string | Uint8Array) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    if (REDRAW.test(text)) return;
-    pending += text.replace(CONTROL, '');
+    pending += (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')).replace(CONTROL, '');
     const lines = pending.split('\n');
     pending = lines.pop()!;
     for (const line of lines) writeSync(fd, `${new Date().toISOString()} ${line}\n`);
