@@ -14,9 +14,8 @@ import { startRunLog } from './run-log.ts';
 
 /**
  * Runs the nightly job with its log file and its output: a heading per step, the lines of
- * each (sync table, models, tests, workbooks), progress (bars on a terminal, else lines in the
- * log file), then the summary. Shared by
- * `exledger run` and `exledger demo`.
+ * each (sync table, models, tests, workbooks), progress (bars on a terminal, lines in the log
+ * file), then the summary. Shared by `exledger run` and `exledger demo`.
  */
 export async function runWithLog(config: Readonly<Config>, commandOutput: Output, signal: AbortSignal, options: { period?: ReportPeriod; now?: Date; banner?: readonly string[] }): Promise<CommandOutcome> {
   const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), config.reports.names ?? ['all']);
