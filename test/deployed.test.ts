@@ -137,8 +137,10 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     const crontabEnvironment = Object.fromEntries([...readme.matchAll(/^([A-Z_]+)=(\S+)\s*$/gm)].filter(([, name]) => name!.startsWith('NPM_CONFIG_')).map(([, name, value]) => [name!, value!]));
     mkdirSync(path.join(dir, 'logs'), { recursive: true });
     const command = line![1]!.replaceAll('/srv/exledger', dir);
+    // The user's own HOME, as cron gives it (its ~/.npmrc included), not the install folder's.
+    expect(Object.keys(crontabEnvironment).sort()).toEqual(['NPM_CONFIG_LOGLEVEL', 'NPM_CONFIG_UPDATE_NOTIFIER']);
     const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn('/bin/sh', ['-c', command], { env: cronEnvironment({ ...env, ...crontabEnvironment }), stdio: 'ignore' });
+      const child = spawn('/bin/sh', ['-c', command], { env: cronEnvironment({ ...env, HOME: os.homedir(), ...crontabEnvironment }), stdio: 'ignore' });
       child.on('error', reject);
       child.on('close', resolve);
     });
