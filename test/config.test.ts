@@ -57,7 +57,19 @@ describe('resolveConfig', () => {
     expect(error?.message).toMatch(/accounts\.0\.passphrase/);
     expect(error?.message).not.toContain(FILE_ACCOUNT.secret);
 
-    expect(() => resolveConfig({}, {}, dirWithConfig('{ not json'))).toThrow(/not valid JSON/);
+    expect(() => resolveConfig({}, {}, dirWithConfig('{ not json'))).toThrow(/not valid JSON at line 1, column 3 /);
+    // The text around a syntax error may be a secret: the message says where, never what.
+    const secret = 'sk-live-9f8e7d6c5b4a';
+    for (const text of [`{\n  "accounts": [{ "name": "main", "apiKey": ${secret} }]\n}`, `{ "db": "x.duckdb",\n  "apiKey" ${secret} }`]) {
+      let message = '';
+      try {
+        resolveConfig({}, {}, dirWithConfig(text));
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/is not valid JSON at line 2, column \d+ \(the text there is not shown: the file holds secrets\)$/);
+      expect(message).not.toContain(secret.slice(0, 4));
+    }
     expect(() => resolveConfig({ configPath: 'missing.json' }, {}, dir)).toThrow(/--config/);
   });
 

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseLossless } from 'lossless-json';
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import type { Credentials } from '../exchange/exchange-client.ts';
@@ -254,13 +255,31 @@ function findConfigFile(explicit: string | undefined, cwd: string): string | nul
 }
 
 function readConfigFile(file: string): z.infer<typeof fileSchema> {
+  const text = readFileSync(file, 'utf8');
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(file, `is not valid JSON (${(error as Error).message})`);
+    json = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text around the error, which may be part of a secret:
+    // say where it is, never what is there.
+    throw new ConfigError(file, `is not valid JSON ${whereJsonBreaks(text)} (the text there is not shown: the file holds secrets)`);
   }
   return validateSettings(json, path.basename(file));
+}
+
+/** `at line 3, column 14`, where a JSON parse fails (lossless-json says the position; V8 does not always). */
+function whereJsonBreaks(text: string): string {
+  try {
+    parseLossless(text);
+  } catch (error) {
+    const position = /at position (\d+)/.exec((error as Error).message);
+    if (position !== null) {
+      const before = text.slice(0, Number(position[1]));
+      const line = before.split('\n').length;
+      return `at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
+    }
+  }
+  return 'somewhere';
 }
 
 /** Settings in the config file's shape, validated; errors name `source` and the field. */
