@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -82,6 +82,13 @@ describe('publishedPath', () => {
 });
 
 describe('publishDatabase', () => {
+  it('makes the copy read-only and no more readable than the database: 0400 beside a database made under umask 077', async () => {
+    await writeSource(1);
+    chmodSync(source, 0o600);
+    const result = await publishDatabase(source);
+    expect(statSync(result.path).mode & 0o777).toBe(0o400);
+  });
+
   it('publishes a read-only copy equal to the source, checkpointed, with no temporary file left', async () => {
     await writeSource(1);
     const result = await publishDatabase(source);

@@ -33,7 +33,9 @@ export function publishedPath(db: string): string {
 
 /**
  * Publishes `db` as {@link publishedPath}: checkpoints it, copies it to a temporary file beside
- * the published one, fsyncs it, makes it read-only (0444), checks that DuckDB opens it, and
+ * the published one, fsyncs it, makes it read-only (the database's read permissions, no write:
+ * 0444 beside a 0644 database, 0400 beside a 0600 one, so the copy is never readable by more
+ * people than the database the umask made), checks that DuckDB opens it, and
  * renames it over the published copy.
  *
  * Preconditions:
@@ -72,7 +74,7 @@ export async function publishDatabase(db: string): Promise<PublishResult> {
     } finally {
       await handle.close();
     }
-    await chmod(temporary, 0o444);
+    await chmod(temporary, (await stat(db)).mode & 0o444);
     await verify(temporary);
     const { size } = await stat(temporary);
     // A WAL beside the published copy means someone opened it for writing (root ignores the
