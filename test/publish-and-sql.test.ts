@@ -222,6 +222,27 @@ describe('exledger sql', () => {
     expect(json.stdout).toContain(`"amount": "${AMOUNT}",`);
   });
 
+  it('--csv: text a spreadsheet would evaluate gets a leading quote, numbers never; --raw gives it exactly as stored', async () => {
+    await writeSource(1);
+    await publishDatabase(source);
+    // Exchange text is not ours: a symbol or a note may begin with = + - @ (or a tab).
+    const query = `SELECT * FROM (VALUES (1, '=HYPERLINK("http://x","y")', -0.5::DECIMAL(38,18)), (2, '-2+3', -1::DECIMAL(38,18)), (3, '@SUM(A1)', 0::DECIMAL(38,18)), (4, '+1', 1::DECIMAL(38,18)), (5, chr(9) || 'tab', NULL), (6, 'BTC-USDT', 2::DECIMAL(38,18))) AS t(n, note, amount) ORDER BY n`;
+    const neutral = await cli(['sql', query, '--csv', '--db', source]);
+    expect(neutral).toMatchObject({ code: 0, stderr: '' });
+    expect(neutral.stdout.split('\r\n')).toEqual([
+      'n,note,amount',
+      `1,"'=HYPERLINK(""http://x"",""y"")",-0.500000000000000000`,
+      "2,'-2+3,-1.000000000000000000",
+      "3,'@SUM(A1),0.000000000000000000",
+      "4,'+1,1.000000000000000000",
+      "5,'\ttab,",
+      '6,BTC-USDT,2.000000000000000000',
+      '',
+    ]);
+    const raw = await cli(['sql', query, '--csv', '--raw', '--db', source]);
+    expect(raw.stdout.split('\r\n').slice(1, 3)).toEqual([`1,"=HYPERLINK(""http://x"",""y"")",-0.500000000000000000`, '2,-2+3,-1.000000000000000000']);
+  });
+
   it('runs several statements and prints the last; a temporary table is allowed', async () => {
     await writeSource(1);
     await publishDatabase(source);

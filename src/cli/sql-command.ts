@@ -69,14 +69,25 @@ export function formatTable(result: QueryResult): string {
   return [...table, count].join('\n') + '\n';
 }
 
+/** What a spreadsheet evaluates when a cell begins with it (OWASP "CSV injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 /**
  * RFC 4180: a header row, CRLF line ends, fields quoted when they hold a comma, a quote, CR or
  * LF (quotes doubled). As DuckDB's COPY writes it, SQL NULL is an empty field and an empty
  * string is `""`, so the two stay apart.
+ *
+ * A text value that a spreadsheet would evaluate (beginning with `=`, `+`, `-`, `@`, a tab or a
+ * CR: exchange text is not ours) gets a leading `'`, which spreadsheets show as text and do not
+ * evaluate; numbers are never touched (`-0.5` stays a number). `raw` writes text exactly as
+ * stored, for programs rather than spreadsheets (and `--json` is always exact).
  */
-export function formatCsv(result: QueryResult): string {
+export function formatCsv(result: QueryResult, options: { raw?: boolean } = {}): string {
+  const text = result.types.map((type) => !NUMERIC.has(type.typeId));
+  const neutral = (cell: string | null, column: number) => (options.raw !== true && cell !== null && text[column] === true && FORMULA_START.test(cell) ? `'${cell}` : cell);
   const field = (cell: string | null) => (cell === null ? '' : cell === '' || /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell);
-  return [result.columns, ...textRows(result)].map((row) => row.map(field).join(',') + '\r\n').join('');
+  const rows = textRows(result).map((row) => row.map(neutral));
+  return [result.columns, ...rows].map((row) => row.map(field).join(',') + '\r\n').join('');
 }
 
 /**
@@ -126,8 +137,10 @@ export const sqlCommand = defineCommand({
   builder: (yargs) =>
     withConfigOptions(yargs)
       .positional('query', { type: 'string', demandOption: true, describe: 'SQL to run, or - to read it from standard input; several statements run in order and the last one is printed' })
-      .option('csv', { type: 'boolean', describe: 'Print CSV (RFC 4180) instead of a table' })
-      .conflicts('csv', 'json'),
+      .option('csv', { type: 'boolean', describe: "Print CSV (RFC 4180) instead of a table; text a spreadsheet would evaluate (=, +, -, @ first) gets a leading '" })
+      .option('raw', { type: 'boolean', describe: 'With --csv: text exactly as stored, even text a spreadsheet would evaluate (for programs, not spreadsheets)' })
+      .conflicts('csv', 'json')
+      .implies('raw', 'csv'),
   config: (args) => configOverrides(args),
   handler: async (args, { config, output, argv }) => {
     // `-` reaches us as an empty string (yargs' reading of a lone dash): look at the command line.
@@ -139,7 +152,7 @@ export const sqlCommand = defineCommand({
       // The rows as the details of the one --json object; exact numbers as strings.
       return { exitCode: EXIT.ok, details: { columns: result.columns, types: result.types.map((type) => type.toString()), rows: jsonRows(result) } };
     }
-    await write(args.csv === true ? formatCsv(result) : formatTable(result));
+    await write(args.csv === true ? formatCsv(result, { raw: args.raw }) : formatTable(result));
     return { exitCode: EXIT.ok, details: {} };
   },
 });
