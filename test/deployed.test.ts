@@ -160,9 +160,19 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
   });
 
   it('report and sql: workbooks for a period; a query from the argument or from stdin; a reader that stops early ends it quietly', async () => {
+    // Half-written workbooks: one of a writer killed mid-write (its pid is gone), one of a writer
+    // still running in another process (this test's own pid stands for it).
+    const september = path.join(dir, 'september');
+    mkdirSync(september);
+    const deadPid = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('exit', () => resolve(child.pid!));
+    });
+    writeFileSync(path.join(september, `.pnl-2026-08.xlsx.tmp-${deadPid}`), 'half a workbook');
+    writeFileSync(path.join(september, `.fees-2026-09.xlsx.tmp-${process.pid}`), 'being written');
     const report = await cli(['report', 'pnl', 'fees', '--period', '2026-09', '--out', 'september']);
     expect(report).toMatchObject({ code: 0, stderr: '' });
-    expect(readdirSync(path.join(dir, 'september')).sort()).toEqual(['fees-2026-09.xlsx', 'pnl-2026-09.xlsx']);
+    expect(readdirSync(september).sort()).toEqual([`.fees-2026-09.xlsx.tmp-${process.pid}`, 'fees-2026-09.xlsx', 'pnl-2026-09.xlsx']);
     expect(report.stdout).toMatch(/^pnl +2026-09 +september\/pnl-2026-09\.xlsx {2}\d+ sheets, [\d,]+ rows/m);
 
     const query = 'select count(*) as fills from raw.spot_fills';

@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
@@ -7,6 +9,7 @@ import { validateReports, type ReportSpec } from '../export/report-definition.ts
 import { writeReport, type ReportResult } from '../export/write-report.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
+import { isProcessAlive } from '../store/lock.ts';
 import { requireDatabase, requireOutputFolder } from './paths.ts';
 
 /** Callbacks of a report job. */
@@ -58,6 +61,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
   const { reports, streams, coinFormats } = catalog;
   requireDatabase(config.db);
   requireOutputFolder(config.reports.outDir, 'outDir');
+  removeLeftoverWorkbooks(config.reports.outDir);
   const db = await Database.open(config.db, { readOnly: true });
   try {
     const results: ReportResult[] = [];
@@ -78,5 +82,21 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
     return results;
   } finally {
     db.close();
+  }
+}
+
+/** The temporary name a workbook is written under (write-report.ts): `.<report>-<period>.xlsx.tmp-<pid>`. */
+const TEMPORARY_WORKBOOK = /^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.xlsx\.tmp-(\d+)$/;
+
+/**
+ * Removes the half-written workbooks of report writers that are gone (killed mid-write: each
+ * can be tens of MB, and nothing else would ever remove them). A writer still running, in
+ * another process, keeps its file.
+ */
+function removeLeftoverWorkbooks(outDir: string): void {
+  if (!existsSync(outDir)) return;
+  for (const name of readdirSync(outDir)) {
+    const match = TEMPORARY_WORKBOOK.exec(name);
+    if (match !== null && !isProcessAlive(Number(match[1]))) rmSync(path.join(outDir, name), { force: true });
   }
 }

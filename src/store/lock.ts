@@ -20,7 +20,7 @@ export class DatabaseLock {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = readHolder(file);
-        if (holder !== null && isAlive(holder.pid)) {
+        if (holder !== null && isProcessAlive(holder.pid)) {
           throw new DatabaseBusyError(database, `is in use by another exledger ${holder.purpose} (pid ${holder.pid}, since ${holder.since})`, {
             hint: 'wait for it to finish; if no exledger is running, delete the .lock file beside the database',
           });
@@ -45,7 +45,8 @@ function readHolder(file: string): { pid: number; purpose: string; since: string
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid is running (EPERM: it is, as another user's). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
