@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, DataError, ExchangeError, RateLimitError } from '../src/errors.ts';
 import { ExchangeClient, type AttemptEvent } from '../src/exchange/exchange-client.ts';
 import { RateBudget } from '../src/exchange/rate-budget.ts';
+import { startHostileServer } from './support/hostile-server.ts';
 
 /**
  * A real HTTP server on loopback that answers with a script of responses, one per request:
@@ -33,7 +34,7 @@ async function scriptedExchange(script: Scripted[]): Promise<{ url: string; requ
 }
 
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  if (server !== undefined) await new Promise((resolve) => server!.close(resolve));
   server = undefined;
 });
 
@@ -93,5 +94,47 @@ describe('error classes for each kind of answer', () => {
     await new Promise((resolve) => server?.close(resolve));
     const succeeding = await scriptedExchange([{ status: 200, body: '{"code":"00000","msg":"success","list":[],"nextFlag":false}' }]);
     await expect(client(succeeding.url, []).call('futures.fills', {})).resolves.toMatchObject({ list: [], nextFlag: false });
+  });
+});
+
+describe('answers that never end or never stop growing (a hostile server in its own process)', () => {
+  const limits = { timeoutMs: 1_000, deadlineMs: 1_500, maxResponseBytes: 1024 * 1024, retry: { retries: 1, minTimeoutMs: 10, maxTimeoutMs: 20 } };
+
+  it('a body that trickles a byte every 200 ms (never idle for the 1 s timeout) is cut at the 1.5 s deadline, retried, then named', async () => {
+    const server = await startHostileServer('trickle');
+    try {
+      const client = new ExchangeClient({ spotBaseUrl: server.url, contractBaseUrl: server.url, ...limits });
+      const failure = await client.call('spot.currencies').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(ExchangeError);
+      expect(failure).toMatchObject({ code: 'TIMEOUT', isRetryable: true, message: 'spot.currencies (GET /api/v2/public/currencies): the answer took longer than 1500 ms in all' });
+      // Two attempts (one retry), each cut after about 1.5 s of trickle: 7 or 8 bytes each, not a run held forever.
+      const written = await server.written();
+      expect(written).toHaveLength(2);
+      for (const bytes of written) expect(bytes).toBeLessThanOrEqual(9);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('an answer past maxResponseBytes is dropped unread: the client stops reading, memory stays bounded, the error names the limit', async () => {
+    const server = await startHostileServer('huge');
+    try {
+      const client = new ExchangeClient({ spotBaseUrl: server.url, contractBaseUrl: server.url, ...limits });
+      const failure = await client.call('spot.currencies').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: 'TOO_LARGE', isRetryable: true, message: 'spot.currencies (GET /api/v2/public/currencies): the answer is larger than 1048576 bytes (maxResponseBytes); dropped unread' });
+      // The server could have sent 512 MB to each attempt; the connection was closed after about
+      // 1 MB (plus what the socket buffers held).
+      const written = await server.written();
+      expect(written).toHaveLength(2);
+      for (const bytes of written) expect(bytes).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
-import type { Credentials } from '../exchange/exchange-client.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
@@ -33,8 +33,12 @@ export interface Config {
   accounts: readonly AccountConfig[];
   budget: RateBudgetOptions;
   retry: RetryOptions;
-  /** Per-request timeout, ms. @default 15000 */
+  /** Per-request idle timeout (the longest wait for the next byte), ms. @default 15000 */
   timeoutMs: number;
+  /** Per-request deadline (the longest one answer may take in all), ms. @default 60000 */
+  deadlineMs: number;
+  /** The largest answer read, bytes. @default 16777216 (16 MiB) */
+  maxResponseBytes: number;
   /**
    * DuckDB's memory limit (e.g. '4GB'): past it, big builds spill to disk instead of growing.
    * DuckDB's own default is 80% of RAM. @default '4GB'
@@ -114,6 +118,8 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   timeoutMs: z.number().int().positive().optional(),
+  deadlineMs: z.number().int().positive().optional(),
+  maxResponseBytes: z.number().int().min(1024).optional(),
   memoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as "4GB" or "512MB"').optional(),
   sync: z
     .strictObject({
@@ -224,6 +230,8 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     },
     retry: { ...DEFAULT_RETRY, ...file.retry },
     timeoutMs: file.timeoutMs ?? 15_000,
+    deadlineMs: file.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    maxResponseBytes: file.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     memoryLimit: file.memoryLimit ?? '4GB',
     sync: {
       spotSymbols: file.sync?.spotSymbols ?? null,

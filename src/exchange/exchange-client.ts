@@ -27,8 +27,19 @@ export interface ExchangeClientOptions {
   budget?: RateBudget;
   /** @default DEFAULT_RETRY */
   retry?: Partial<RetryOptions>;
-  /** Per-attempt timeout, ms. @default 15000 */
+  /** Per-attempt idle timeout: the longest wait for the next byte, ms. @default 15000 */
   timeoutMs?: number;
+  /**
+   * Per-attempt deadline: the longest an answer may take in all, ms, however steadily it
+   * trickles in (the idle timeout alone lets a byte every few seconds hold a run forever).
+   * @default DEFAULT_DEADLINE_MS (60000)
+   */
+  deadlineMs?: number;
+  /**
+   * The largest answer read, in bytes; a bigger one is dropped unread past this size (memory
+   * stays bounded whatever the exchange sends). @default DEFAULT_MAX_RESPONSE_BYTES (16 MiB)
+   */
+  maxResponseBytes?: number;
   /** The `locale` header. @default 'en-US' */
   locale?: string;
   /** Called after every HTTP attempt (for counters and request logs). */
@@ -73,6 +84,7 @@ export class ExchangeClient {
   private readonly options: ExchangeClientOptions;
   private readonly retry: RetryOptions;
   private readonly timeoutMs: number;
+  private readonly limits: ResponseLimits;
   private readonly uidScope: string;
   private clockOffsetMs = 0;
   private readonly counters: ClientStats = { requests: 0, failedAttempts: 0, rateLimited: 0, ipWeight: 0, uidWeight: 0 };
@@ -82,6 +94,7 @@ export class ExchangeClient {
     this.budget = options.budget ?? new RateBudget();
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.limits = { idleMs: this.timeoutMs, deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS, maxBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
     // The UID budget is counted per API key; the key is an identifier, not a secret.
     this.uidScope = options.credentials?.apiKey ?? 'public';
   }
@@ -204,7 +217,7 @@ export class ExchangeClient {
   private async fetchText(request: PreparedRequest, method: 'GET' | 'POST', headers: Record<string, string>): Promise<RawResponse> {
     const where = `${request.endpoint} (${method} ${ENDPOINTS[request.endpoint].path})`;
     try {
-      return await sendHttp(request.url, method, headers, method === 'POST' ? request.body : undefined, this.timeoutMs);
+      return await sendHttp(request.url, method, headers, method === 'POST' ? request.body : undefined, this.limits);
     } catch (error) {
       throw transportError(request.endpoint, where, error, this.timeoutMs);
     }
@@ -228,30 +241,63 @@ export class ExchangeClient {
  */
 const AGENTS = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }) };
 
+/**
+ * A minute for one answer in all: a full page of the largest endpoint is a few hundred KB,
+ * served in well under a second; a minute leaves room for a slow link and still frees a run
+ * that an exchange (or a proxy) holds with a trickle.
+ */
+export const DEFAULT_DEADLINE_MS = 60_000;
+/**
+ * 16 MiB for one answer: a full page is at most a few hundred KB (100 records of about 1 KB);
+ * sixteen times the largest page ever seen in the notes' samples is still far below anything
+ * that strains memory, with every request of a sync in flight at once.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** The bounds of one answer. */
+interface ResponseLimits {
+  idleMs: number;
+  deadlineMs: number;
+  maxBytes: number;
+}
+
 class TimeoutError extends Error {
   override readonly name = 'TimeoutError';
 }
 
-/** One HTTP exchange: the status and the whole body as text. */
-function sendHttp(url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<RawResponse> {
+/** The answer was bigger than the client reads. */
+class TooLargeError extends Error {
+  override readonly name = 'TooLargeError';
+}
+
+/** One HTTP exchange: the status and the whole body as text, within the limits. */
+function sendHttp(url: string, method: 'GET' | 'POST', headers: Record<string, string>, body: string | undefined, limits: ResponseLimits): Promise<RawResponse> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
+  return new Promise((resolveAnswer, rejectAnswer) => {
+    // The callback runs long after `outgoing` exists.
+    const deadline = setTimeout(() => outgoing.destroy(new TimeoutError(`the answer took longer than ${limits.deadlineMs} ms in all`)), limits.deadlineMs);
+    const resolve = (answer: RawResponse) => (clearTimeout(deadline), resolveAnswer(answer));
+    const reject = (error: unknown) => (clearTimeout(deadline), rejectAnswer(error));
     const outgoing = transport.request(
       target,
       { method, headers: body === undefined ? headers : { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, agent: AGENTS[target.protocol as 'http:' | 'https:'] },
       (response) => {
-        response.setEncoding('utf8');
-        let text = '';
-        response.on('data', (chunk: string) => {
-          text += chunk;
+        const tooLarge = () => outgoing.destroy(new TooLargeError(`the answer is larger than ${limits.maxBytes} bytes`));
+        if (Number(response.headers['content-length'] ?? 0) > limits.maxBytes) return tooLarge();
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > limits.maxBytes) tooLarge();
+          else chunks.push(chunk);
         });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
         response.on('error', reject);
         response.on('aborted', () => reject(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
       },
     );
-    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new TimeoutError(`no answer within ${timeoutMs} ms`)));
+    outgoing.setTimeout(limits.idleMs, () => outgoing.destroy(new TimeoutError(`no answer within ${limits.idleMs} ms`)));
     outgoing.on('error', reject);
     outgoing.end(body);
   });
@@ -260,7 +306,11 @@ function sendHttp(url: string, method: 'GET' | 'POST', headers: Record<string, s
 /** Network failures: resets and timeouts are retried; an address that cannot be reached is final. */
 function transportError(endpoint: EndpointId, where: string, error: unknown, timeoutMs: number): ExchangeError {
   const name = (error as { name?: string }).name;
-  if (name === 'TimeoutError' || name === 'AbortError') {
+  if (error instanceof TimeoutError) return new ExchangeError(`${where}: ${error.message}`, { status: 0, code: 'TIMEOUT', endpoint, isRetryable: true, cause: error });
+  if (error instanceof TooLargeError) {
+    return new ExchangeError(`${where}: ${error.message} (maxResponseBytes); dropped unread`, { status: 0, code: 'TOO_LARGE', endpoint, isRetryable: true, cause: error });
+  }
+  if (name === 'AbortError') {
     return new ExchangeError(`${where}: no answer within ${timeoutMs} ms`, { status: 0, code: 'TIMEOUT', endpoint, isRetryable: true, cause: error });
   }
   const code = findErrorCode(error);

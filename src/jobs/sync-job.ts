@@ -80,7 +80,14 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
   const stopWaiting = () => void budget.close();
   hooks.signal?.addEventListener('abort', stopWaiting, { once: true });
   try {
-    const clientOptions = { spotBaseUrl: config.spotBaseUrl, contractBaseUrl: config.contractBaseUrl, retry: config.retry, timeoutMs: config.timeoutMs };
+    const clientOptions = {
+      spotBaseUrl: config.spotBaseUrl,
+      contractBaseUrl: config.contractBaseUrl,
+      retry: config.retry,
+      timeoutMs: config.timeoutMs,
+      deadlineMs: config.deadlineMs,
+      maxResponseBytes: config.maxResponseBytes,
+    };
     // Preflight: an unreachable address or a refused key fails here, before the database is touched.
     await whilePending('sync: checking that the exchange answers (spot.assets)', async () => {
       for (const account of config.accounts) {
