@@ -91,17 +91,12 @@ export function formatCsv(result: QueryResult, options: { raw?: boolean } = {}):
 }
 
 /**
- * A JSON array of row objects, one per line. Values are DuckDB's JSON conversion (the one
- * `Database.all` uses): DECIMAL, BIGINT, HUGEINT, UBIGINT and timestamps are exact strings,
- * never JavaScript numbers; 8 to 32-bit integers and DOUBLE are numbers (FLOAT with the digits
- * the table shows); NULL is null. Repeated column names are told apart as `name:1`, `name:2`.
+ * The rows as objects, for `--json`'s `rows`. Values are DuckDB's JSON conversion (the one
+ * `Database.all` uses): DECIMAL, BIGINT, HUGEINT and UBIGINT are exact strings, never JavaScript
+ * numbers; instants are ISO 8601 UTC strings; 8 to 32-bit integers and DOUBLE are numbers (FLOAT
+ * with the digits the table shows); NULL is null. Repeated column names are told apart as
+ * `name:1`, `name:2`.
  */
-export function formatJson(result: QueryResult): string {
-  const rows = jsonRows(result);
-  return rows.length === 0 ? '[]\n' : `[\n${rows.map((row) => JSON.stringify(row)).join(',\n')}\n]\n`;
-}
-
-/** The rows as objects, as formatJson describes. */
 export function jsonRows(result: QueryResult): Record<string, unknown>[] {
   const names = result.reader.deduplicatedColumnNames();
   return result.reader.getRowsJson().map((row) =>
