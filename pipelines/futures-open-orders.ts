@@ -12,7 +12,7 @@ export const futuresOpenOrders = {
   fields: [
     { name: 'order_id', type: 'id' },
     { name: 'symbol', type: 'text' },
-    { name: 'size', type: 'amount' },
+    { name: 'size', type: 'amount', sign: 'positive' },
     { name: 'client_oid', type: 'text', required: false },
     { name: 'createTime', type: 'time_ms' },
     { name: 'filled_qty', type: 'amount', required: false },

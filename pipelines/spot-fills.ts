@@ -12,6 +12,8 @@ export const spotFills = {
   window: { months: 3, startParam: 'after', endParam: 'before' },
   paginator: { kind: 'page-number', pageParam: 'pageIndex', firstPage: 0, sizeParam: 'pageSize', pageSize: 100, more: { flag: 'nextPage' } },
   identity: { kind: 'key', fields: ['fillId'] },
+  // The spot models cost a fill as quantity x price (sql/intermediate/int_spot_trades.sql).
+  products: [['fillQuantity', 'fillPrice']],
   fields: [
     { name: 'accountId', type: 'id' },
     { name: 'symbol', type: 'text' },
@@ -22,9 +24,9 @@ export const spotFills = {
     { name: 'orderType', type: 'text', required: false },
     { name: 'side', type: 'text' },
     // Seen as an empty string: the price is then fillTotalAmount / fillQuantity (exchange-notes.md "Numbers").
-    { name: 'fillPrice', type: 'amount', required: false },
-    { name: 'fillQuantity', type: 'amount' },
-    { name: 'fillTotalAmount', type: 'amount' },
+    { name: 'fillPrice', type: 'amount', required: false, sign: 'non-negative' },
+    { name: 'fillQuantity', type: 'amount', sign: 'positive' },
+    { name: 'fillTotalAmount', type: 'amount', sign: 'non-negative' },
     { name: 'fees', type: 'amount' },
     { name: 'cTime', type: 'time_ms' },
   ],

@@ -14,7 +14,7 @@ export const spotOpenOrders = {
     { name: 'symbol', type: 'text' },
     { name: 'clientOrderId', type: 'text', required: false },
     { name: 'price', type: 'amount', required: false },
-    { name: 'quantity', type: 'amount' },
+    { name: 'quantity', type: 'amount', sign: 'positive' },
     { name: 'orderType', type: 'text', required: false },
     { name: 'side', type: 'text' },
     { name: 'status', type: 'text' },

@@ -333,7 +333,7 @@ describe('exledger run when one stream fails', () => {
     expect(summary.steps[3]!.detail).toBe(`4 workbooks for 2026-09 in ${out}`);
     expect(summary.verdict).toBe('run: partly done (exit 3): see the steps above');
     // The sync's own table says why.
-    expect(run.stdout).toMatch(/^error in acct0\/funding_bills: funding_bills: a record from spot\.fundingBills has no "deltaAmount"/m);
+    expect(run.stdout).toMatch(/^error in acct0\/funding_bills: funding_bills: the record with billId \d+ from spot\.fundingBills: has no "deltaAmount" \(a required field\); nothing of the window \S+ to \S+ was stored/m);
 
     // --out and --period win over the configured folder and the last closed month.
     expect(existsSync(workspace.outDir)).toBe(false);

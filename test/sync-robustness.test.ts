@@ -138,7 +138,10 @@ describe('bad input leaves the database as it was', () => {
       const outcome = await syncOnce(workspace, sandbox, { streams: 'funding_bills' });
       const result = outcome.results[0]!;
       expect(result.status).toBe('failed');
-      expect(result.errorMessage).toMatch(/funding_bills: a record from spot.fundingBills has no "deltaAmount"/);
+      expect(result.errorMessage).toBe(
+        `funding_bills: the record with billId ${String((bill.wire as Record<string, unknown>).billId)} from spot.fundingBills: has no "deltaAmount" (a required field); ` +
+          `nothing of the window ${new Date(cut - DAY).toISOString()} to ${new Date(TEST_END_MS).toISOString()} was stored and its cursor stays before it, so the next run reads it again`,
+      );
       expect(outcome.status).toBe('failed');
       expect(await fingerprint(workspace)).toEqual(before);
 

@@ -39,26 +39,146 @@ export function recordsOf(stream: StreamDeclaration, payload: unknown): Record<s
   });
 }
 
-/** Checks a record against its declaration: required fields present, values of the declared type. */
+/**
+ * What a value may be before it is stored, so that nothing stored can break a later build
+ * (README "What the sync refuses"). Amounts: a plain decimal with at most 18 decimals (what
+ * DECIMAL(38,18) holds exactly; exchange-notes.md "Numbers") and at most 14 digits before the
+ * point: the models multiply quantities by prices in 128-bit integers and are exact below 10^14
+ * each (sql/macros/exact_arith.sql), and sums of up to a million such amounts stay inside
+ * DECIMAL(38,18). Integers fit BIGINT. Times are epoch milliseconds within 2000-2099. Text and ids
+ * are at most 1,000 characters.
+ */
+export const VALUE_LIMITS = Object.freeze({
+  amountIntegerDigits: 14,
+  amountDecimals: 18,
+  integerMax: 9223372036854775807n,
+  integerMin: -9223372036854775808n,
+  timeMinMs: Date.UTC(2000, 0, 1),
+  timeMaxMs: Date.UTC(2100, 0, 1),
+  textLength: 1000,
+});
+
+/**
+ * Checks a record against its declaration: required fields present, values of the declared type
+ * and within VALUE_LIMITS and the declared sign, nested shapes too. The error names the stream,
+ * the record (its id, or its time where it has none), the field and the value.
+ */
 export function validateRecord(stream: StreamDeclaration, record: Record<string, unknown>): void {
-  for (const field of stream.fields) {
+  const problem = fieldsProblem(stream.fields, record, '', true) ?? productsProblem(stream, record);
+  if (problem !== null) throw new DataError(`${stream.name}: ${recordName(stream, record)} from ${stream.endpoint}: ${problem}`, { endpoint: stream.endpoint });
+  if (stream.kind === 'history' && stream.timeFields.length > 0 && stream.timeFields.every((name) => record[name] === undefined || record[name] === null)) {
+    throw new DataError(`${stream.name}: ${recordName(stream, record)} from ${stream.endpoint} has none of the time fields ${stream.timeFields.join(', ')}`, { endpoint: stream.endpoint });
+  }
+}
+
+/** The first problem of `record` against `fields`, or null. `path` prefixes nested field names. */
+function fieldsProblem(fields: readonly FieldSpec[], record: Record<string, unknown>, path: string, topLevel: boolean): string | null {
+  for (const field of fields) {
+    const name = `${path}${field.name}`;
     const value = record[field.name];
     if (value === undefined || value === null) {
       if (field.required === false) continue;
-      throw new DataError(`${stream.name}: a record from ${stream.endpoint} has no "${field.name}" (required by pipelines/${stream.name}); nothing of this window was stored`, {
-        endpoint: stream.endpoint,
-      });
+      return `has no "${name}" (a required field)`;
     }
-    if (!hasType(field, value)) {
-      throw new DataError(
-        `${stream.name}: "${field.name}" from ${stream.endpoint} should be ${describeType(field)}, got ${describe(value)}; nothing of this window was stored`,
-        { endpoint: stream.endpoint },
-      );
+    const problem = valueProblem(field, value, topLevel);
+    if (problem !== null) return `"${name}" is ${describe(value)}: ${problem}`;
+    if (field.shape !== undefined) {
+      const items = field.shape.kind === 'list' ? value : [value];
+      if (!Array.isArray(items)) return `"${name}" is ${describe(value)}: should be an array of objects`;
+      for (const [index, item] of items.entries()) {
+        const itemPath = field.shape.kind === 'list' ? `${name}[${index}].` : `${name}.`;
+        if (!isRecord(item)) return `"${itemPath.slice(0, -1)}" is ${describe(item)}: should be an object`;
+        const nested = fieldsProblem(field.shape.fields, item, itemPath, false);
+        if (nested !== null) return nested;
+      }
     }
   }
-  if (stream.kind === 'history' && stream.timeFields.length > 0 && stream.timeFields.every((name) => record[name] === undefined || record[name] === null)) {
-    throw new DataError(`${stream.name}: a record from ${stream.endpoint} has none of the time fields ${stream.timeFields.join(', ')}`, { endpoint: stream.endpoint });
+  return null;
+}
+
+/** Whether the product of a pair of fields the models multiply leaves their range. */
+function productsProblem(stream: StreamDeclaration, record: Record<string, unknown>): string | null {
+  for (const [left, right] of stream.products ?? []) {
+    const a = jsonScalarToString(record[left]);
+    const b = jsonScalarToString(record[right]);
+    if (a === null || b === null || a === '' || b === '') continue;
+    const limit = 10n ** BigInt(VALUE_LIMITS.amountIntegerDigits);
+    const [aUnits, aScale] = decimalUnits(a);
+    const [bUnits, bScale] = decimalUnits(b);
+    const product = aUnits * bUnits;
+    if ((product < 0n ? -product : product) >= limit * 10n ** BigInt(aScale + bScale)) {
+      return `"${left}" ${describe(record[left])} times "${right}" ${describe(record[right])} is 10^${VALUE_LIMITS.amountIntegerDigits} or more (the models are exact below it)`;
+    }
   }
+  return null;
+}
+
+/** A plain decimal string as integer units and their scale: '-1.25' is [-125n, 2]. */
+function decimalUnits(text: string): [bigint, number] {
+  const [integer = '', decimals = ''] = text.split('.');
+  return [BigInt(`${integer}${decimals}`), decimals.length];
+}
+
+/** Why a present value breaks its field's declaration, or null. */
+function valueProblem(field: FieldSpec, value: unknown, topLevel: boolean): string | null {
+  const text = typeof value === 'boolean' ? null : jsonScalarToString(value);
+  switch (field.type) {
+    case 'amount': {
+      // Optional amounts may be empty strings (spot fillPrice, exchange-notes.md "Numbers"): unknown.
+      if (text === '' && field.required === false && topLevel) return null;
+      if (text === null || !DECIMAL.test(text)) return 'should be a decimal string';
+      const [integer = '', decimals = ''] = text.replace('-', '').split('.');
+      if (decimals.length > VALUE_LIMITS.amountDecimals) return `more than ${VALUE_LIMITS.amountDecimals} decimals (DECIMAL(38,18) would round it)`;
+      if (integer.replace(/^0+/, '').length > VALUE_LIMITS.amountIntegerDigits) return `more than ${VALUE_LIMITS.amountIntegerDigits} digits before the point (the models are exact below 10^${VALUE_LIMITS.amountIntegerDigits})`;
+      const negative = text.startsWith('-') && /[1-9]/.test(text);
+      const zero = !/[1-9]/.test(text);
+      if (field.sign === 'positive' && (negative || zero)) return 'should be positive';
+      if (field.sign === 'non-negative' && negative) return 'should not be negative';
+      return null;
+    }
+    case 'id':
+      if (text === null || !DIGITS.test(text)) return 'should be an integer id';
+      return text.length > VALUE_LIMITS.textLength ? `longer than ${VALUE_LIMITS.textLength} characters` : null;
+    case 'integer': {
+      if (text === null || !DIGITS.test(text)) return 'should be an integer';
+      const number = BigInt(text);
+      return number > VALUE_LIMITS.integerMax || number < VALUE_LIMITS.integerMin ? 'outside the 64-bit integer range' : null;
+    }
+    case 'time_ms': {
+      if (text === null || !DIGITS.test(text)) return 'should be epoch milliseconds';
+      const ms = BigInt(text);
+      return ms < BigInt(VALUE_LIMITS.timeMinMs) || ms >= BigInt(VALUE_LIMITS.timeMaxMs) ? 'outside 2000-01-01 to 2099-12-31 as epoch milliseconds' : null;
+    }
+    case 'text':
+      if (typeof value !== 'string') return 'should be a string';
+      return value.length > VALUE_LIMITS.textLength ? `longer than ${VALUE_LIMITS.textLength} characters` : null;
+    case 'boolean':
+      return typeof value === 'boolean' || value === 'true' || value === 'false' ? null : 'should be a boolean';
+    case 'json':
+      return null;
+  }
+}
+
+/**
+ * How an error names a record: its identity (`fillId 123`), else its first id field, else its
+ * time (id-less records), else its first text field; the exact values, shortened if long.
+ */
+export function recordName(stream: StreamDeclaration, record: Record<string, unknown>): string {
+  const present = (name: string) => {
+    const text = jsonScalarToString(record[name]);
+    return text === null || text === '' ? null : `${name} ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`;
+  };
+  const candidates = [
+    ...(stream.kind === 'history' && stream.identity.kind !== 'content-occurrence' ? stream.identity.fields : []),
+    ...stream.fields.filter((field) => field.type === 'id').map((field) => field.name),
+    ...(stream.kind === 'history' ? stream.timeFields : []),
+    ...stream.fields.filter((field) => field.type === 'text').map((field) => field.name),
+  ];
+  for (const name of candidates) {
+    const named = present(name);
+    if (named !== null) return `the record with ${named}`;
+  }
+  return 'a record';
 }
 
 /** The record's time, epoch ms, from the first time field present. */
@@ -111,29 +231,6 @@ export function canonicalJson(value: unknown): string {
       .join(',')}}`;
   }
   return stringifyJsonLossless(value);
-}
-
-function hasType(field: FieldSpec, value: unknown): boolean {
-  const text = jsonScalarToString(value);
-  switch (field.type) {
-    case 'amount':
-      // Optional amounts may be empty strings (spot fillPrice, exchange-notes.md "Numbers").
-      return text !== null && typeof value !== 'boolean' && (DECIMAL.test(text) || (field.required === false && text === ''));
-    case 'id':
-    case 'integer':
-    case 'time_ms':
-      return text !== null && typeof value !== 'boolean' && DIGITS.test(text);
-    case 'text':
-      return typeof value === 'string';
-    case 'boolean':
-      return typeof value === 'boolean' || value === 'true' || value === 'false';
-    case 'json':
-      return true;
-  }
-}
-
-function describeType(field: FieldSpec): string {
-  return { amount: 'a decimal string', id: 'an integer id', integer: 'an integer', time_ms: 'epoch milliseconds', text: 'a string', boolean: 'a boolean', json: 'JSON' }[field.type];
 }
 
 function describe(value: unknown): string {

@@ -17,6 +17,17 @@ export interface FieldSpec {
   type: FieldType;
   /** A record without it breaks the contract: the run stops before storing anything of that window. @default true */
   required?: boolean;
+  /**
+   * For amounts: the sign the exchange's documents promise (a fill's quantity is positive, a
+   * price never negative). A value of the other sign breaks the contract like a missing field.
+   */
+  sign?: 'positive' | 'non-negative';
+  /**
+   * For `json` fields that staging reads into: the value is an object (`object`) or an array of
+   * objects (`list`) with these fields, checked like the record's own (futures collateral and
+   * positions). An optional nested amount may not be an empty string (staging casts it directly).
+   */
+  shape?: { kind: 'object' | 'list'; fields: readonly FieldSpec[] };
 }
 
 /** How a stream's requests are split by a query parameter. */
@@ -82,6 +93,12 @@ interface StreamBase {
   singleRecord?: boolean;
   partitions: PartitionSpec;
   fields: readonly FieldSpec[];
+  /**
+   * Pairs of amount fields the models multiply (a fill's quantity by its price): their product
+   * must stay within the amount limit too (records.ts VALUE_LIMITS), or a sum of notionals could
+   * overflow the models' 128-bit arithmetic.
+   */
+  products?: readonly (readonly [string, string])[];
 }
 
 /** A history stream: records with a time, read incrementally by window. */
@@ -128,6 +145,16 @@ export function validateDeclaration(declaration: StreamDeclaration): void {
   if (declaration.fields.length === 0) problems.push('declares no fields');
   const names = new Set(declaration.fields.map((field) => field.name));
   if (names.size !== declaration.fields.length) problems.push('declares a field twice');
+  const misplaced = (fields: readonly FieldSpec[]): string[] =>
+    fields.flatMap((field) => [
+      ...(field.sign !== undefined && field.type !== 'amount' ? [`field "${field.name}" has a sign but is not an amount`] : []),
+      ...(field.shape !== undefined && field.type !== 'json' ? [`field "${field.name}" has a shape but is not json`] : []),
+      ...(field.shape === undefined ? [] : misplaced(field.shape.fields)),
+    ]);
+  problems.push(...misplaced(declaration.fields));
+  for (const pair of declaration.products ?? []) {
+    for (const name of pair) if (declaration.fields.find((field) => field.name === name)?.type !== 'amount') problems.push(`product field "${name}" is not an amount among its fields`);
+  }
   if (declaration.kind === 'history') {
     for (const field of declaration.timeFields) if (!names.has(field)) problems.push(`time field "${field}" is not among its fields`);
     if (declaration.window.months < 1 || declaration.window.months > 3) problems.push('window.months must be 1 to 3 (the exchange caps ranges at 3 months)');

@@ -1,7 +1,7 @@
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
 import type { AccountConfig } from '../config/config.ts';
-import { ExchangeError, ExledgerError } from '../errors.ts';
+import { DataError, ExchangeError, ExledgerError } from '../errors.ts';
 import { ExchangeClient, type ExchangeClientOptions } from '../exchange/exchange-client.ts';
 import type { RateBudget } from '../exchange/rate-budget.ts';
 import { stringifyJsonLossless } from '../exchange/lossless-json.ts';
@@ -208,7 +208,9 @@ async function syncStream(
       env.progress?.start(account.name, stream.name, partitions.length);
       for (const partition of partitions) {
         env.signal?.throwIfAborted();
-        const records = await skipUnknownSymbol(partition, onMissingSymbol, () => fetchSnapshot(stream, context(partition)));
+        const records = await skipUnknownSymbol(partition, onMissingSymbol, () => fetchSnapshot(stream, context(partition))).catch((error: unknown) => {
+          throw refusedData(error, `this snapshot${partition.key === '' ? '' : ` (${partition.key})`}`, 'the previous snapshot stays the latest');
+        });
         if (records === null) continue;
         const rows = records.map((record) => stringifyJsonLossless(record));
         result.rowsFetched += rows.length;
@@ -287,7 +289,9 @@ async function syncStream(
                     result.warnings.push(`${partition.key || 'all'}: history before ${new Date(startMs).toISOString()} is beyond what the exchange keeps (40704); read from there`);
                     window.startMs = startMs;
                   }),
-                ),
+                ).catch((error: unknown) => {
+                  throw refusedData(error, `the window ${new Date(window.startMs).toISOString()} to ${new Date(window.endMs).toISOString()}${partition.key === '' ? '' : ` (${partition.key})`}`, 'its cursor stays before it, so the next run reads it again');
+                }),
             );
             // Failures are handled when the window's turn comes; do not let them go unobserved.
             fetching.catch(() => undefined);
@@ -332,6 +336,19 @@ async function syncStream(
   await writeRun(env.db, result);
   env.progress?.finish(account.name, stream.name, result);
   return result;
+}
+
+/**
+ * A response that breaks the contract (a missing field, a value out of range) refuses the whole
+ * window or snapshot it belongs to: the error says which, and that nothing of it was stored.
+ */
+function refusedData(error: unknown, what: string, consequence: string): unknown {
+  if (!(error instanceof DataError)) return error;
+  return new DataError(`${error.message}; nothing of ${what} was stored and ${consequence}`, {
+    endpoint: error.endpoint,
+    hint: 'the exchange sent data that breaks its API contract; if it persists, report the record named here to the exchange (README "What the sync refuses")',
+    cause: error,
+  });
 }
 
 /** The windows to read for one partition: from the cursor (less the lookback) or the backfill start, to now. */
