@@ -63,7 +63,7 @@ export interface ReportResult {
 export async function writeReport(db: Database, report: ReportSpec, options: WriteReportOptions): Promise<ReportResult> {
   const started = performance.now();
   const now = options.now ?? new Date();
-  const reporting = await readReporting(db);
+  const reporting = await readReporting(db, report);
   await checkMarts(db, report);
   const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period)));
   const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36);
@@ -148,12 +148,30 @@ function outputError(file: string, error: NodeJS.ErrnoException): OutputError {
   });
 }
 
-async function readReporting(db: Database): Promise<{ timeZone: string; costMethods: string[] }> {
-  const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'reporting'");
-  if (exists.length === 0) throw new DataError('the models have not been built in this database', { hint: 'run exledger build first (exledger run does it)' });
-  const row = (await db.all<{ time_zone: string; cost_methods: string[] }>('SELECT time_zone, cost_methods FROM settings.reporting'))[0];
-  if (row === undefined) throw new DataError('settings.reporting is empty', { hint: 'run exledger build again' });
-  return { timeZone: row.time_zone, costMethods: row.cost_methods };
+/**
+ * The settings the report's marts were built with (settings.model_builds, written with each
+ * table). Marts built with different settings (a build that failed or was killed part-way after
+ * the settings changed) are refused: no workbook may describe settings its figures lack.
+ */
+async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[] }> {
+  const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
+  if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
+  const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
+  const rows = await db.all<{ model: string; time_zone: string; cost_methods: string[]; opening_positions: string }>(
+    "SELECT model, time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
+    [marts.join(',')],
+  );
+  const unbuilt = marts.filter((mart) => !rows.some((row) => row.model === mart));
+  if (unbuilt.length > 0) throw new DataError(`${unbuilt.join(', ')} ${unbuilt.length === 1 ? 'has' : 'have'} not been built (report ${report.name})`, { hint: 'run exledger build first (exledger run does it)' });
+  const describe = (row: (typeof rows)[number]) => `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}, opening positions ${row.opening_positions === '[]' ? 'none' : row.opening_positions}`;
+  const variants = [...new Set(rows.map(describe))];
+  if (variants.length > 1) {
+    throw new DataError(
+      `the marts of report ${report.name} were built with different settings (${rows.map((row) => `${row.model}: ${describe(row)}`).join('; ')}): a build did not finish`,
+      { hint: 'run exledger build (exledger run does it), then the report again; no workbook was written' },
+    );
+  }
+  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */

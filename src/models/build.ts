@@ -1,6 +1,6 @@
 import type { Database } from '../store/database.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type Model, type Project } from './project.ts';
-import { writeSettings, type ModelSettings } from './settings.ts';
+import { recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
 /** What happened to one model (kysely's migrator style: a result per step, no throw halfway). */
 export interface ModelResult {
@@ -26,9 +26,10 @@ export interface BuildOptions {
 
 /**
  * Builds every model in dependency order: macros, then the settings tables, then staging views
- * and intermediate and marts tables. Each model is replaced in its own transaction, so a model
- * that fails leaves its previous table readable; the models that read it are skipped (and keep
- * their previous tables too). Returns a result per model.
+ * and intermediate and marts tables. Each model is replaced in its own transaction, together
+ * with the row of settings.model_builds that says which settings built it, so a model that fails
+ * leaves its previous table readable and described; the models that read it are skipped (and
+ * keep their previous tables too). Returns a result per model.
  */
 export async function buildModels(db: Database, settings: ModelSettings, options: BuildOptions = {}): Promise<ModelResult[]> {
   const project = loadProject(options.sqlDir ?? SQL_DIR);
@@ -43,7 +44,7 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   await writeSettings(db, settings);
   const restoreStorage = await useBuildStorageSettings(db);
   try {
-    await buildProject(db, project, report);
+    await buildProject(db, project, settings, report);
   } finally {
     await restoreStorage();
   }
@@ -65,7 +66,7 @@ async function useBuildStorageSettings(db: Database): Promise<() => Promise<void
   };
 }
 
-async function buildProject(db: Database, project: Project, report: (result: ModelResult) => void): Promise<void> {
+async function buildProject(db: Database, project: Project, settings: ModelSettings, report: (result: ModelResult) => void): Promise<void> {
   for (const macro of project.macros) {
     const started = performance.now();
     try {
@@ -84,16 +85,17 @@ async function buildProject(db: Database, project: Project, report: (result: Mod
       report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
       continue;
     }
-    report(await buildModel(db, model, () => failed.set(model.id, model.id)));
+    report(await buildModel(db, model, settings, () => failed.set(model.id, model.id)));
   }
 }
 
-async function buildModel(db: Database, model: Model, onFailure: () => void): Promise<ModelResult> {
+async function buildModel(db: Database, model: Model, settings: ModelSettings, onFailure: () => void): Promise<ModelResult> {
   const materialization = MATERIALIZATION[model.layer];
   const started = performance.now();
   try {
     const rows = await db.transaction(async () => {
       await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+      await recordModelBuild(db, model.id, settings);
       if (materialization === 'view') return undefined;
       return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${model.id}`))[0]!.n);
     });

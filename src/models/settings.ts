@@ -43,5 +43,29 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     for (const position of settings.openingPositions) {
       await db.run('INSERT INTO settings.opening_positions VALUES ($1, $2, CAST($3 AS DECIMAL(38, 18)), CAST($4 AS DECIMAL(38, 12)))', [position.account, position.symbol, position.quantity, position.cost]);
     }
+    await db.run(
+      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL)',
+    );
   });
+}
+
+/**
+ * Records, inside the transaction that builds a model, the settings it was built with
+ * (`settings.model_builds`): a model that fails, or a build killed before it, keeps its previous
+ * table and the row that describes it, so a workbook describes its marts, never the settings of
+ * a build that did not reach them.
+ */
+export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
+  await db.run("INSERT OR REPLACE INTO settings.model_builds VALUES ($1, $2, string_split($3, ','), $4, now())", [
+    model,
+    settings.reportingTimeZone,
+    settings.costMethods.join(','),
+    openingPositionsText(settings.openingPositions),
+  ]);
+}
+
+/** The opening positions as one comparable text (sorted JSON). */
+function openingPositionsText(positions: readonly OpeningPosition[]): string {
+  const sorted = [...positions].sort((a, b) => `${a.account}\u0000${a.symbol}`.localeCompare(`${b.account}\u0000${b.symbol}`));
+  return JSON.stringify(sorted.map(({ account, symbol, quantity, cost }) => ({ account, symbol, quantity, cost })));
 }
