@@ -20,7 +20,7 @@ import { openModelDb } from './support/model-db.ts';
  * workbook never says a time zone its marts were not built in.
  */
 
-const PERIOD: ReportPeriod = { kind: 'month', label: '2026-10', from: '2026-10-01', to: '2026-10-31' };
+const PERIOD: ReportPeriod = { label: '2026-10', from: '2026-10-01', to: '2026-10-31' };
 const report = (name: string) => REPORTS.find((candidate) => candidate.name === name)!;
 let db: Database | undefined;
 const folders: string[] = [];

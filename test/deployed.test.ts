@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/store/database.ts';
-import { BIN, cronEnvironment, REPO, runCli, startCli } from './support/cli-process.ts';
+import { BIN, cronEnvironment, REPO, runCli, startCli, waitForSignalHandler } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess, type SandboxRequest } from './support/sandbox-process.ts';
 
 /**
@@ -195,7 +195,8 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
 
     // A command with nothing to commit stops at once on SIGTERM, and says so: exit 130.
     const long = startCli(['sql', 'select count(*) from range(100000000000)'], { cwd: dir, env });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await waitForSignalHandler(long.child.pid!, 'SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
     long.child.kill('SIGTERM');
     expect(await long.done).toMatchObject({ code: 130, stdout: '', stderr: 'error: interrupted by SIGTERM: stopped; what was committed stays\n' });
   });

@@ -81,7 +81,7 @@ describe('values the exchange must not send: refused before anything of their wi
     return { result, error: error! };
   }
 
-  it('a fill with 10^23 units, a negative one, a 19-decimal price, a time in the year 5138 and an unreadable collateral amount are each named and stored nowhere; the build stays ok; an honest night equals a clean run', async () => {
+  it('a fill with 10^23 units, a negative one, a 19-decimal price, a time in the year 5138 or before the window asked for, and an unreadable collateral amount are each named and stored nowhere; the build stays ok; an honest night equals a clean run', async () => {
     const cleanSync = await cli(['sync', '--db', clean(), '--streams', STREAMS], direct());
     expect(cleanSync.code, cleanSync.stdout + cleanSync.stderr).toBe(0);
 
@@ -123,6 +123,8 @@ describe('values the exchange must not send: refused before anything of their wi
     expect(decimals.error).toMatch(/: the record with fillId \d+ from spot\.fills: "fillPrice" is "0\.1234567890123456789": more than 18 decimals \(DECIMAL\(38,18\) would round it\)/);
     const future = await hostileNight('spot_fills', [rule(FILLS, 'cTime', '99999999999999')], 'spot_fills');
     expect(future.error).toMatch(/: the record with fillId \d+ from spot\.fills: "cTime" is "99999999999999": outside 2000-01-01 to 2099-12-31 as epoch milliseconds/);
+    const earlier = await hostileNight('spot_fills', [rule(FILLS, 'cTime', String(Date.UTC(2025, 0, 1)))], 'spot_fills');
+    expect(earlier.error).toMatch(/: the record with fillId \d+ from spot\.fills: "cTime" is 1735689600000 \(2025-01-01T00:00:00\.000Z\), outside the range asked for \(2026-07-31T23:59:59\.999Z to \S+Z\); nothing of the window 2026-08-01T00:00:00\.000Z to /);
     expect((await counts(hostile())).spot_fills).toBe(0);
 
     // The honest night: straight to the exchange, from the cursors that held.

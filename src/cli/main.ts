@@ -46,6 +46,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Signals that arrived while the launcher was loading this (src/cli/exledger.js).
+  const early = (process as unknown as Record<symbol, { received: NodeJS.Signals[]; stop: () => void } | undefined>)[Symbol.for('exledger.earlySignals')];
+  early?.stop();
+  for (const signal of early?.received.splice(0) ?? []) onSignal(signal);
 
   const cli = yargs(argv)
     .scriptName('exledger')

@@ -3,7 +3,7 @@ import type { ExchangeClient } from '../exchange/exchange-client.ts';
 import { jsonScalarToString } from '../exchange/lossless-json.ts';
 import type { Params } from '../exchange/sign.ts';
 import { mapConcurrently } from './map-concurrently.ts';
-import { eventTimeOf, recordsOf, validateRecord } from './records.ts';
+import { eventTimeOf, recordName, recordsOf, validateRecord } from './records.ts';
 import type { HistoryStream, PaginatorSpec, SnapshotStream, StreamDeclaration } from './stream.ts';
 import type { TimeWindow } from './windows.ts';
 
@@ -47,7 +47,9 @@ export async function fetchHistoryWindow(stream: HistoryStream, window: TimeWind
       const exact = stream.identity.kind === 'window-key';
       const bounds = { [stream.window.startParam]: exact ? window.startMs : window.startMs - 1, [stream.window.endParam]: exact ? window.endMs - 1 : window.endMs };
       const records = await fetchPages(stream, paginator, { ...context.partitionParams, ...bounds }, context);
-      return exact ? records : inWindow(stream, records, window);
+      if (exact) return records;
+      withinAsked(stream, records, window.startMs - 1, window.endMs);
+      return inWindow(stream, records, window);
     }
     case 'end-time-cursor':
       return fetchByEndTime(stream, paginator, window, context);
@@ -153,6 +155,7 @@ async function fetchByEndTime(stream: HistoryStream, paginator: Extract<Paginato
       [paginator.limitParam]: paginator.limit,
     });
     const records = readPage(stream, payload);
+    withinAsked(stream, records, window.startMs - 1, endParamValue);
     const knewInclusive = context.facts.futuresEndInclusive === true;
     learnEndInclusive(stream, records, endParamValue, context);
     const below = records.filter((record) => eventTimeOf(stream, record) < end);
@@ -296,6 +299,23 @@ function readPage(stream: StreamDeclaration, payload: unknown): Rec[] {
   const records = recordsOf(stream, payload);
   for (const record of records) validateRecord(stream, record);
   return records;
+}
+
+/**
+ * A record outside the time range the request asked for (both bounds included) breaks the
+ * contract: the exchange ignored the filter, or the record's time is wrong. Refused like any
+ * other bad value, before anything of the window is stored.
+ */
+function withinAsked(stream: HistoryStream, records: Rec[], fromMs: number, toMs: number): void {
+  for (const record of records) {
+    const time = eventTimeOf(stream, record);
+    if (time >= fromMs && time <= toMs) continue;
+    const field = stream.timeFields.find((name) => jsonScalarToString(record[name]) !== null) ?? stream.timeFields[0]!;
+    throw new DataError(
+      `${stream.name}: ${recordName(stream, record)} from ${stream.endpoint}: "${field}" is ${time} (${new Date(time).toISOString()}), outside the range asked for (${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()})`,
+      { endpoint: stream.endpoint },
+    );
+  }
 }
 
 function inWindow(stream: HistoryStream, records: Rec[], window: TimeWindow): Rec[] {

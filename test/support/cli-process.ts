@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -59,4 +60,20 @@ export function startCli(args: readonly string[], options: CliOptions = {}): { c
 /** Runs the `exledger` executable to its end (see startCli). */
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).done;
+}
+
+/**
+ * Waits until `pid` catches `signal` (Linux: the SigCgt mask of /proc/<pid>/status), so a test
+ * signals a command once it listens, however long a loaded machine takes to start it.
+ */
+export async function waitForSignalHandler(pid: number, signal: 'SIGTERM' | 'SIGINT', timeoutMs = 30_000): Promise<void> {
+  const bit = 1n << BigInt((signal === 'SIGTERM' ? 15 : 2) - 1);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+    if (caught !== undefined && (BigInt(`0x${caught}`) & bit) !== 0n) return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not start catching ${signal} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
