@@ -1,8 +1,8 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { REPORTS } from '../reports/index.ts';
@@ -11,8 +11,10 @@ import { writeReport } from '../src/export/write-report.ts';
 import { buildModels } from '../src/models/build.ts';
 import { SQL_DIR } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
-import type { Database } from '../src/store/database.ts';
+import { Database } from '../src/store/database.ts';
+import { runCli, startCli } from './support/cli-process.ts';
 import { openModelDb } from './support/model-db.ts';
+import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 
 /**
  * Settings commit with the models built with them (issue 12): a build whose settings changed and
@@ -80,5 +82,88 @@ describe('settings and the models built with them', () => {
     expect(again.filter((result) => result.status !== 'ok')).toEqual([]);
     const fees = await writeReport(db, report('fees'), options);
     expect(await summaryValue(fees.file, 'Reporting time zone')).toBe('Europe/Paris');
+  });
+});
+
+describe('a build killed after the settings changed (exledger build, SIGKILL, in its own process)', () => {
+  let exchange: SandboxProcess;
+  let dir: string;
+  const cli = (args: string[]) => runCli(args, { cwd: dir, env: exchange.settings });
+
+  beforeAll(async () => {
+    exchange = await startSandboxProcess(['--end', '2026-11-01']);
+    dir = mkdtempSync(path.join(tmpdir(), 'exledger-settings-kill-'));
+    writeFileSync(
+      path.join(dir, 'exledger.config.json'),
+      JSON.stringify({ db: './ledger.duckdb', retry: { retries: 8, minTimeoutMs: 50, maxTimeoutMs: 500 }, sync: { startDate: '2026-09-01' } }),
+    );
+  });
+  afterAll(async () => {
+    expect(await exchange?.stop()).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The settings each mart of `name` was built with. */
+  async function martSettings(name: string): Promise<{ model: string; time_zone: string }[]> {
+    const spec = report(name);
+    const marts = [...new Set([...spec.sheets.map((sheet) => sheet.mart), spec.chart.mart])];
+    const database = await Database.open(path.join(dir, 'ledger.duckdb'), { readOnly: true });
+    try {
+      return await database.all(`SELECT model, time_zone FROM settings.model_builds WHERE model IN (${marts.map((mart) => `'${mart}'`).join(', ')}) ORDER BY model`);
+    } finally {
+      database.close();
+    }
+  }
+
+  /** Every report: refused naming both settings where its marts differ, else labelled with theirs. */
+  async function expectTruthfulWorkbooks(out: string): Promise<string[]> {
+    const labels: string[] = [];
+    for (const name of ['pnl', 'fees', 'rebates', 'balances']) {
+      const zones = [...new Set((await martSettings(name)).map((row) => row.time_zone))];
+      const result = await cli(['report', name, '--period', '2026-10', '--out', out]);
+      const file = path.join(out, `${name}-2026-10.xlsx`);
+      if (zones.length > 1) {
+        expect(result.code, result.stderr).toBe(1);
+        expect(result.stderr).toMatch(new RegExp(`^error: the marts of report ${name} were built with different settings \\(`));
+        expect(result.stderr).toContain('time zone UTC');
+        expect(result.stderr).toContain('time zone Europe/Paris');
+        expect(existsSync(file)).toBe(false);
+        labels.push(`${name}: refused`);
+      } else {
+        expect(result.code, result.stderr).toBe(0);
+        expect(await summaryValue(file, 'Reporting time zone')).toBe(zones[0]);
+        labels.push(`${name}: ${zones[0]}`);
+      }
+    }
+    return labels;
+  }
+
+  it('each workbook says the zone its marts were built in, or is refused where they differ; the next build makes them one', async () => {
+    expect((await cli(['sync', '--streams', 'currencies,spot_assets,funding_bills,spot_fills'])).code).toBe(0);
+    expect((await cli(['build'])).code).toBe(0);
+
+    // Rebuilt in Paris, killed outright as its first mart commits.
+    const build = startCli(['build', '--time-zone', 'Europe/Paris'], { cwd: dir, env: exchange.settings });
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      build.child.stdout!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (/marts\.\w+/.test(seen)) {
+          build.child.kill('SIGKILL');
+          resolve();
+        }
+      });
+      void build.done.then((result) => reject(new Error(`the build ended before a mart was built: ${result.stdout}${result.stderr}`)));
+    });
+    expect((await build.done).signal).toBe('SIGKILL');
+
+    const killed = await expectTruthfulWorkbooks(folder());
+    // The kill left both: some marts rebuilt in Paris, some still UTC.
+    const zones = new Set((await Promise.all(['pnl', 'fees', 'rebates', 'balances'].map(martSettings))).flat().map((row) => row.time_zone));
+    expect([...zones].sort()).toEqual(['Europe/Paris', 'UTC']);
+    expect(killed.length).toBe(4);
+
+    expect((await cli(['build', '--time-zone', 'Europe/Paris'])).code).toBe(0);
+    expect(await expectTruthfulWorkbooks(folder())).toEqual(['pnl: Europe/Paris', 'fees: Europe/Paris', 'rebates: Europe/Paris', 'balances: Europe/Paris']);
   });
 });
