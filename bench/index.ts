@@ -6,6 +6,7 @@ import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchSpotPnl } from './spot-pnl.ts';
 import { benchSync, budgetUse, efficiency, speed } from './sync.ts';
+import { benchRunKill } from './run-kill.ts';
 import { benchSyncKill } from './sync-kill.ts';
 
 const only = process.argv[2];
@@ -24,6 +25,7 @@ const parts: Record<string, () => Promise<void>> = {
   'sync-budget': budgetUse,
   'sync-speed': () => speed('large'),
   'sync-kill': () => benchSyncKill(),
+  'run-kill': () => benchRunKill(process.argv[3] === undefined ? undefined : Number(process.argv[3])),
   'build-1m': () => benchBuild(['build-1m']),
   'build-10m': () => benchBuild(['build-10m']),
   'build-1m-both': () => benchBuild(['build-1m-both']),
