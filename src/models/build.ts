@@ -1,3 +1,4 @@
+import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type Model, type Project } from './project.ts';
 import { writeSettings, type ModelSettings } from './settings.ts';
@@ -45,7 +46,10 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   try {
     await buildProject(db, project, report);
   } finally {
-    await restoreStorage();
+    // After a full disk every statement fails with that same error: the build's own one is told.
+    await restoreStorage().catch((error: unknown) => {
+      if (db.diskFullError === undefined) throw error;
+    });
   }
   return results;
 }
@@ -72,6 +76,7 @@ async function buildProject(db: Database, project: Project, report: (result: Mod
       await db.transaction(() => db.run(macro.sql));
       report({ id: macro.id, materialization: 'macro', status: 'ok', ms: performance.now() - started });
     } catch (error) {
+      if (error instanceof DiskFullError) throw error.during(`building ${macro.id}`, BUILD_KEPT);
       report({ id: macro.id, materialization: 'macro', status: 'failed', ms: performance.now() - started, message: firstLine(error) });
     }
   }
@@ -99,10 +104,15 @@ async function buildModel(db: Database, model: Model, onFailure: () => void): Pr
     });
     return { id: model.id, materialization, status: 'ok', ms: performance.now() - started, ...(rows === undefined ? {} : { rows }) };
   } catch (error) {
+    // A full disk stops the build: every model after it would fail the same way.
+    if (error instanceof DiskFullError) throw error.during(`building ${model.id}`, BUILD_KEPT);
     onFailure();
     return { id: model.id, materialization, status: 'failed', ms: performance.now() - started, message: firstLine(error) };
   }
 }
+
+/** What a build stopped by a full disk leaves: each model is replaced in its own transaction. */
+export const BUILD_KEPT = 'nothing of this build was lost (a model not rebuilt keeps its previous table)';
 
 function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
