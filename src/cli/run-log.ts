@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { OutputError, type DiskFullError } from '../errors.ts';
@@ -26,8 +26,8 @@ const CONTROL = /\x1b\[[0-9;?]*[A-Za-z]|\r/g;
  * and stderr until `close()`, each line stamped with the UTC time. Nothing secret is printed
  * anywhere (README "Configuration"), so the log holds none either.
  *
- * Its first line is written at once: a log that cannot be written at all (a full disk) is an
- * error before the run does anything (the empty file is removed). A log that fills its disk
+ * It is tried at once: a log that cannot be written at all (a full disk) is an error before the
+ * run does anything (the empty file is removed). A log that fills its disk
  * later stops there: one `error:` line on stderr names it, and the run goes on (see `failure`);
  * a write to stdout or stderr never throws because of it.
  */
@@ -43,7 +43,10 @@ export function startRunLog(dir: string, now: Date = new Date()): RunLog {
     throw logError(file, error, started);
   }
   try {
-    writeSync(fd, `${new Date().toISOString()} log of exledger run, pid ${process.pid}\n`);
+    // Takes a block and gives it back (a positional write leaves the file offset at 0): a disk
+    // with no room at all is found now, and the log stays exactly what the run printed.
+    writeSync(fd, '\n', 0);
+    ftruncateSync(fd, 0);
   } catch (error) {
     closeSync(fd);
     rmSync(file, { force: true });

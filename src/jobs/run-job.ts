@@ -82,7 +82,9 @@ export function checkRunPaths(config: Readonly<Config>): void {
  * that failed for every stream, or a signal, stops the run.
  *
  * Throws, before anything is written, for bad input found by the sync (ConfigError, AuthError)
- * and for a database held by another process (DatabaseBusyError); the caller picks the exit code.
+ * and for a database held by another process (DatabaseBusyError); and at the first full disk
+ * (DiskFullError: that step failed, the later ones are skipped, what was done before stays).
+ * The caller picks the exit code.
  */
 export async function runJob(config: Readonly<Config>, catalog: RunCatalog, options: RunOptions = {}): Promise<RunOutcome> {
   const period = options.period ?? lastClosedPeriod(config.reports.period, config.models.reportingTimeZone, options.now);
