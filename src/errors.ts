@@ -133,3 +133,41 @@ export class InterruptedError extends ExledgerError {
 export class OutputError extends FileError {
   readonly isRetryable = false;
 }
+
+/** Which "disk full" it was: the device has no free blocks, or this user's quota is used up. */
+export type DiskFullCode = 'ENOSPC' | 'EDQUOT';
+
+/**
+ * A file could not be written because its disk is full (or the user's quota is used up): the
+ * database, its write-ahead log or temporary folder, a workbook, the published copy, a lock or
+ * the run's log. Nothing that was committed or published before is lost; free space and run the
+ * same command again. `file` is the file exledger was writing (the database for its WAL).
+ */
+export class DiskFullError extends FileError {
+  readonly isRetryable = true;
+  readonly code: DiskFullCode;
+  /** What was being done, e.g. `building marts.fees_daily`. */
+  readonly doing: string;
+  /** What is left as it was, e.g. `nothing of this build was lost`. */
+  readonly kept: string;
+  /** The file that could not grow, when it is not `file` itself (the database's WAL or temporary folder). */
+  readonly written: string | undefined;
+
+  constructor(file: string, fields: { code: DiskFullCode; doing: string; kept: string; written?: string; cause?: unknown; hint?: string }) {
+    const what = fields.code === 'EDQUOT' ? 'the disk quota is used up (EDQUOT)' : 'no space left on the device (ENOSPC)';
+    const written = fields.written === undefined || fields.written === file ? '' : ` (writing ${fields.written})`;
+    super(file, `${what} while ${fields.doing}${written}; ${fields.kept}`, {
+      hint: fields.hint ?? 'free space on that disk (or give it a larger one), then run the same command again',
+      cause: fields.cause,
+    });
+    this.code = fields.code;
+    this.doing = fields.doing;
+    this.kept = fields.kept;
+    this.written = fields.written === file ? undefined : fields.written;
+  }
+
+  /** The same failure, told for the step that met it. */
+  during(doing: string, kept: string): DiskFullError {
+    return new DiskFullError(this.file, { code: this.code, doing, kept, written: this.written, cause: this.cause, hint: this.hint });
+  }
+}

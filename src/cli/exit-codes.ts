@@ -2,7 +2,7 @@
 export const EXIT = {
   /** Everything asked for was done. */
   ok: 0,
-  /** A failure: nothing more was done after it (the error line says what). */
+  /** A failure: nothing more was done after it (the error line says what). A full disk is one (DiskFullError). */
   failure: 1,
   /** Bad input: a flag, the config file or an environment variable (the error line names it). */
   badInput: 2,

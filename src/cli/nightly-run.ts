@@ -59,11 +59,13 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
     } finally {
       progress.stop();
     }
-    output.summary(formatRunSummary(outcome));
+    // A log that stopped part-way (a full disk, said on stderr when it happened) makes a good run partial.
+    if (log.failure !== undefined && outcome.status === 'ok') outcome = { ...outcome, status: 'partial' };
+    output.summary(formatRunSummary(outcome, log.failure === undefined ? [] : [`${'log'.padEnd(8)} ${'failed'.padEnd(8)} ${''.padStart(8)}  ${log.failure.message}`]));
     // On stderr too, so cron's mail (or a wrapper that watches stderr) says the run did not finish.
     if (outcome.status === 'failed') output.error(`error: the run failed: ${outcome.steps.find((step) => step.status === 'failed')?.detail ?? 'see the summary'}`);
     if (outcome.status === 'interrupted') output.error('error: the run was interrupted: what was committed stays; run it again to continue');
-    return { exitCode: runExitCode(outcome.status), details: { log: log.file, ...runJson(outcome) } };
+    return { exitCode: runExitCode(outcome.status), details: { log: log.file, ...(log.failure === undefined ? {} : { logError: log.failure.message }), ...runJson(outcome) } };
   } catch (error) {
     // main prints the error after the log is closed: put it in the log as well.
     log.write(`error: ${error instanceof Error ? error.message : String(error)}`);

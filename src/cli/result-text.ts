@@ -117,9 +117,9 @@ export function runExitCode(status: RunStatus): number {
   return { ok: EXIT.ok, partial: EXIT.partial, failed: EXIT.failure, interrupted: EXIT.interrupted }[status];
 }
 
-/** The run's closing table: a line per step, then the verdict. */
-export function formatRunSummary(outcome: RunOutcome): string {
-  const lines = outcome.steps.map((step) => `${step.step.padEnd(8)} ${step.status.padEnd(8)} ${(step.ms / 1000).toFixed(1).padStart(6)} s  ${step.detail}`);
+/** The run's closing table: a line per step (and `extra` lines, e.g. the log's failure), then the verdict. */
+export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] = []): string {
+  const lines = [...outcome.steps.map((step) => `${step.step.padEnd(8)} ${step.status.padEnd(8)} ${(step.ms / 1000).toFixed(1).padStart(6)} s  ${step.detail}`), ...extra];
   const verdict = {
     ok: 'run: ok',
     partial: 'run: partly done (exit 3): see the steps above',

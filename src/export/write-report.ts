@@ -1,7 +1,8 @@
 import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
-import { ConfigError, DataError, OutputError } from '../errors.ts';
+import { diskFullOf } from '../disk-full.ts';
+import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
@@ -78,10 +79,11 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const removeTemporary = () => rmSync(temporary, { force: true });
   process.once('exit', removeTemporary);
   try {
-    output = await openOutput(options.outDir, temporary);
+    output = await openOutput(options.outDir, temporary, file);
     // A write that fails later (a full disk) rejects this; every wait below races it, so the
     // failure is reported instead of leaving the writer waiting for a drain that never comes.
-    const failed = new Promise<never>((_, reject) => output!.once('error', (error: NodeJS.ErrnoException) => reject(outputError(temporary, error))));
+    // It names the workbook, not the temporary file (which is removed below).
+    const failed = new Promise<never>((_, reject) => output!.once('error', (error: NodeJS.ErrnoException) => reject(outputError(file, error))));
     failed.catch(() => undefined);
     return await Promise.race([failed, writeWorkbook(output)]);
   } finally {
@@ -114,7 +116,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
 }
 
 /** Creates the folder and opens the temporary file (refusing to write through an existing one). */
-async function openOutput(dir: string, file: string): Promise<WriteStream> {
+async function openOutput(dir: string, file: string, workbook: string): Promise<WriteStream> {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
@@ -125,13 +127,15 @@ async function openOutput(dir: string, file: string): Promise<WriteStream> {
   try {
     await once(stream, 'open');
   } catch (error) {
-    throw outputError(file, error as NodeJS.ErrnoException);
+    throw outputError(workbook, error as NodeJS.ErrnoException);
   }
   return stream;
 }
 
 /** A file system error as one line naming the file, its cause in words, and what to do. */
-function outputError(file: string, error: NodeJS.ErrnoException): OutputError {
+function outputError(file: string, error: NodeJS.ErrnoException): OutputError | DiskFullError {
+  const full = diskFullOf(error, { file, doing: 'writing this workbook', kept: `the previous ${path.basename(file)}, if any, is unchanged and no half-written file is left` });
+  if (full !== undefined) return full;
   const why: Record<string, string> = {
     ENOSPC: 'the disk is full',
     EDQUOT: 'the disk quota is used up',

@@ -1,7 +1,8 @@
 import type { Config } from '../config/config.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables } from '../extract/sync.ts';
-import { buildModels, type ModelResult } from '../models/build.ts';
+import { DiskFullError } from '../errors.ts';
+import { BUILD_KEPT, buildModels, type ModelResult } from '../models/build.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
@@ -28,7 +29,17 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
       await ensureRawTables(db, streams);
-      return await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: hooks.onModel }));
+      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: hooks.onModel }));
+      // Checkpoint here, not silently at close: a full disk is told now (the models are
+      // committed in the WAL either way, and the next open replays it).
+      await db.checkpoint().catch((error: unknown) => {
+        throw error instanceof DiskFullError ? error.during('checkpointing the built models into the database file', 'the build is committed in its write-ahead log and nothing was lost') : error;
+      });
+      return results;
+    } catch (error) {
+      // A full disk met outside a model (the settings, the raw tables): the same one line.
+      if (error instanceof DiskFullError && db.diskFullError === error) throw error.during('building the models', BUILD_KEPT);
+      throw error;
     } finally {
       db.close();
     }

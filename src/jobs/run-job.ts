@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
-import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError } from '../errors.ts';
+import { AuthError, ConfigError, DatabaseBusyError, DiskFullError, ExledgerError, InterruptedError } from '../errors.ts';
 import { lastClosedPeriod, type ReportPeriod } from '../export/period.ts';
 import type { ReportSpec } from '../export/report-definition.ts';
 import type { ReportResult } from '../export/write-report.ts';
@@ -82,7 +82,9 @@ export function checkRunPaths(config: Readonly<Config>): void {
  * that failed for every stream, or a signal, stops the run.
  *
  * Throws, before anything is written, for bad input found by the sync (ConfigError, AuthError)
- * and for a database held by another process (DatabaseBusyError); the caller picks the exit code.
+ * and for a database held by another process (DatabaseBusyError); and at the first full disk
+ * (DiskFullError: that step failed, the later ones are skipped, what was done before stays).
+ * The caller picks the exit code.
  */
 export async function runJob(config: Readonly<Config>, catalog: RunCatalog, options: RunOptions = {}): Promise<RunOutcome> {
   const period = options.period ?? lastClosedPeriod(config.reports.period, config.models.reportingTimeZone, options.now);
@@ -119,6 +121,14 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       // a failed step like any other.
       if (name === 'sync' && (error instanceof ConfigError || error instanceof AuthError || error instanceof DatabaseBusyError || error instanceof InterruptedError)) throw error;
       record({ step: name, status: 'failed', detail: error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error)?.message ?? String(error)}`, ms: performance.now() - started });
+      // A full disk stops the run: every later step writes too (the published copy sits beside
+      // the database). It is the run's one error; what was done before it stays.
+      if (error instanceof DiskFullError) {
+        const order: StepName[] = ['sync', 'build', 'check', 'reports', 'publish'];
+        const next = order[order.indexOf(name) + 1];
+        if (next !== undefined) skipRest(next, 'the disk is full');
+        throw error;
+      }
       return false;
     }
   };

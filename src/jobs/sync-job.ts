@@ -105,7 +105,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
         const recoveredRuns = await markInterruptedRuns(db);
         const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
         const results = await whilePending(`sync ${runId}: reading ${chosen.length} streams into ${config.db}`, () =>
-          runSync(
+          runSyncUntilDiskFull(db, () => runSync(
             {
               runId,
               streams: chosen,
@@ -121,10 +121,17 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
               commitIntervalMs: config.sync.commitSeconds * 1000,
             },
             { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
-          ),
+          )),
         );
         await createStagingViews(db);
+        // Checkpoint here, not silently at close: a full disk is told now.
+        await db.checkpoint();
         return { runId, status: statusOf(results, hooks.signal), results, recoveredRuns };
+      } catch (error) {
+        // A full disk is one error for the whole sync (every stream would meet it), whatever
+        // statement met it first: told here, once.
+        if (db.diskFullError !== undefined) throw db.diskFullError.during('syncing', SYNC_KEPT);
+        throw error;
       } finally {
         db.close();
       }
@@ -135,6 +142,19 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
     hooks.signal?.removeEventListener('abort', stopWaiting);
     await budget.close();
   }
+}
+
+/** What a sync stopped by a full disk leaves: each window commits with its cursor. */
+const SYNC_KEPT = 'nothing of this sync was lost (every window committed before it is kept, with its cursor; the next sync goes on from there)';
+
+/**
+ * Runs the streams; once one of them meets a full disk (each stream fails at its next statement
+ * from then on), the sync is that one error, not a failed stream each.
+ */
+async function runSyncUntilDiskFull(db: Database, work: () => Promise<StreamResult[]>): Promise<StreamResult[]> {
+  const results = await work();
+  if (db.diskFullError !== undefined) throw db.diskFullError;
+  return results;
 }
 
 function statusOf(results: readonly StreamResult[], signal: AbortSignal | undefined): SyncStatus {

@@ -1,3 +1,4 @@
+import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type Model, type Project } from './project.ts';
 import { recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
@@ -46,7 +47,10 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   try {
     await buildProject(db, project, settings, report);
   } finally {
-    await restoreStorage();
+    // After a full disk every statement fails with that same error: the build's own one is told.
+    await restoreStorage().catch((error: unknown) => {
+      if (db.diskFullError === undefined) throw error;
+    });
   }
   return results;
 }
@@ -73,6 +77,7 @@ async function buildProject(db: Database, project: Project, settings: ModelSetti
       await db.transaction(() => db.run(macro.sql));
       report({ id: macro.id, materialization: 'macro', status: 'ok', ms: performance.now() - started });
     } catch (error) {
+      if (error instanceof DiskFullError) throw error.during(`building ${macro.id}`, BUILD_KEPT);
       report({ id: macro.id, materialization: 'macro', status: 'failed', ms: performance.now() - started, message: firstLine(error) });
     }
   }
@@ -101,10 +106,15 @@ async function buildModel(db: Database, model: Model, settings: ModelSettings, o
     });
     return { id: model.id, materialization, status: 'ok', ms: performance.now() - started, ...(rows === undefined ? {} : { rows }) };
   } catch (error) {
+    // A full disk stops the build: every model after it would fail the same way.
+    if (error instanceof DiskFullError) throw error.during(`building ${model.id}`, BUILD_KEPT);
     onFailure();
     return { id: model.id, materialization, status: 'failed', ms: performance.now() - started, message: firstLine(error) };
   }
 }
+
+/** What a build stopped by a full disk leaves: each model is replaced in its own transaction. */
+export const BUILD_KEPT = 'nothing of this build was lost (a model not rebuilt keeps its previous table)';
 
 function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

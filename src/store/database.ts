@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { DatabaseBusyError } from '../errors.ts';
+import { diskFullOf } from '../disk-full.ts';
+import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -15,6 +16,10 @@ export class Database {
   private static readonly opened = new Set<Database>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly holder = new AsyncLocalStorage<Database>();
+  /** The first "disk full" met: every later statement fails with it at once (see `guarded`). */
+  private diskFull: DiskFullError | undefined;
+  /** DuckDB's temporary folder (where big queries spill), for naming it when it fills the disk. */
+  private tempDirectory: string | undefined;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -30,6 +35,9 @@ export class Database {
     try {
       instance = await DuckDBInstance.create(location, options.readOnly === true ? { access_mode: 'READ_ONLY' } : {});
     } catch (error) {
+      // Opening replays the write-ahead log, which may need room.
+      const full = diskFullOf(error, { file: location, doing: 'opening the database', kept: 'nothing was changed' });
+      if (full !== undefined) throw full;
       // DuckDB lets one process write a file, and no other process open it meanwhile.
       if (/lock/i.test((error as Error).message)) {
         throw new DatabaseBusyError(location, 'is open in another process (a running sync, or a client holding it for writing)', {
@@ -45,18 +53,52 @@ export class Database {
     // Casts between TIMESTAMP and TIMESTAMPTZ follow the session zone: make it UTC, whatever the machine's.
     await connection.run("SET TimeZone = 'UTC'");
     if (options.memoryLimit !== undefined) await connection.run(`SET memory_limit = '${options.memoryLimit.replace(/'/g, '')}'`);
+    database.tempDirectory = (await connection.runAndReadAll("SELECT current_setting('temp_directory') AS dir")).getRowObjectsJson()[0]?.dir as string | undefined;
     if (options.readOnly !== true) await database.migrate();
     return database;
   }
 
   /** Runs statements; returns the number of rows the last one changed. */
   run(sql: string, values?: DuckDBValue[]): Promise<number> {
-    return this.exclusive(async () => (await this.connection.run(sql, values)).rowsChanged);
+    return this.exclusive(() => this.guarded(async () => (await this.connection.run(sql, values)).rowsChanged));
   }
 
   /** Runs a query and returns its rows as objects; DECIMAL, BIGINT and times come back as exact strings. */
   all<T = Record<string, unknown>>(sql: string, values?: DuckDBValue[]): Promise<T[]> {
-    return this.exclusive(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as T[]);
+    return this.exclusive(() => this.guarded(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as T[]));
+  }
+
+  /**
+   * The first "disk full" this database met (a DiskFullError naming the database file), if any.
+   * From then on every statement fails with it at once: a job stops at the first full-disk error
+   * instead of trying its remaining work (and after a failed checkpoint DuckDB refuses every
+   * statement anyway, with "database has been invalidated").
+   */
+  get diskFullError(): DiskFullError | undefined {
+    return this.diskFull;
+  }
+
+  /**
+   * Writes everything committed into the database file (DuckDB also does it when closing, but
+   * silently: a checkpoint that fails there leaves the WAL and says nothing). A failure is a
+   * DiskFullError when the disk is full; what was committed stays in the WAL, which the next
+   * open replays.
+   */
+  async checkpoint(): Promise<void> {
+    await this.run('CHECKPOINT');
+  }
+
+  /** Runs one statement; a full disk becomes (and stays) a DiskFullError naming the database. */
+  private async guarded<T>(work: () => Promise<T>): Promise<T> {
+    if (this.diskFull !== undefined) throw this.diskFull;
+    try {
+      return await work();
+    } catch (error) {
+      const full = diskFullOf(error, { file: this.location, doing: 'writing the database', kept: 'what was committed before is kept', tempDirectory: this.tempDirectory });
+      if (full === undefined) throw error;
+      this.diskFull = full;
+      throw full;
+    }
   }
 
   /**
@@ -91,7 +133,15 @@ export class Database {
       await this.run('COMMIT');
       return result;
     } catch (error) {
-      await this.run('ROLLBACK');
+      // The original error is the one to report. DuckDB may have ended the transaction already
+      // (a failed COMMIT, an IO error: "cannot rollback - no transaction is active") or refuse
+      // every statement (a failed checkpoint: "database has been invalidated"); either way
+      // nothing of it was committed, and the rollback's own error says nothing more.
+      try {
+        await this.connection.run('ROLLBACK');
+      } catch {
+        // see above
+      }
       throw error;
     }
   }

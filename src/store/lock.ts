@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { diskFullOf } from '../disk-full.ts';
 import { DatabaseBusyError } from '../errors.ts';
 
 /**
@@ -18,7 +19,10 @@ export class DatabaseLock {
         writeFileSync(file, JSON.stringify({ pid: process.pid, purpose, since: new Date().toISOString() }), { flag: 'wx' });
         return new DatabaseLock(file);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          rmSync(file, { force: true });
+          throw diskFullOf(error, { file, doing: `taking the lock for a ${purpose}`, kept: 'nothing was changed' }) ?? error;
+        }
         const holder = readHolder(file);
         if (holder !== null && isProcessAlive(holder.pid)) {
           throw new DatabaseBusyError(database, `is in use by another exledger ${holder.purpose} (pid ${holder.pid}, since ${holder.since})`, {

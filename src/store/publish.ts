@@ -1,7 +1,8 @@
 import { constants, existsSync } from 'node:fs';
 import { chmod, copyFile, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, PublishError } from '../errors.ts';
+import { diskFullOf } from '../disk-full.ts';
+import { ConfigError, DiskFullError, PublishError } from '../errors.ts';
 import { Database } from './database.ts';
 
 /**
@@ -86,15 +87,20 @@ export async function publishDatabase(db: string): Promise<PublishResult> {
     return { path: target, bytes: size, ms: performance.now() - started };
   } catch (error) {
     await rm(temporary, { force: true });
-    throw error;
+    // A full disk names the published copy (the temporary file is gone): the one an analyst knows.
+    throw diskFullOf(error, { file: target, doing: 'publishing the read-only copy', kept: PUBLISH_KEPT }) ?? error;
   }
 }
+
+const PUBLISH_KEPT = 'the previous published copy is unchanged and no partial copy is left';
 
 /** Opens the database, checkpoints it, closes it: afterwards the single file holds everything. */
 async function checkpoint(db: string): Promise<void> {
   const database = await Database.open(db);
   try {
-    await database.run('CHECKPOINT');
+    await database.checkpoint();
+  } catch (error) {
+    throw error instanceof DiskFullError ? error.during('checkpointing the database to publish it', `what was committed is kept in its write-ahead log; ${PUBLISH_KEPT}`) : error;
   } finally {
     database.close();
   }
