@@ -32,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { STREAMS } from '../pipelines/index.ts';
 import { ensureRawTables } from '../src/extract/sync.ts';
 import { Database } from '../src/store/database.ts';
+import { DEFAULT_MODEL_SETTINGS, recordModelBuild, writeSettings } from '../src/models/settings.ts';
 import { BENCH_DATA_DIR, copyBuildData } from './build-data.ts';
 import { cachedDatabase } from './cached-database.ts';
 import { measureCommand, type MeasuredRun } from './measure-command.ts';
@@ -109,17 +110,18 @@ function pickIndex(bucket: string, shares: readonly number[]): string {
 
 /**
  * Writes the export benchmark's tables into an open database (whose meta tables Database.open
- * made): the three marts of the pnl report, settings.reporting, empty raw tables and the runs
+ * made): the three marts of the pnl report, the settings tables (each mart recorded in
+ * settings.model_builds as a build records it), empty raw tables and the runs
  * and cursors of the report's streams.
  */
 export async function writeExportData(db: Database, spec: ExportDataSpec): Promise<void> {
   const seed = spec.seed ?? 1;
   const { startMs, endMs } = monthSpan(spec.month);
   await ensureRawTables(db, STREAMS);
+  // The settings tables as a build writes them, each mart recorded as built with them.
+  await writeSettings(db, DEFAULT_MODEL_SETTINGS);
+  for (const table of Object.keys(EXPORT_MART_COLUMNS)) await recordModelBuild(db, `marts.${table}`, DEFAULT_MODEL_SETTINGS);
   await db.run(`
-    CREATE SCHEMA IF NOT EXISTS settings;
-    CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL);
-    INSERT INTO settings.reporting VALUES ('UTC', ['fifo']);
     CREATE SCHEMA IF NOT EXISTS marts;
     ${Object.entries(EXPORT_MART_COLUMNS)
       .map(([table, columns]) => `CREATE OR REPLACE TABLE marts.${table} (${columns});`)

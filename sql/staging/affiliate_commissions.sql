@@ -18,7 +18,7 @@ final as (
         coalesce(_record->>'productType', regexp_extract(_partition, 'productType=([A-Z]+)', 1)) as product_type,
         _record->>'coin' as coin,
         _record->>'symbol' as symbol,
-        cast(_record->>'sourceType' as bigint) as source_type,
+        cast(_record->>'sourceType' as integer) as source_type,
         cast(_record->>'fee' as decimal(38, 18)) as fee,
         cast(_record->>'commission' as decimal(38, 18)) as commission,
         cast(nullif(_record->>'rate', '') as decimal(38, 18)) as rate,

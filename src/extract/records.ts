@@ -45,14 +45,14 @@ export function recordsOf(stream: StreamDeclaration, payload: unknown): Record<s
  * DECIMAL(38,18) holds exactly; exchange-notes.md "Numbers") and at most 14 digits before the
  * point: the models multiply quantities by prices in 128-bit integers and are exact below 10^14
  * each (sql/macros/exact_arith.sql), and sums of up to a million such amounts stay inside
- * DECIMAL(38,18). Integers fit BIGINT. Times are epoch milliseconds within 2000-2099. Text and ids
- * are at most 1,000 characters.
+ * DECIMAL(38,18). Integers (coin ids, source types: `Integer` in the spec) fit 32 bits. Times
+ * are epoch milliseconds within 2000-2099. Text and ids are at most 1,000 characters.
  */
 export const VALUE_LIMITS = Object.freeze({
   amountIntegerDigits: 14,
   amountDecimals: 18,
-  integerMax: 9223372036854775807n,
-  integerMin: -9223372036854775808n,
+  integerMax: 2147483647n,
+  integerMin: -2147483648n,
   timeMinMs: Date.UTC(2000, 0, 1),
   timeMaxMs: Date.UTC(2100, 0, 1),
   textLength: 1000,
@@ -142,7 +142,7 @@ function valueProblem(field: FieldSpec, value: unknown, topLevel: boolean): stri
     case 'integer': {
       if (text === null || !DIGITS.test(text)) return 'should be an integer';
       const number = BigInt(text);
-      return number > VALUE_LIMITS.integerMax || number < VALUE_LIMITS.integerMin ? 'outside the 64-bit integer range' : null;
+      return number > VALUE_LIMITS.integerMax || number < VALUE_LIMITS.integerMin ? 'outside the 32-bit integer range (the spec\'s Integer)' : null;
     }
     case 'time_ms': {
       if (text === null || !DIGITS.test(text)) return 'should be epoch milliseconds';

@@ -66,8 +66,8 @@ export function mountSmallDisk(dir: string, size: string): SmallDisk {
   };
 }
 
-/** Columns that differ between two correct runs made at different times (bookkeeping, snapshot instants). */
-const RUN_BOUND = /(^_run_id$|_fetched_at$|snapshot_at$|^funding_(from|to)_at$)/;
+/** Columns that differ between two correct runs made at different times (bookkeeping, snapshot and build instants). */
+const RUN_BOUND = /(^_run_id$|_fetched_at$|snapshot_at$|^funding_(from|to)_at$|^built_at$)/;
 
 /**
  * The differences between two databases' stored data: every table of raw, settings,
