@@ -4,7 +4,7 @@ import { driveBudget, formatBudgetDrive } from './support/budget-drive.ts';
 import { clientFor, startTestSandbox } from './support/sandbox.ts';
 
 describe('weight budget against the sandbox', () => {
-  it('spends 2,000 weighted requests at the default budget with no 429 and at least 90% utilisation', async () => {
+  it('spends 2,000 weighted requests at the default budget with no 429 and most of the quota used', async () => {
     const sandbox = await startTestSandbox();
     try {
       const client = clientFor(sandbox, { budget: new RateBudget() });
@@ -12,7 +12,10 @@ describe('weight budget against the sandbox', () => {
       console.log(formatBudgetDrive('default budget (500 / 1000 weight per 10 s per endpoint)', result));
       expect(result.requests).toBeGreaterThanOrEqual(1990);
       expect(result.rateLimited).toBe(0);
-      expect(result.utilization).toBeGreaterThanOrEqual(0.9);
+      // 0.95-0.97 on an idle machine (npm run bench -- budget measures it); a starved CPU slows
+      // the client, not the budget, so the bound here only catches a budget that holds back
+      // (one that waited a window too many would spend half).
+      expect(result.utilization).toBeGreaterThanOrEqual(0.8);
     } finally {
       await sandbox.close();
     }
