@@ -82,8 +82,26 @@ export const pnlReport = defineReport({
     { label: 'Futures realized PnL', sheet: 'Futures PnL by month', sum: 'realized_pnl', by: ['margin_coin'], coinColumn: 'margin_coin' },
     { label: 'Futures trading fees', sheet: 'Futures PnL by month', sum: 'trading_fees', by: ['margin_coin'], coinColumn: 'margin_coin' },
     { label: 'Futures liquidation fees', sheet: 'Futures PnL by month', sum: 'liquidation_fees', by: ['margin_coin'], coinColumn: 'margin_coin' },
-    { label: 'Futures funding', sheet: 'Futures PnL by month', sum: 'funding', by: ['margin_coin'], coinColumn: 'margin_coin' },
-    { label: 'Futures net result', sheet: 'Futures PnL by month', sum: 'net_result', by: ['margin_coin'], coinColumn: 'margin_coin' },
+    {
+      label: 'Futures funding',
+      sheet: 'Futures PnL by month',
+      sum: 'funding',
+      by: ['margin_coin'],
+      coinColumn: 'margin_coin',
+      unknown: 'funding is the change of the collateral\'s running funding total between two snapshots (futures_accounts), and the period has no such pair',
+    },
+    {
+      label: 'Futures net result',
+      sheet: 'Futures PnL by month',
+      sum: 'net_result',
+      by: ['margin_coin'],
+      coinColumn: 'margin_coin',
+      note: 'Realized PnL − trading fees − liquidation fees + funding.',
+      includes: ['Futures funding'],
+    },
+  ],
+  notes: [
+    'Futures trading fees plus liquidation fees equal the futures fees of the fees report for the same period (both read the same fills).',
   ],
   chart: {
     title: 'Spot realized PnL per month',

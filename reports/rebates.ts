@@ -47,10 +47,25 @@ export const rebatesReport = defineReport({
     },
   ],
   summary: [
-    { label: 'Commission', sheet: 'Commission by month', sum: 'commission', by: ['product_type', 'coin'], coinColumn: 'coin' },
-    { label: 'Invited users active', sheet: 'Referrals by user', by: [] },
-    { label: 'Referral commission (exchange units)', sheet: 'Referrals by user', sum: 'commission' },
-    { label: 'Referral deposits (exchange units)', sheet: 'Referrals by user', sum: 'deposit_amount' },
+    {
+      label: 'Commission (records)',
+      sheet: 'Commission by month',
+      sum: 'commission',
+      by: ['product_type', 'coin'],
+      coinColumn: 'coin',
+      note: 'The commission paid: the sum of the commission records, each in its coin, placed by its deal time in the reporting time zone. The figure to book.',
+    },
+    { label: 'Invited users active', sheet: 'Referrals by user', by: [], note: 'Invited users with referral statistics in the period (UTC days).' },
+    {
+      label: 'Commission (referral statistics)',
+      sheet: 'Referrals by user',
+      sum: 'commission',
+      note: 'The exchange\'s own totals per invited user and UTC day, with no coin named (USDT-paid commission only, in the sandbox). Not expected to equal the records: see the notes.',
+    },
+    { label: 'Deposits (referral statistics)', sheet: 'Referrals by user', sum: 'deposit_amount', note: 'Invited users\' deposits per UTC day, in the unit the exchange reports (not stated).' },
+  ],
+  notes: [
+    'Commission (records) and Commission (referral statistics) measure different things and are not expected to be equal. The records (getAffiliateCommission) are the commission paid, one record per trade, in the coin paid, placed by deal time in the reporting time zone: the figure to book. The referral statistics (getChannelUserTradeAndAsset) are the exchange\'s summary per invited user and UTC day, one commission figure without a coin. They differ by date basis (UTC days against the reporting time zone\'s months: records near midnight UTC at the edge of the period fall on different sides), by coin (commission paid in BTC is in the records, not in the statistics\' figure), and by records the statistics do not count (identical twin records, records on the first or last millisecond of a month: both seen in the sandbox). A difference is for information, not an error.',
   ],
   chart: { title: 'Commission per month', mart: 'marts.affiliate_rebates_monthly', monthColumn: 'commission_month', valueColumn: 'commission', seriesBy: ['coin'], coinColumn: 'coin' },
 });

@@ -116,12 +116,17 @@ function lastClosedMonth(now: Date): { label: string; from: string; to: string }
   return { label: start.toISOString().slice(0, 7), from: start.toISOString().slice(0, 10), to: end.toISOString().slice(0, 10) };
 }
 
-/** The Summary sheet's rows as arrays of cell values (column A first). */
+/** The Summary sheet's rows as arrays of cell values (column A first; a merged cell once, by its first column). */
 async function summarySheet(file: string): Promise<{ sheets: string[]; rows: unknown[][] }> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.readFile(file);
   const rows: unknown[][] = [];
-  workbook.worksheets[0]!.eachRow((row) => rows.push((row.values as unknown[]).slice(1)));
+  workbook.worksheets[0]!.eachRow((row) => {
+    // exceljs reads a merged value into every cell of the merge.
+    const values = (row.values as unknown[]).slice(1).map((value, index) => (row.getCell(index + 1).isMerged && row.getCell(index + 1).master !== row.getCell(index + 1) ? undefined : value));
+    while (values.length > 0 && values[values.length - 1] === undefined) values.pop();
+    rows.push(values);
+  });
   return { sheets: workbook.worksheets.map((sheet) => sheet.name), rows };
 }
 

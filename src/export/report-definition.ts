@@ -86,6 +86,22 @@ export interface SummaryFigure {
   coinColumn?: string;
   /** A BOOLEAN column of the sheet's mart (shown or not): only the rows where it is true are read. @default every row */
   where?: string;
+  /**
+   * What the figure measures, shown beside it: where two figures could be read as one (the
+   * commission records and the referral statistics' commission), each says what it is. @default none
+   */
+  note?: string;
+  /**
+   * Why the summed column can be unknown (NULL in the mart, e.g. funding without two collateral
+   * snapshots). A figure whose value is NULL is always shown as unknown, never 0; with this set, a
+   * figure over no rows is unknown too (instead of 0), and this text says why. @default none
+   */
+  unknown?: string;
+  /**
+   * Labels of other figures of this report that are part of this one (the futures funding in the
+   * net result). Where one of them is unknown for the same group, this figure says it excludes it. @default []
+   */
+  includes?: readonly string[];
 }
 
 /** The Summary's chart: a monthly figure over the twelve months ending with the period. */
@@ -163,6 +179,9 @@ const reportSchema = z.strictObject({
       by: z.array(identifier).optional(),
       coinColumn: identifier.optional(),
       where: identifier.optional(),
+      note: z.string().min(1).optional(),
+      unknown: z.string().min(1).optional(),
+      includes: z.array(z.string()).optional(),
     }),
   ),
   notes: z.array(z.string().min(1)).optional(),
@@ -216,6 +235,9 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         if (column !== undefined && !columns.includes(column)) throw new ConfigError(at, `"${column}" is not a column of the sheet "${sheet.name}"`);
       }
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
+      for (const part of figure.includes ?? []) {
+        if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);
+      }
     });
     if (!report.chart.seriesBy.includes(report.chart.coinColumn)) throw new ConfigError(`${where}: chart.coinColumn`, 'must be one of chart.seriesBy');
   }

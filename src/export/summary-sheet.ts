@@ -3,10 +3,11 @@ import { DataError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
-import { numberFormat, PAGE_SETUP, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
+import { numberFormat, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import { monthOf, periodFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
+import { columnWidths, formattedNumberText, writeLayout, type ColumnLimits, type LayoutCell, type LayoutRow } from './summary-layout.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
 
 /**
@@ -31,7 +32,14 @@ export interface Figure {
   label: string;
   group: string;
   coin: string | undefined;
-  value: string;
+  /** The exact decimal; null: unknown (NULL in the mart), shown as unknown, never as 0. */
+  value: string | null;
+  /** What it measures (the declaration's `note`). */
+  note?: string;
+  /** Why it is unknown, when it is. */
+  unknownReason?: string;
+  /** Figures it includes that are unknown for its group: it is shown without them, and says so. */
+  excludes: string[];
 }
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
@@ -82,7 +90,10 @@ export async function readFreshness(
   return lines;
 }
 
-/** The Summary's key figures, computed in DuckDB over the same rows as their sheets. */
+/**
+ * The Summary's key figures, computed in DuckDB over the same rows as their sheets. A sum of
+ * NULLs is NULL (DuckDB), kept as unknown; a figure that includes an unknown one says so.
+ */
 export async function readFigures(db: Database, report: ReportSpec, period: ReportPeriod): Promise<Figure[]> {
   const figures: Figure[] = [];
   for (const figure of report.summary) {
@@ -95,15 +106,29 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     const select = [...by.map((column, index) => `CAST(${column} AS VARCHAR) AS g${index}`), `${value} AS value`].join(', ');
     const where = figure.where === undefined ? filter.where : `(${filter.where}) AND ${figure.where}`;
     const rows = await db.all<Record<string, string | null>>(`SELECT ${select} FROM ${sheet.mart} WHERE ${where} ${groups}`, filter.values);
+    const described = { label: figure.label, ...(figure.note === undefined ? {} : { note: figure.note }), excludes: [] };
+    const unknownReason = figure.unknown ?? 'not in the data (NULL), which is not zero';
     for (const row of rows) {
       figures.push({
-        label: figure.label,
+        ...described,
         group: by.map((_, index) => row[`g${index}`] ?? '(none)').join(' · '),
         coin: figure.coinColumn === undefined ? undefined : (row[`g${by.indexOf(figure.coinColumn)}`] ?? undefined),
-        value: row.value ?? '0',
+        value: row.value ?? null,
+        ...(row.value === null ? { unknownReason } : {}),
       });
     }
-    if (rows.length === 0) figures.push({ label: figure.label, group: 'no rows in the period', coin: undefined, value: '0' });
+    if (rows.length === 0) {
+      // No rows: a count is 0, a sum of nothing is 0, unless the figure can be unknown (then it is).
+      const counted = figure.sum === undefined && figure.last === undefined;
+      const unknown = !counted && (figure.unknown !== undefined || figure.last !== undefined);
+      figures.push({ ...described, group: 'no rows in the period', coin: undefined, value: unknown ? null : '0', ...(unknown ? { unknownReason } : {}) });
+    }
+  }
+  for (const figure of figures) {
+    for (const part of report.summary.find((candidate) => candidate.label === figure.label)?.includes ?? []) {
+      const same = figures.find((candidate) => candidate.label === part && candidate.group === figure.group);
+      if (same === undefined || same.value === null) figure.excludes.push(part);
+    }
   }
   return figures;
 }
@@ -166,77 +191,114 @@ export interface SummaryInput {
   coinFormats: CoinFormats;
 }
 
+/** The Summary's columns: A labels, B groups and accounts, C–E values and dates, F state, G notes. */
+const SUMMARY_LIMITS: ColumnLimits = {
+  min: [16, 10, 12, 14, 12, 8, 16],
+  max: [50, 28, 24, 40, 22, 12, 48],
+  // The chart picture (900 px) sits under the columns: they are at least as wide, so it prints whole.
+  totalMin: 128,
+};
+const COLUMNS = SUMMARY_LIMITS.min.length;
+const DATE_TIME = 'yyyy-mm-dd hh:mm';
+const DATE_TIME_SECONDS = 'yyyy-mm-dd hh:mm:ss';
+
+/** Whether the report shows spot PnL by cost method (a sheet or its chart splits by `cost_method`). */
+export function showsCostMethods(report: ReportSpec): boolean {
+  return report.sheets.some((sheet) => sheet.columns.some((column) => column.column === 'cost_method')) || report.chart.seriesBy.includes('cost_method');
+}
+
 export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: SummaryInput): void {
-  const sheet = workbook.addWorksheet('Summary', { views: [{ showGridLines: false }], pageSetup: PAGE_SETUP });
-  sheet.columns = [{ width: 46 }, { width: 24 }, { width: 22 }, { width: 26 }, { width: 20 }, { width: 12 }, { width: 60 }];
-  let rows = 0;
-  const add = (values: ExcelJS.CellValue[], style?: (row: ExcelJS.Row) => void) => {
-    const row = sheet.addRow(values);
-    rows++;
-    style?.(row);
-    row.commit();
-    return row;
-  };
-  const blank = () => add([]);
+  const sheet = workbook.addWorksheet('Summary', { views: [{ showGridLines: false }] });
+  const rows: LayoutRow[] = [];
+  const text = (value: string, style: Omit<LayoutCell, 'value' | 'text'> = {}): LayoutCell => ({ value, text: value, ...style });
+  const wide = (value: string, style: Omit<LayoutCell, 'value' | 'text'> = {}): LayoutCell => text(value, { span: COLUMNS, ...style });
+  const date = (value: Date | null, numFmt: string, style: Omit<LayoutCell, 'value' | 'text'> = {}): LayoutCell | null =>
+    value === null ? null : { value, text: numFmt, numFmt, ...style };
+  const count = (value: number): LayoutCell => ({ value, text: formattedNumberText(String(value), '#,##0'), numFmt: '#,##0' });
+  const add = (...cells: (LayoutCell | null)[]) => rows.push(cells);
+  /** A table's header cells: bold, aligned like the column below them. */
+  const header = (...labels: (string | [string, 'right' | 'center'])[]): LayoutCell[] =>
+    labels.map((label) => (typeof label === 'string' ? text(label, { font: BOLD_FONT }) : text(label[0], { font: BOLD_FONT, align: label[1] })));
+  const section = (title: string) => add(text(title, { font: SECTION_FONT, span: COLUMNS }));
+  const blank = () => add();
   const monthly = report.sheets.some((candidate) => candidate.period?.grain === 'month');
   const wholeMonths = input.period.from.endsWith('-01') && input.period.to === lastDayOfMonth(input.period.to);
+  const info = (label: string, value: LayoutCell) => add(text(label), { ...value, span: COLUMNS - 1, align: 'left' });
 
-  add([`${report.title}: ${input.period.label}`], (row) => (row.getCell(1).font = TITLE_FONT));
+  add(wide(`${report.title}: ${input.period.label}`, { font: TITLE_FONT }));
   blank();
-  add(['Period', `${input.period.from} to ${input.period.to} (both included)`]);
-  if (monthly && !wholeMonths) add(['Monthly sheets cover', `whole months: ${monthOf(input.period.from).slice(0, 7)} to ${input.period.to.slice(0, 7)}`]);
-  add(['Reporting time zone', input.timeZone]);
-  add(['Generated at (UTC)', input.now], (row) => Object.assign(row.getCell(2), { numFmt: 'yyyy-mm-dd hh:mm:ss', alignment: { horizontal: 'left' } }));
-  add(['Spot cost methods', input.costMethods.join(', ')]);
+  info('Period', text(`${input.period.from} to ${input.period.to} (both included)`));
+  if (monthly && !wholeMonths) info('Monthly sheets cover', text(`whole months: ${monthOf(input.period.from).slice(0, 7)} to ${input.period.to.slice(0, 7)}`));
+  info('Reporting time zone', text(input.timeZone));
+  info('Generated at (UTC)', date(input.now, DATE_TIME_SECONDS)!);
+  // Only a report with spot PnL depends on the cost methods; elsewhere the line would mean nothing.
+  if (showsCostMethods(report)) info('Spot cost methods', text(input.costMethods.join(', ')));
   const stale = input.freshness.filter((line) => line.state !== 'ok');
   add(
-    [stale.length === 0 ? 'Every stream of this report is synced through the end of the period.' : `Warning: ${stale.length} stream(s) stale or incomplete: these figures may be missing data (see below).`],
-    (row) => (row.getCell(1).font = stale.length === 0 ? { ...OK_FONT, bold: true } : { ...WARNING_FONT, bold: true }),
+    wide(stale.length === 0 ? 'Every stream of this report is synced through the end of the period.' : `Warning: ${stale.length} stream(s) stale or incomplete: these figures may be missing data (see below).`, {
+      font: stale.length === 0 ? { ...OK_FONT, bold: true } : { ...WARNING_FONT, bold: true },
+    }),
   );
   blank();
 
-  add(['Data freshness'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Stream', 'Account', 'Synced from (UTC)', 'Synced until (UTC)', 'Last sync (UTC)', 'State', 'Note'], (row) => (row.font = BOLD_FONT));
+  section('Data freshness');
+  add(...header('Stream', 'Account', 'Synced from (UTC)', 'Synced until (UTC)', 'Last sync (UTC)', ['State', 'center'], 'Note'));
   for (const line of input.freshness) {
-    const toDate = (text: string | null) => (text === null ? null : parseInstant(text));
-    add([line.stream, line.account, toDate(line.coveredFrom), toDate(line.coveredUntil), toDate(line.lastRunAt), line.state.toUpperCase(), line.note], (row) => {
-      for (const column of [3, 4, 5]) row.getCell(column).numFmt = 'yyyy-mm-dd hh:mm';
-      if (line.state !== 'ok') for (let column = 1; column <= 7; column++) Object.assign(row.getCell(column), { fill: WARNING_FILL, font: WARNING_FONT });
-    });
+    const warn = line.state === 'ok' ? {} : { fill: WARNING_FILL, font: WARNING_FONT };
+    const toDate = (instant: string | null) => (instant === null ? null : parseInstant(instant));
+    // Instants left-aligned like the text around them; the state centred: nothing touches its neighbour.
+    const instant = (value: string | null) => date(toDate(value), DATE_TIME, { align: 'left', ...warn }) ?? text('never', warn);
+    add(text(line.stream, warn), text(line.account, warn), instant(line.coveredFrom), instant(line.coveredUntil), instant(line.lastRunAt), text(line.state.toUpperCase(), { align: 'center', ...warn }), text(line.note, warn));
   }
   blank();
 
-  add(['Key figures'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Figure', 'Of', 'Value', 'Exact value (text)'], (row) => (row.font = BOLD_FONT));
-  for (const figure of input.figures) {
-    add([figure.label, figure.group, Number(figure.value), trimDecimal(figure.value)], (row) => {
-      row.getCell(3).numFmt = figure.coin === undefined && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
-      row.getCell(4).alignment = { horizontal: 'right' };
-    });
+  section('Key figures');
+  add(...header('Figure', 'Of', ['Value', 'right'], ['Exact value (text)', 'right']), text('What it is', { font: BOLD_FONT, span: 3 }));
+  input.figures.forEach((figure, index) => {
+    // What a figure is, said once on its first line; unknown and incomplete on every line they concern.
+    const first = index === 0 || input.figures[index - 1]!.label !== figure.label;
+    const numFmt = figure.coin === undefined && figure.value !== null && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
+    const known = figure.value !== null;
+    const warn = !known || figure.excludes.length > 0 ? { font: WARNING_FONT } : {};
+    const about = [
+      ...(known ? [] : [`Unknown: ${figure.unknownReason ?? 'not in the data'}.`]),
+      ...(figure.excludes.length === 0 ? [] : [`Incomplete: without ${figure.excludes.join(', ')}, which ${figure.excludes.length === 1 ? 'is' : 'are'} unknown.`]),
+      ...(figure.note === undefined || !first ? [] : [figure.note]),
+    ].join(' ');
+    add(
+      text(figure.label, warn),
+      text(figure.group, warn),
+      // Unknown is an empty number cell (a reader or a formula never takes it for 0) and the word beside it.
+      known ? { value: Number(figure.value), text: formattedNumberText(figure.value!, numFmt), numFmt, ...warn } : null,
+      text(known ? trimDecimal(figure.value!) : 'unknown', { align: 'right', ...warn }),
+      about === '' ? null : text(about, { span: 3, ...warn }),
+    );
+  });
+  blank();
+
+  section('Sheets');
+  add(...header('Sheet', ['Rows', 'right']), text('What it shows', { font: BOLD_FONT, span: COLUMNS - 2 }));
+  for (const { sheet: detail, rows: rowCount, parts } of input.planned) {
+    add(text(parts.length === 1 ? detail.name : `${detail.name} (${parts.length} sheets)`), count(rowCount), text(detail.description, { span: COLUMNS - 2 }));
   }
   blank();
 
-  add(['Sheets'], (row) => (row.getCell(1).font = SECTION_FONT));
-  add(['Sheet', 'Rows', 'What it shows'], (row) => (row.font = BOLD_FONT));
-  for (const { sheet: detail, rows, parts } of input.planned) {
-    add([parts.length === 1 ? detail.name : `${detail.name} (${parts.length} sheets)`, rows, detail.description], (row) => (row.getCell(2).numFmt = '#,##0'));
-  }
-  blank();
-
-  add(['Notes'], (row) => (row.getCell(1).font = SECTION_FONT));
+  section('Notes');
   const notes = [
     'Amounts are exact in the database (DuckDB DECIMAL); an Excel cell holds 15 significant digits. The exact sums are in the "Exact value" column above.',
-    'A totals row sums the rows shown (it follows the filters). Where the rows mix coins or cost methods, its label says so: filter to one before reading it.',
+    'Unknown is not zero: a figure the data cannot give (e.g. funding without two collateral snapshots) is left empty and marked unknown, and a figure that includes it says it is incomplete.',
+    `A totals row sums the rows shown (it follows the filters). Where the rows mix coins${showsCostMethods(report) ? ' or cost methods' : ''}, its label says so: filter to one before reading it.`,
     'Times are UTC; days and months are cut in the reporting time zone.',
     ...(report.notes ?? []),
     ...(input.notes ?? []),
   ];
-  for (const note of notes) add([note]);
+  for (const note of notes) add(wide(note));
   blank();
 
-  add([`Trend: the twelve months to ${input.period.to.slice(0, 7)}`], (row) => (row.getCell(1).font = SECTION_FONT));
+  section(`Trend: the twelve months to ${input.period.to.slice(0, 7)}`);
+  const widths = columnWidths(rows, SUMMARY_LIMITS);
   // The picture's top-left corner is the (0-based) row after the caption.
-  const chartRow = rows;
+  const chartRow = writeLayout(sheet, rows, widths);
   const png = renderBarChartPng({ title: input.chart.title, unit: input.chart.unit, bars: input.chart.bars });
   workbook.addPicture(sheet, { png, col: 0, row: chartRow, widthPx: 900, heightPx: 420, description: `${input.chart.title} (${input.chart.unit}), per month` });
   sheet.commit();

@@ -8,6 +8,7 @@ import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, writeDetailSheet } from './detail-sheet.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
+import { reportPrintSetup } from './print-setup.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { readChart, readFigures, readFreshness, writeSummary } from './summary-sheet.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
@@ -93,7 +94,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
-    const workbook = new XlsxWriter({ stream });
+    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period) });
     workbook.creator = 'exledger';
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
+import { sheetPageSetup, type PrintSetup } from './print-setup.ts';
 
 /**
  * exceljs's streaming workbook writer, plus the two parts of a workbook it cannot stream: Excel
@@ -15,6 +16,11 @@ import ExcelJS from 'exceljs';
  * relationship writer for the link, and the content types model, which already renders `tables`
  * and `drawings` (exceljs uses it for the non-streaming writer). exceljs is pinned in
  * package.json; test/export-xlsx-writer.test.ts reads the result back.
+ *
+ * Printing: exceljs writes a sheet's page setup, its header and footer, and the print titles (a
+ * `_xlnm.Print_Titles` defined name in the workbook part) from the options of `addWorksheet`, but
+ * only for the sheets that are given them. `printSetup` is given to every sheet here, whoever adds
+ * it (print-setup.ts says what it is); test/export-summary-print.test.ts reads the XML back.
  */
 
 /** A table over a block of a sheet whose first row holds the headers. */
@@ -92,9 +98,20 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   /** Per sheet id: what to add before `</worksheet>`. */
   private readonly sheetTails = new Map<number, { drawing?: string; tables: string[] }>();
 
+  /** How every sheet added from now on prints (print-setup.ts). @default exceljs's (portrait, no header) */
+  printSetup: PrintSetup | undefined;
+
   /** Writes into `stream` (an opened file: see write-report.ts, which watches it for errors). */
-  constructor(options: { stream: Writable }) {
+  constructor(options: { stream: Writable; printSetup?: PrintSetup }) {
     super({ stream: options.stream, useStyles: true, useSharedStrings: false });
+    this.printSetup = options.printSetup;
+  }
+
+  /** exceljs's, with the workbook's print setup (page, header and footer, print titles) on every sheet. */
+  override addWorksheet(name?: string, options?: Partial<ExcelJS.AddWorksheetOptions>): ExcelJS.Worksheet {
+    if (this.printSetup === undefined) return super.addWorksheet(name, options);
+    const pageSetup = sheetPageSetup(this.printSetup.pageSetup, { pageSetup: options?.pageSetup, views: options?.views });
+    return super.addWorksheet(name, { ...options, pageSetup, headerFooter: { ...options?.headerFooter, ...this.printSetup.headerFooter } });
   }
 
   /** Adds a table over rows already written (or to be written) to `sheet`, before the sheet is committed. */
