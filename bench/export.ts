@@ -418,11 +418,11 @@ async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Pr
 /** What the workbook holds for a sheet, read from the zip without loading the workbook. */
 interface WorkbookCheck {
   bytes: number;
-  /** The sheet's <row> elements less the header and totals rows. */
+  /** The sheet's <row> elements less the header and the totals block below the table. */
   dataRows?: number;
   /** The ref of the sheet's table part, e.g. A1:M1000002. */
   tableRef?: string;
-  /** Rows of the table less its header and totals rows. */
+  /** Rows of the table less its header. */
   tableRows?: number;
   note?: string;
 }
@@ -450,13 +450,14 @@ export async function inspectWorkbook(file: string, sheetName: string): Promise<
   const tableXml = tableTarget === undefined ? undefined : unzip(path.posix.normalize(path.posix.join(path.posix.dirname(sheetPart), tableTarget)));
   const tableRef = tableXml === undefined ? undefined : /<table [^>]*\bref="([A-Z]+\d+:[A-Z]+\d+)"/.exec(tableXml)?.[1];
   const refRows = tableRef === undefined ? undefined : Number(/(\d+)$/.exec(tableRef)![1]) - Number(/^[A-Z]+(\d+)/.exec(tableRef)![1]) + 1;
-  const rowElements = await countInZipPart(file, sheetPart, '<row ');
+  // Below the table (issue 13): a heading and one totals row per coin and cost method, labelled by the writer.
+  const counts = await countInZipPart(file, sheetPart, ['<row ', '<v>Totals of the rows shown', '<v>Total</v>']);
   return {
     bytes,
-    dataRows: rowElements === undefined ? undefined : rowElements - 2,
+    dataRows: counts === undefined ? undefined : counts[0]! - 1 - counts[1]! - counts[2]!,
     tableRef,
-    // The table's ref spans its header, its rows and its totals row.
-    tableRows: refRows === undefined ? undefined : refRows - 2,
+    // The table's ref spans its header and its rows (the totals are below it).
+    tableRows: refRows === undefined ? undefined : refRows - 1,
     note: tableRef === undefined ? `no table part for ${sheetPart}` : undefined,
   };
 }
@@ -465,20 +466,24 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Occurrences of `needle` in a zip part, counted as `unzip -p` streams it. */
-async function countInZipPart(file: string, part: string, needle: string): Promise<number | undefined> {
+/** Occurrences of each of `needles` in a zip part, counted as `unzip -p` streams it. */
+async function countInZipPart(file: string, part: string, needles: readonly string[]): Promise<number[] | undefined> {
   const child = spawn('unzip', ['-p', file, part], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let count = 0;
+  const counts = needles.map(() => 0);
+  const longest = Math.max(...needles.map((needle) => needle.length));
   // The end of the previous chunk, so a needle split across two chunks is counted once.
   let tail = '';
   child.stdout.setEncoding('latin1');
   for await (const chunk of child.stdout as AsyncIterable<string>) {
     const text = tail + chunk;
-    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count++;
-    tail = text.slice(Math.max(0, text.length - needle.length + 1));
+    needles.forEach((needle, index) => {
+      // Only occurrences ending in the new chunk: those wholly in the tail were counted with the previous one.
+      for (let at = text.indexOf(needle, Math.max(0, tail.length - needle.length + 1)); at !== -1; at = text.indexOf(needle, at + needle.length)) counts[index]!++;
+    });
+    tail = text.slice(Math.max(0, text.length - longest + 1));
   }
   const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on('close', resolve)));
-  return code === 0 ? count : undefined;
+  return code === 0 ? counts : undefined;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchExport();

@@ -14,7 +14,7 @@ export const balancesReport = defineReport({
       description: 'Opening balance, inflows, outflows, fees and closing balance per coin and month; a difference means a break in the bills',
       mart: 'marts.balance_reconciliation',
       period: { column: 'balance_month', grain: 'month' },
-      orderBy: ['account', 'coin_name', 'balance_month'],
+      orderBy: ['coin_name', 'account', 'balance_month'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'coin_name', header: 'Coin', format: 'text' },
@@ -36,7 +36,7 @@ export const balancesReport = defineReport({
       description: 'Inflows and outflows per coin, month and business type',
       mart: 'marts.balance_movements',
       period: { column: 'balance_month', grain: 'month' },
-      orderBy: ['account', 'coin_name', 'balance_month', 'biz_type'],
+      orderBy: ['coin_name', 'account', 'balance_month', 'biz_type'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'coin_name', header: 'Coin', format: 'text' },
@@ -54,7 +54,7 @@ export const balancesReport = defineReport({
       description: 'Bills that do not continue their coin\'s chain (after - delta differs from the previous bill\'s after): each one is a missing or altered bill',
       mart: 'marts.balance_chain_breaks',
       period: { column: 'c_time_month', grain: 'month' },
-      orderBy: ['account', 'coin_name', 'c_time_at', 'bill_id'],
+      orderBy: ['coin_name', 'account', 'c_time_at', 'bill_id'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'coin_name', header: 'Coin', format: 'text' },
@@ -82,7 +82,8 @@ export const balancesReport = defineReport({
         { column: 'coin_name', header: 'Coin', format: 'text' },
         { column: 'found_in', header: 'Found in', format: 'text' },
         { column: 'snapshot_at', header: 'Snapshot (UTC)', format: 'datetime' },
-        { column: 'bill_balance', header: 'Balance from bills', format: 'amount', coinColumn: 'coin_name' },
+        // NULL: a coin found in the assets only has no bills (Found in says so); the difference counts it as 0.
+        { column: 'bill_balance', header: 'Balance from bills', format: 'amount', coinColumn: 'coin_name', nullMeans: 'not-applicable' },
         { column: 'bill_balance_at', header: 'Last bill before it (UTC)', format: 'datetime' },
         { column: 'bills_after_snapshot', header: 'Bills after it', format: 'integer' },
         { column: 'assets_equity', header: 'Assets snapshot', format: 'amount', coinColumn: 'coin_name' },

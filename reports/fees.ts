@@ -8,9 +8,10 @@ const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'd
     { column: periodColumn, header: periodHeader, format: periodFormat },
     { column: 'fees_paid', header: 'Fees paid', format: 'amount', coinColumn: 'coin', total: true },
     { column: 'liquidation_fees', header: 'of which liquidation', format: 'amount', coinColumn: 'coin', total: true },
-    { column: 'traded_volume', header: 'Traded volume', format: 'amount', coinColumn: 'coin', total: true },
-    { column: 'fee_basis_volume', header: 'Volume charged in this coin', format: 'amount', coinColumn: 'coin', total: true },
-    { column: 'effective_fee_rate', header: 'Effective fee rate', format: 'rate' },
+    // NULL: the funding account does not trade, and futures quoted in another coin have no volume in this one.
+    { column: 'traded_volume', header: 'Traded volume', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
+    { column: 'fee_basis_volume', header: 'Volume charged in this coin', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
+    { column: 'effective_fee_rate', header: 'Effective fee rate', format: 'rate', nullMeans: 'not-applicable' },
     { column: 'fee_count', header: 'Fills or bills', format: 'integer', total: true },
   ] as const;
 
@@ -25,7 +26,7 @@ export const feesReport = defineReport({
       description: 'Fees per product, coin and month, with the traded volume and the effective fee rate',
       mart: 'marts.fees_monthly',
       period: { column: 'fee_month', grain: 'month' },
-      orderBy: ['account', 'fee_month', 'product', 'coin'],
+      orderBy: ['coin', 'account', 'fee_month', 'product'],
       columns: feeColumns('fee_month', 'Month', 'month'),
     },
     {
@@ -33,7 +34,7 @@ export const feesReport = defineReport({
       description: 'The same per day',
       mart: 'marts.fees_daily',
       period: { column: 'fee_date', grain: 'day' },
-      orderBy: ['account', 'fee_date', 'product', 'coin'],
+      orderBy: ['coin', 'account', 'fee_date', 'product'],
       columns: feeColumns('fee_date', 'Day', 'date'),
     },
   ],

@@ -11,7 +11,7 @@ export const pnlReport = defineReport({
       description: 'Spot realized PnL per cost method, symbol and month, in the quote coin, with the open inventory at month end',
       mart: 'marts.spot_realized_pnl_monthly',
       period: { column: 'trade_month', grain: 'month' },
-      orderBy: ['account', 'cost_method', 'symbol', 'trade_month'],
+      orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'trade_month'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'cost_method', header: 'Cost method', format: 'text' },
@@ -38,7 +38,7 @@ export const pnlReport = defineReport({
       description: 'FIFO: each sell fill against the buy fills or opening lot it consumed; unmatched parts have no cost',
       mart: 'marts.spot_lot_matches',
       period: { column: 'sell_date', grain: 'day' },
-      orderBy: ['account', 'symbol', 'sell_at', 'sell_fill_id', 'lot_source', 'buy_at', 'buy_fill_id'],
+      orderBy: ['quote_coin', 'account', 'symbol', 'sell_at', 'sell_fill_id', 'lot_source', 'buy_at', 'buy_fill_id'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'symbol', header: 'Symbol', format: 'text', width: 16 },
@@ -60,7 +60,7 @@ export const pnlReport = defineReport({
       description: 'Futures realized PnL, trading and liquidation fees per contract and month; funding per margin coin (rows without a contract)',
       mart: 'marts.futures_pnl_monthly',
       period: { column: 'pnl_month', grain: 'month' },
-      orderBy: ['account', 'margin_coin', 'pnl_month', 'symbol'],
+      orderBy: ['margin_coin', 'account', 'pnl_month', 'symbol'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'margin_coin', header: 'Margin coin', format: 'text' },
@@ -71,7 +71,8 @@ export const pnlReport = defineReport({
         { column: 'realized_pnl', header: 'Realized PnL', format: 'amount', coinColumn: 'margin_coin', total: true },
         { column: 'trading_fees', header: 'Trading fees', format: 'amount', coinColumn: 'margin_coin', total: true },
         { column: 'liquidation_fees', header: 'Liquidation fees', format: 'amount', coinColumn: 'margin_coin', total: true },
-        { column: 'funding', header: 'Funding', format: 'amount', coinColumn: 'margin_coin', total: true },
+        // Funding is known per margin coin only, on its own rows (no contract); without two collateral snapshots there is none: unknown.
+        { column: 'funding', header: 'Funding', format: 'amount', coinColumn: 'margin_coin', total: true, nullMeans: 'elsewhere' },
         { column: 'net_result', header: 'Net result', format: 'amount', coinColumn: 'margin_coin', total: true },
       ],
     },

@@ -11,7 +11,7 @@ export const rebatesReport = defineReport({
       description: 'Commission per month, coin, product type, source type (1 direct client, 2 sub-agent) and symbol',
       mart: 'marts.affiliate_rebates_monthly',
       period: { column: 'commission_month', grain: 'month' },
-      orderBy: ['account', 'commission_month', 'coin', 'product_type', 'source_type', 'symbol'],
+      orderBy: ['coin', 'account', 'commission_month', 'product_type', 'source_type', 'symbol'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
         { column: 'commission_month', header: 'Month', format: 'month' },

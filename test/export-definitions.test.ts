@@ -29,6 +29,18 @@ describe('report declarations', () => {
     ).toThrow(/"a" is used twice/);
     expect(broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, columns: [{ column: 'a', header: 'Sum [x]', format: 'amount' }] }] }))).toThrow(/columns\.0\.header/);
   });
+
+  it('totals are kept per coin and cost method over blocks of rows: refused otherwise', () => {
+    const pnl = REPORTS[0]!;
+    const spot = pnl.sheets[0]!;
+    const broken = (sheet: typeof spot) => () => validateReports([{ ...pnl, sheets: [sheet] , summary: [] }], STREAM_NAMES);
+    // Spot PnL totals per cost method and quote coin: rows ordered by symbol first would interleave the coins.
+    expect(broken({ ...spot, orderBy: ['account', 'cost_method', 'symbol', 'trade_month'] })).toThrow(/sheets\.0\.orderBy.*starts with the columns totals are kept per \(cost_method, quote_coin\)/);
+    // A totalled base-coin quantity beside quote-coin amounts: two coins in one total row.
+    expect(broken({ ...spot, columns: spot.columns.map((column) => (column.column === 'quantity_sold' ? { ...column, total: true } : column)) })).toThrow(/totalled amounts name different coin columns \(quote_coin, base_coin\)/);
+    expect(broken({ ...spot, columns: spot.columns.map((column) => (column.column === 'symbol' ? { ...column, nullMeans: 'unknown' } : column)) })).toThrow(/columns\.2\.nullMeans/);
+    expect(broken({ ...spot, columns: [{ column: 'quote_coin', header: 'Quote coin', format: 'text' }, ...spot.columns.filter((column) => column.column !== 'quote_coin')] })).toThrow(/columns\.0.*first column holds the totals rows' label/);
+  });
 });
 
 describe('periods', () => {
@@ -68,9 +80,9 @@ describe('cell formats', () => {
     expect(() => sum.add('1e5')).toThrow(/not a decimal number/);
   });
 
-  it('shows stablecoins to the cent and other coins to the satoshi, negatives in red', () => {
-    expect(amountFormat('USDT', COIN_FORMATS)).toBe('#,##0.00######;[Red]-#,##0.00######');
-    expect(amountFormat('BTC', COIN_FORMATS)).toBe('#,##0.00000000######;[Red]-#,##0.00000000######');
+  it('shows stablecoins to the cent and other coins to the satoshi, always that many decimals, negatives in red', () => {
+    expect(amountFormat('USDT', COIN_FORMATS)).toBe('#,##0.00;[Red]-#,##0.00');
+    expect(amountFormat('BTC', COIN_FORMATS)).toBe('#,##0.00000000;[Red]-#,##0.00000000');
     expect(amountFormat('JPY', COIN_FORMATS)).toBe('#,##0;[Red]-#,##0');
   });
 });

@@ -9,23 +9,32 @@ import type { ColumnFormat } from './report-definition.ts';
 
 /** How many decimals an amount shows, per coin (declared in reports/coin-formats.ts). */
 export interface CoinFormats {
-  /** Decimals always shown, per coin. */
+  /** Decimals shown, per coin (always that many: a column of one coin lines up on its decimal point). */
   readonly fixedDecimals: Readonly<Record<string, number>>;
-  /** Decimals always shown for the other coins, and for an amount whose coin is not known. */
+  /** Decimals shown for the other coins, and for an amount whose coin is not known. */
   readonly defaultDecimals: number;
-  /** Shown after the fixed ones when the amount has them (Excel's `#`). */
-  readonly optionalDecimals: number;
   /** The Summary's chart shows the first of these coins that has rows (then the coin with the most months). */
   readonly chartCoins: readonly string[];
 }
 
-/** The Excel number format of an amount in `coin` (undefined: the unit is not known). */
+/** The decimals an amount in `coin` shows (undefined: the unit is not known, the default). */
+export function decimalsOf(coin: string | undefined, formats: CoinFormats): number {
+  return coin === undefined ? formats.defaultDecimals : (formats.fixedDecimals[coin] ?? formats.defaultDecimals);
+}
+
+/**
+ * The Excel number format of an amount in `coin` (undefined: the unit is not known): a fixed
+ * number of decimals, never optional ones (`#`), so a column reads as one unit. The cell keeps
+ * the whole value; only its display is rounded.
+ */
 export function amountFormat(coin: string | undefined, formats: CoinFormats): string {
-  const fixed = coin === undefined ? formats.defaultDecimals : (formats.fixedDecimals[coin] ?? formats.defaultDecimals);
-  // An integer format with optional decimals would show "12." for whole numbers: none then.
-  const decimals = fixed === 0 ? '' : `.${'0'.repeat(fixed)}${'#'.repeat(formats.optionalDecimals)}`;
+  const fixed = decimalsOf(coin, formats);
+  const decimals = fixed === 0 ? '' : `.${'0'.repeat(fixed)}`;
   return `#,##0${decimals};[Red]-#,##0${decimals}`;
 }
+
+/** What a cell shows for an unknown value (NULL where the column's NULL means unknown): never 0. */
+export const UNKNOWN_TEXT = 'unknown';
 
 const FIXED_FORMATS: Record<Exclude<ColumnFormat, 'amount' | 'text' | 'id'>, string> = {
   date: 'yyyy-mm-dd',

@@ -1,9 +1,10 @@
 import type ExcelJS from 'exceljs';
 import type { Database } from '../store/database.ts';
-import { DecimalSum, DEFAULT_WIDTHS, PAGE_SETUP, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
+import { DataError } from '../errors.ts';
+import { DecimalSum, DEFAULT_WIDTHS, PAGE_SETUP, UNKNOWN_TEXT, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
-import type { ColumnSpec, ReportSpec, SheetSpec } from './report-definition.ts';
-import type { XlsxWriter } from './xlsx-writer.ts';
+import { hasTotals, totalsKeys, type ColumnFormat, type ColumnSpec, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { columnLetters, type XlsxWriter } from './xlsx-writer.ts';
 
 /**
  * A detail sheet: a mart's rows of the period as an Excel table, streamed from DuckDB row by row
@@ -30,6 +31,23 @@ function selectExpression(column: ColumnSpec): string {
   return column.format === 'datetime' ? `epoch_ms(${column.column})` : column.column;
 }
 
+/** Excel's last row. */
+const EXCEL_ROWS = 1_048_576;
+/** Rows kept free below a full sheet's table for its totals: a blank row, a heading, up to 998 totals (coins × methods). */
+export const TOTALS_ROWS_RESERVED = 1_000;
+
+/** The rows of one totals key (a coin, a coin and cost method) in one sheet part. */
+interface TotalsGroup {
+  /** The key columns' values (null shown blank). */
+  keys: (string | null)[];
+  /** Blocks of sheet rows (1-based, inclusive): one when the rows are ordered by the keys, as validated. */
+  runs: { first: number; last: number }[];
+  /** Per column: the exact sum of its known values, and how many rows it is unknown or NULL in. */
+  sums: DecimalSum[];
+  unknown: number[];
+  nulls: number[];
+}
+
 export async function writeDetailSheet(
   db: Database,
   workbook: XlsxWriter,
@@ -40,17 +58,21 @@ export async function writeDetailSheet(
   const columns = spec.columns;
   const coinIndex = columns.map((column) => (column.coinColumn === undefined ? -1 : columns.findIndex((candidate) => candidate.column === column.coinColumn)));
   const highlightIndex = spec.highlight === undefined ? -1 : columns.findIndex((column) => column.column === spec.highlight!.column);
+  // A NULL amount, count or rate is unknown unless declared not applicable: shown as "unknown", never blank (read as 0).
+  const unknownIfNull = columns.map((column) => isNumeric(column.format) && (column.nullMeans ?? 'unknown') === 'unknown');
+  const elsewhereIfNull = columns.map((column) => column.nullMeans === 'elsewhere');
   const styles = new StyleCache(columns, plan.coinFormats);
   const filter = periodFilter(spec, plan.period);
   const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${spec.mart} WHERE ${filter.where} ORDER BY ${spec.orderBy.join(', ')}`;
+  const totalled = hasTotals(spec);
+  const keyIndex = totalsKeys(spec).map((key) => columns.findIndex((column) => column.column === key));
 
   let part = -1;
   let sheet: ExcelJS.Worksheet | undefined;
   let partRows = 0;
   let written = 0;
-  let totals: { sum: DecimalSum; coins: Set<string> }[] = [];
-  const totalsPerIndex = (spec.totalsPer ?? []).map((name) => columns.findIndex((column) => column.column === name));
-  let totalsPerValues: Set<string>[] = [];
+  let groups = new Map<string, TotalsGroup>();
+  let group: TotalsGroup | undefined;
 
   const openPart = () => {
     part++;
@@ -63,8 +85,20 @@ export async function writeDetailSheet(
     });
     header.commit();
     partRows = 0;
-    totals = columns.map(() => ({ sum: new DecimalSum(), coins: new Set<string>() }));
-    totalsPerValues = totalsPerIndex.map(() => new Set<string>());
+    groups = new Map();
+    group = undefined;
+  };
+  /** The totals group of a row: the current one while the keys repeat (rows come in blocks), else looked up. */
+  const groupOf = (values: unknown[]): TotalsGroup => {
+    const keys = keyIndex.map((index) => (values[index] === null ? null : String(values[index])));
+    if (group !== undefined && keys.every((key, position) => key === group!.keys[position])) return group;
+    const id = JSON.stringify(keys);
+    let found = groups.get(id);
+    if (found === undefined) {
+      found = { keys, runs: [], sums: columns.map(() => new DecimalSum()), unknown: columns.map(() => 0), nulls: columns.map(() => 0) };
+      groups.set(id, found);
+    }
+    return found;
   };
   const closePart = () => {
     if (sheet === undefined) return;
@@ -72,24 +106,63 @@ export async function writeDetailSheet(
       sheet.addRow(['No rows in this period.']).commit();
     } else {
       const name = tableName(report.name, spec.name, part + 1, plan.tableNames);
-      // A total over two coins (or two cost methods) is no figure: the label says to filter first.
-      const mixed = totals.some((total) => total.coins.size > 1) || totalsPerValues.some((values) => values.size > 1);
-      const label = mixed ? 'Total of the rows shown: mixes coins or methods, filter to one first' : 'Total';
+      workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header })) });
+      if (totalled) writeTotals(sheet, [...groups.values()], partRows);
+    }
+    sheet.commit();
+  };
+  /**
+   * Below the table (a blank row between, so the table does not take the totals in), one totals
+   * row per key: SUBTOTAL(109, …) over that key's block of rows, so a total follows the filters and
+   * never adds two coins or two cost methods; the cached result is the exact sum (BigInt). A total
+   * whose shown rows include an unknown value shows "unknown" (a count of the column's numbers
+   * below the count of shown rows), and the total of the rest once those rows are filtered out;
+   * a total of a value kept on other rows (`elsewhere`) is "unknown" while no row shown holds one.
+   */
+  const writeTotals = (target: ExcelJS.Worksheet, list: TotalsGroup[], rows: number) => {
+    const lastRow = 1 + rows + 2 + list.length;
+    if (lastRow > EXCEL_ROWS) throw new DataError(`${spec.mart}: ${list.length} totals rows do not fit below ${rows} rows on the sheet "${target.name}" (Excel ends at row ${EXCEL_ROWS})`);
+    target.addRow([]).commit();
+    const keyHeaders = keyIndex.map((index) => columns[index]!.header);
+    const mayBeUnknown = columns.some((column, index) => column.total === true && (unknownIfNull[index] || elsewhereIfNull[index]));
+    const heading = target.addRow([
+      `Totals of the rows shown (they follow the filters)${keyHeaders.length === 0 ? '' : `, per ${keyHeaders.join(' and ')}`}` +
+        (mayBeUnknown ? `; "${UNKNOWN_TEXT}" where a row shown is unknown (filter such rows out to total the rest)` : ''),
+    ]);
+    heading.font = { italic: true };
+    heading.commit();
+    for (const totals of list) {
+      const coinKey = keyIndex.findIndex((index) => columns.some((column) => column.total === true && column.coinColumn === columns[index]!.column));
+      const coin = coinKey < 0 ? undefined : (totals.keys[coinKey] ?? undefined);
+      const ranges = (index: number) => totals.runs.map((run) => `${columnLetters(index + 1)}${run.first}:${columnLetters(index + 1)}${run.last}`);
+      const subtotal = (code: number, index: number) => ranges(index).map((range) => `SUBTOTAL(${code},${range})`).join('+');
+      // Rows shown are counted on a column without a NULL in this block (the first such).
+      const countColumn = totals.nulls.findIndex((nulls) => nulls === 0);
       const values = columns.map((column, index): ExcelJS.CellValue => {
-        if (column.total !== true) return index === 0 ? label : null;
-        return { formula: `SUBTOTAL(109,${name}[[${column.header}]])`, result: Number(totals[index]!.sum.toString()) };
+        if (index === 0) return 'Total';
+        const key = keyIndex.indexOf(index);
+        if (key >= 0) return totals.keys[key];
+        if (column.total !== true) return null;
+        const sum = subtotal(109, index);
+        const exact = Number(totals.sums[index]!.toString());
+        if (elsewhereIfNull[index]) {
+          const rows = totals.runs.reduce((count, run) => count + run.last - run.first + 1, 0);
+          return { formula: `IF(${wrap(subtotal(102, index))}=0,"${UNKNOWN_TEXT}",${sum})`, result: totals.nulls[index] === rows ? UNKNOWN_TEXT : exact };
+        }
+        if (totals.unknown[index] === 0) return { formula: sum, result: exact };
+        if (countColumn < 0) return UNKNOWN_TEXT;
+        return { formula: `IF(${wrap(subtotal(102, index))}<${wrap(subtotal(103, countColumn))},"${UNKNOWN_TEXT}",${sum})`, result: UNKNOWN_TEXT };
       });
-      const row = sheet.addRow(values);
+      const row = target.addRow(values);
       row.font = { bold: true };
       columns.forEach((column, index) => {
         if (column.total !== true) return;
-        const coins = [...totals[index]!.coins];
-        row.getCell(index + 1).numFmt = numberFormat(column.format, plan.coinFormats, coins.length === 1 ? coins[0] : undefined)!;
+        const cell = row.getCell(index + 1);
+        cell.numFmt = numberFormat(column.format, plan.coinFormats, column.format === 'amount' && column.coinColumn !== undefined ? coin : undefined)!;
+        cell.alignment = { horizontal: 'right' };
       });
       row.commit();
-      workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header, total: column.total === true })), totalsRow: true, totalsLabel: label });
     }
-    sheet.commit();
   };
 
   openPart();
@@ -102,17 +175,28 @@ export async function writeDetailSheet(
           openPart();
         }
         const highlighted = highlightIndex >= 0 && (spec.highlight!.when === 'always' || (values[highlightIndex] !== null && !isZeroDecimal(String(values[highlightIndex]))));
-        const cells = values.map((value, index) => cellValue(columns[index]!.format, value, () => `${spec.mart}.${columns[index]!.column}`));
+        const cells = values.map((value, index) =>
+          value === null && unknownIfNull[index] ? UNKNOWN_TEXT : cellValue(columns[index]!.format, value, () => `${spec.mart}.${columns[index]!.column}`),
+        );
         const row = sheet!.addRow(cells);
-        totalsPerIndex.forEach((index, position) => totalsPerValues[position]!.add(String(values[index])));
+        const rowNumber = partRows + 2;
+        if (totalled) {
+          group = groupOf(values);
+          const run = group.runs[group.runs.length - 1];
+          if (run !== undefined && run.last === rowNumber - 1) run.last = rowNumber;
+          else group.runs.push({ first: rowNumber, last: rowNumber });
+        }
         columns.forEach((column, index) => {
           const coin = coinIndex[index]! >= 0 ? ((values[coinIndex[index]!] as string | null) ?? undefined) : undefined;
           // Always one shared object, even an empty one: exceljs caches styles by identity, and
           // a cell left without one gets a new empty style to process (a fifth of the time).
           row.getCell(index + 1).style = styles.get(index, coin, highlighted);
-          if (column.total === true && values[index] !== null) {
-            totals[index]!.sum.add(String(values[index]));
-            if (coin !== undefined) totals[index]!.coins.add(coin);
+          if (group === undefined) return;
+          if (values[index] === null) {
+            group.nulls[index]!++;
+            if (column.total === true && unknownIfNull[index]) group.unknown[index]!++;
+          } else if (column.total === true) {
+            group.sums[index]!.add(String(values[index]));
           }
         });
         row.commit();
@@ -125,6 +209,15 @@ export async function writeDetailSheet(
   });
   closePart();
   if (written % 50_000 !== 0) plan.onProgress?.(spec.name, written, plan.rows);
+}
+
+function isNumeric(format: ColumnFormat): boolean {
+  return format === 'amount' || format === 'integer' || format === 'rate';
+}
+
+/** A sum of SUBTOTALs (more than one block) in parentheses, for a comparison. */
+function wrap(expression: string): string {
+  return expression.includes('+') ? `(${expression})` : expression;
 }
 
 /**
@@ -146,7 +239,9 @@ class StyleCache {
     let style = styles.get(coin ?? '');
     if (style === undefined) {
       const numFmt = numberFormat(this.columns[column]!.format, this.formats, coin);
-      style = { ...(numFmt === undefined ? {} : { numFmt }), ...(highlighted ? { fill: WARNING_FILL, font: WARNING_FONT } : {}) };
+      // Numbers, and the "unknown" among them, right-aligned.
+      const alignment: Partial<ExcelJS.Alignment> | undefined = isNumeric(this.columns[column]!.format) ? { horizontal: 'right' } : undefined;
+      style = { ...(numFmt === undefined ? {} : { numFmt }), ...(alignment === undefined ? {} : { alignment }), ...(highlighted ? { fill: WARNING_FILL, font: WARNING_FONT } : {}) };
       styles.set(coin ?? '', style);
     }
     return style;

@@ -30,8 +30,24 @@ export interface ColumnSpec {
    * follow the coin (reports/coin-formats.ts). Omitted where the exchange does not say the unit.
    */
   coinColumn?: string;
-  /** The table's totals row sums this column (amounts in one coin per sheet only make sense summed per coin: see `SheetSpec.totals`). @default false */
+  /**
+   * The sheet's totals sum this column, one total per coin (and per `SheetSpec.totalsPer`): see
+   * `totalsKeys`. @default false
+   */
   total?: boolean;
+  /**
+   * What a NULL of this column (`amount`, `integer`, `rate`) means:
+   * - `unknown` (e.g. funding without two collateral snapshots, the cost of a sale beyond the
+   *   inventory): the cell shows "unknown", never a blank a reader could take for 0, and a total
+   *   over rows that include one shows "unknown" until those rows are filtered out;
+   * - `not-applicable` (e.g. the traded volume of the funding account, which does not trade): the
+   *   cell is blank and totals leave it out (they are complete without it);
+   * - `elsewhere`: the value is kept on other rows of the sheet (funding is per margin coin, on the
+   *   rows without a contract; NULL on the contract rows): the cell is blank, and a total is
+   *   "unknown" when none of the rows shown holds a value (no funding row: funding is unknown).
+   * Other formats' NULLs are blank. @default 'unknown'
+   */
+  nullMeans?: 'unknown' | 'not-applicable' | 'elsewhere';
   /** Column width in characters. @default from the format */
   width?: number;
 }
@@ -59,8 +75,9 @@ export interface SheetSpec {
   columns: readonly ColumnSpec[];
   /**
    * Columns that must hold one value for a total to mean anything (e.g. the cost method: two
-   * methods cost the same sales twice). The coins of totalled amounts always must. Where the
-   * sheet's rows mix them, the totals row says to filter first. @default []
+   * methods cost the same sales twice). The coin of the totalled amounts always must. Below the
+   * table, one totals row per value of these and of the coin (see `totalsKeys`); `orderBy` starts
+   * with them, so each total covers one block of rows. @default []
    */
   totalsPer?: readonly string[];
   /** Rows to highlight (e.g. a reconciliation difference): where this column is non-zero (amounts) or non-empty. */
@@ -136,6 +153,21 @@ export interface ReportSpec {
   chart: ChartSpec;
 }
 
+/**
+ * The columns one total is kept per: the sheet's `totalsPer`, then the coin column of its
+ * totalled amounts (all of them name the same one). Empty where the sheet totals nothing or
+ * only counts and coin-less amounts of one unit.
+ */
+export function totalsKeys(sheet: SheetSpec): string[] {
+  const coins = new Set(sheet.columns.filter((column) => column.total === true && column.coinColumn !== undefined).map((column) => column.coinColumn!));
+  return [...new Set([...(sheet.totalsPer ?? []), ...coins])];
+}
+
+/** Whether the sheet totals any column (if not, it has no totals rows at all). */
+export function hasTotals(sheet: SheetSpec): boolean {
+  return sheet.columns.some((column) => column.total === true);
+}
+
 /** Declares a report with its type checked. */
 export function defineReport(spec: ReportSpec): ReportSpec {
   return spec;
@@ -152,6 +184,7 @@ const columnSchema = z.strictObject({
   format: z.enum(['text', 'id', 'date', 'month', 'datetime', 'integer', 'amount', 'rate']),
   coinColumn: identifier.optional(),
   total: z.boolean().optional(),
+  nullMeans: z.enum(['unknown', 'not-applicable', 'elsewhere']).optional(),
   width: z.number().int().min(4).max(80).optional(),
 });
 const sheetSchema = z.strictObject({
@@ -221,7 +254,19 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         if (column.total === true && !['amount', 'integer'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.total`, 'only amounts and counts are totalled');
       });
       for (const column of sheet.totalsPer ?? []) if (!columns.includes(column)) throw new ConfigError(`${at}.totalsPer`, `"${column}" is not a column of the sheet`);
-      if (sheet.columns[0]?.total === true) throw new ConfigError(`${at}.columns.0.total`, 'the first column holds the totals row\'s label');
+      sheet.columns.forEach((column, columnIndex) => {
+        if (column.nullMeans !== undefined && !['amount', 'integer', 'rate'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.nullMeans`, 'only amounts, counts and rates say what their NULL means (other NULLs are blank)');
+      });
+      // One total adds one coin: every totalled amount of a sheet is in the same coin column.
+      const totalledCoins = new Set(sheet.columns.filter((column) => column.total === true && column.format === 'amount').map((column) => column.coinColumn ?? ''));
+      if (totalledCoins.size > 1) throw new ConfigError(`${at}.columns`, `totalled amounts name different coin columns (${[...totalledCoins].map((coin) => coin || 'none').join(', ')}): totals are kept per one coin column`);
+      const keys = totalsKeys(sheet);
+      if (hasTotals(sheet)) {
+        if (sheet.columns[0]!.total === true || keys.includes(sheet.columns[0]!.column)) throw new ConfigError(`${at}.columns.0`, 'the first column holds the totals rows\' label: it is neither totalled nor a totals key');
+        // The totals are SUBTOTALs over each key's block of rows: the rows must come in blocks.
+        const leading = sheet.orderBy.slice(0, keys.length);
+        if (keys.some((key) => !leading.includes(key))) throw new ConfigError(`${at}.orderBy`, `starts with the columns totals are kept per (${keys.join(', ')}), so each total covers one block of rows`);
+      }
       if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
     });
     report.summary.forEach((figure, index) => {

@@ -6,15 +6,15 @@ import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts
 import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
-import { sheetParts, writeDetailSheet } from './detail-sheet.ts';
+import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { readChart, readFigures, readFreshness, writeSummary } from './summary-sheet.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 
-/** Excel's last row (1,048,576) less the header and totals rows. */
-export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 2;
+/** Excel's last row (1,048,576) less the header row and the rows kept for the totals below the table. */
+export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 1 - TOTALS_ROWS_RESERVED;
 
 /** Options of writeReport. */
 export interface WriteReportOptions {
