@@ -141,6 +141,14 @@ async function expectSignable(db: Database, report: ReportSpec, result: ReportRe
             const coin = column.coinColumn === undefined ? undefined : mart[index(column.coinColumn)];
             expect(formatDecimals(cell.numFmt, where(rowNumber, columnIndex)), `${where(rowNumber, columnIndex)} in ${coin ?? 'no coin'}`).toBe(decimalsFor(coin));
             checked.amountCells++;
+            // The column is wide enough to show it (no ### in Excel, no cut in print): sign, digits with separators, decimals.
+            if (mart[columnIndex] !== null) {
+              const text = String(mart[columnIndex]);
+              const digits = text.replace('-', '').split('.')[0]!.replace(/^0+(?=\d)/, '');
+              const decimals = decimalsFor(coin);
+              const shown = (text.startsWith('-') ? 1 : 0) + digits.length + Math.floor((digits.length - 1) / 3) + (decimals > 0 ? 1 + decimals : 0);
+              expect(shown, `${where(rowNumber, columnIndex)}: ${text} shown in a column of width ${sheet.getColumn(columnIndex + 1).width}`).toBeLessThanOrEqual((sheet.getColumn(columnIndex + 1).width ?? 9) - 1);
+            }
           }
           if (mart[columnIndex] === null) {
             checked.nullCells++;

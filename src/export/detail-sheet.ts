@@ -1,7 +1,7 @@
 import type ExcelJS from 'exceljs';
 import type { Database } from '../store/database.ts';
 import { DataError } from '../errors.ts';
-import { DecimalSum, DEFAULT_WIDTHS, PAGE_SETUP, UNKNOWN_TEXT, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
+import { DecimalSum, decimalsOf, DEFAULT_WIDTHS, PAGE_SETUP, UNKNOWN_TEXT, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
 import { hasTotals, totalsKeys, type ColumnFormat, type ColumnSpec, type ReportSpec, type SheetSpec } from './report-definition.ts';
 import { columnLetters, type XlsxWriter } from './xlsx-writer.ts';
@@ -29,6 +29,67 @@ function tableName(report: string, sheet: string, part: number, taken: Set<strin
 /** The SELECT expression of a column: datetimes as epoch milliseconds (exact, zone-free). */
 function selectExpression(column: ColumnSpec): string {
   return column.format === 'datetime' ? `epoch_ms(${column.column})` : column.column;
+}
+
+/** Widest column the content may ask for, in characters (longer text is cut by its neighbour, never printed smaller). */
+const MAX_WIDTH = 40;
+
+/**
+ * Each column's width in characters, from what it will show in the period: the longest text,
+ * the widest formatted amount (its integer digits with separators, its coin's decimals, a sign)
+ * or count, and the longest word of its header (the header wraps at spaces). Content-sized
+ * columns keep a wide sheet legible when printed one page wide. A declared `width` wins.
+ */
+async function measureWidths(db: Database, spec: SheetSpec, filter: { where: string; values: string[] }, coinFormats: CoinFormats): Promise<number[]> {
+  const measures = spec.columns.map((column, index) => {
+    switch (column.format) {
+      case 'amount':
+      case 'integer':
+        return `max(length(CAST(trunc(abs(${column.column})) AS VARCHAR))) AS m${index}`;
+      case 'text':
+      case 'id':
+        return `max(length(CAST(${column.column} AS VARCHAR))) AS m${index}`;
+      default:
+        return `NULL AS m${index}`;
+    }
+  });
+  const coinColumns = [...new Set(spec.columns.map((column) => column.coinColumn).filter((coin): coin is string => coin !== undefined))];
+  const coins = coinColumns.map((coin, index) => `list(DISTINCT CAST(${coin} AS VARCHAR)) AS c${index}`);
+  const [row] = await db.all<Record<string, string | string[] | null>>(`SELECT ${[...measures, ...coins].join(', ')} FROM ${spec.mart} WHERE ${filter.where}`, filter.values);
+  return spec.columns.map((column, index) => {
+    if (column.width !== undefined) return column.width;
+    const measured = row?.[`m${index}`];
+    const length = typeof measured === 'string' ? Number(measured) : null;
+    let content: number;
+    if (column.format === 'amount' || column.format === 'integer') {
+      const digits = length ?? 1;
+      const seen = column.coinColumn === undefined ? [] : ((row?.[`c${coinColumns.indexOf(column.coinColumn)}`] as string[] | null) ?? []);
+      const decimals = column.format === 'integer' ? 0 : Math.max(seen.length === 0 ? decimalsOf(undefined, coinFormats) : 0, ...seen.map((coin) => decimalsOf(coin ?? undefined, coinFormats)));
+      content = Math.max(UNKNOWN_TEXT.length, 1 + digits + Math.floor((digits - 1) / 3) + (decimals > 0 ? 1 + decimals : 0));
+    } else if (column.format === 'text' || column.format === 'id') {
+      content = length ?? 4;
+    } else {
+      content = DEFAULT_WIDTHS[column.format] - 2;
+    }
+    const longestWord = Math.max(...column.header.split(' ').map((word) => word.length));
+    return Math.min(MAX_WIDTH, Math.max(6, content, longestWord + 1) + 2);
+  });
+}
+
+/** How many lines `text` takes when wrapped at spaces in `width` characters (less the cell's margin). */
+function wrappedLines(text: string, width: number): number {
+  const room = Math.max(1, width - 2);
+  let lines = 1;
+  let used = 0;
+  for (const word of text.split(' ')) {
+    if (used === 0) used = word.length;
+    else if (used + 1 + word.length <= room) used += 1 + word.length;
+    else {
+      lines += 1;
+      used = word.length;
+    }
+  }
+  return lines;
 }
 
 /** Excel's last row. */
@@ -66,6 +127,9 @@ export async function writeDetailSheet(
   const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${spec.mart} WHERE ${filter.where} ORDER BY ${spec.orderBy.join(', ')}`;
   const totalled = hasTotals(spec);
   const keyIndex = totalsKeys(spec).map((key) => columns.findIndex((column) => column.column === key));
+  const widths = await measureWidths(db, spec, filter, plan.coinFormats);
+  // The header wraps at spaces: as many lines as its longest column needs.
+  const headerLines = Math.max(...columns.map((column, index) => wrappedLines(column.header, widths[index]!)));
 
   let part = -1;
   let sheet: ExcelJS.Worksheet | undefined;
@@ -77,11 +141,13 @@ export async function writeDetailSheet(
   const openPart = () => {
     part++;
     sheet = workbook.addWorksheet(plan.parts[part]!, { views: [{ state: 'frozen', ySplit: 1 }], pageSetup: { ...PAGE_SETUP, printTitlesRow: '1:1' } });
-    sheet.columns = columns.map((column) => ({ width: column.width ?? Math.max(DEFAULT_WIDTHS[column.format], Math.min(40, column.header.length + 3)) }));
+    sheet.columns = columns.map((column, index) => ({ width: widths[index]! }));
     const header = sheet.addRow(columns.map((column) => column.header));
     header.font = { bold: true };
+    header.height = 15 * headerLines;
     columns.forEach((column, index) => {
-      if (!['text', 'id'].includes(column.format)) header.getCell(index + 1).alignment = { horizontal: 'right' };
+      const horizontal = ['text', 'id'].includes(column.format) ? 'left' : ['date', 'month', 'datetime'].includes(column.format) ? 'center' : 'right';
+      header.getCell(index + 1).alignment = { horizontal, vertical: 'bottom', wrapText: true };
     });
     header.commit();
     partRows = 0;
@@ -240,7 +306,9 @@ class StyleCache {
     if (style === undefined) {
       const numFmt = numberFormat(this.columns[column]!.format, this.formats, coin);
       // Numbers, and the "unknown" among them, right-aligned.
-      const alignment: Partial<ExcelJS.Alignment> | undefined = isNumeric(this.columns[column]!.format) ? { horizontal: 'right' } : undefined;
+      // Dates and months centred: a right-aligned date would touch left-aligned text beside it.
+      const format = this.columns[column]!.format;
+      const alignment: Partial<ExcelJS.Alignment> | undefined = isNumeric(format) ? { horizontal: 'right' } : ['date', 'month', 'datetime'].includes(format) ? { horizontal: 'center' } : undefined;
       style = { ...(numFmt === undefined ? {} : { numFmt }), ...(alignment === undefined ? {} : { alignment }), ...(highlighted ? { fill: WARNING_FILL, font: WARNING_FONT } : {}) };
       styles.set(coin ?? '', style);
     }
