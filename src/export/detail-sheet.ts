@@ -72,8 +72,13 @@ async function measureWidths(db: Database, spec: SheetSpec, filter: { where: str
       content = DEFAULT_WIDTHS[column.format] - 2;
     }
     const longestWord = Math.max(...column.header.split(' ').map((word) => word.length));
-    return Math.min(MAX_WIDTH, Math.max(6, content, longestWord + 1) + 2);
+    return Math.min(MAX_WIDTH, Math.max(6, content, longestWord + 1) + 2 + (afterNumber(spec.columns, index) ? 1 : 0));
   });
+}
+
+/** Whether a text column follows a right-aligned number: it is indented, so the two never touch. */
+function afterNumber(columns: readonly ColumnSpec[], index: number): boolean {
+  return ['text', 'id'].includes(columns[index]!.format) && index > 0 && isNumeric(columns[index - 1]!.format);
 }
 
 /** How many lines `text` takes when wrapped at spaces in `width` characters (less the cell's margin). */
@@ -147,7 +152,7 @@ export async function writeDetailSheet(
     header.height = 15 * headerLines;
     columns.forEach((column, index) => {
       const horizontal = ['text', 'id'].includes(column.format) ? 'left' : ['date', 'month', 'datetime'].includes(column.format) ? 'center' : 'right';
-      header.getCell(index + 1).alignment = { horizontal, vertical: 'bottom', wrapText: true };
+      header.getCell(index + 1).alignment = { horizontal, vertical: 'bottom', wrapText: true, ...(afterNumber(columns, index) ? { indent: 1 } : {}) };
     });
     header.commit();
     partRows = 0;
@@ -308,7 +313,13 @@ class StyleCache {
       // Numbers, and the "unknown" among them, right-aligned.
       // Dates and months centred: a right-aligned date would touch left-aligned text beside it.
       const format = this.columns[column]!.format;
-      const alignment: Partial<ExcelJS.Alignment> | undefined = isNumeric(format) ? { horizontal: 'right' } : ['date', 'month', 'datetime'].includes(format) ? { horizontal: 'center' } : undefined;
+      const alignment: Partial<ExcelJS.Alignment> | undefined = isNumeric(format)
+        ? { horizontal: 'right' }
+        : ['date', 'month', 'datetime'].includes(format)
+          ? { horizontal: 'center' }
+          : afterNumber(this.columns, column)
+            ? { horizontal: 'left', indent: 1 }
+            : undefined;
       style = { ...(numFmt === undefined ? {} : { numFmt }), ...(alignment === undefined ? {} : { alignment }), ...(highlighted ? { fill: WARNING_FILL, font: WARNING_FONT } : {}) };
       styles.set(coin ?? '', style);
     }
