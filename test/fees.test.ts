@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
+import { REPORTS } from '../reports/index.ts';
+import { readFigures } from '../src/export/summary-sheet.ts';
 import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
 
 /**
@@ -130,6 +132,16 @@ describe('fees marts', () => {
 
     const tests = (await checkModels(db)).filter((result) => /\/fees_/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual(['intermediate/fees_legs_unique pass', 'marts/fees_daily_unique pass', 'marts/fees_match_sources pass', 'marts/fees_monthly_sums_daily pass', 'marts/fees_monthly_unique pass']);
+  });
+
+  it("the fees Summary gives the funding account's fees a line, and its traded volume (not applicable: it does not trade) none, not an unknown", async () => {
+    await ledger();
+    await buildAll(db, {});
+    const [funding] = await queryRows(db, "select cast(sum(traded_volume) as varchar) as volume, cast(sum(fees_paid) as varchar) as fees from marts.fees_monthly where product = 'funding'");
+    expect(funding).toEqual({ volume: null, fees: '1.000000000000000000' });
+    const figures = await readFigures(db, REPORTS.find((report) => report.name === 'fees')!, { label: '2026-03', from: '2026-03-01', to: '2026-03-31' });
+    expect(figures.filter((figure) => figure.group.startsWith('funding')).map((figure) => [figure.label, figure.group, figure.value])).toEqual([['Fees paid', 'funding · USDT', '1.000000000000000000']]);
+    expect(figures.filter((figure) => figure.label === 'Traded volume').every((figure) => figure.value !== null)).toBe(true);
   });
 
   it('cuts months in UTC by default: the Feb 28 (New York) buy is March\'s', async () => {

@@ -108,7 +108,11 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     const rows = await db.all<Record<string, string | null>>(`SELECT ${select} FROM ${sheet.mart} WHERE ${where} ${groups}`, filter.values);
     const described = { label: figure.label, ...(figure.note === undefined ? {} : { note: figure.note }), excludes: [] };
     const unknownReason = figure.unknown ?? 'not in the data (NULL), which is not zero';
+    // A sum over a column whose NULL means "not applicable" (the funding account's traded volume:
+    // it does not trade) has no line for the groups where it does not apply, as the sheet leaves them blank.
+    const notApplicable = figure.sum !== undefined && sheet.columns.find((column) => column.column === figure.sum)?.nullMeans === 'not-applicable';
     for (const row of rows) {
+      if (notApplicable && row.value === null) continue;
       figures.push({
         ...described,
         group: by.map((_, index) => row[`g${index}`] ?? '(none)').join(' · '),
