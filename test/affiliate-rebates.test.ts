@@ -80,7 +80,14 @@ describe('affiliate marts', () => {
     ]);
     expect(trimmed(await queryRows(db, REFERRALS))).toEqual(EXPECTED_REFERRALS);
     const tests = (await checkModels(db)).filter((result) => /\/affiliate_/.test(result.id));
-    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual(['marts/affiliate_rebates_monthly_unique pass', 'marts/affiliate_referrals_monthly_unique pass', 'marts/affiliate_totals_agree pass']);
+    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
+      'marts/affiliate_rebates_monthly_accepted_values_source_type pass',
+      'marts/affiliate_rebates_monthly_not_null pass',
+      'marts/affiliate_rebates_monthly_unique pass',
+      'marts/affiliate_referrals_monthly_not_null pass',
+      'marts/affiliate_referrals_monthly_unique pass',
+      'marts/affiliate_totals_agree pass',
+    ]);
   });
 
   it('in UTC the 15:30Z futures record is January\'s; referral months do not move', async () => {

@@ -78,7 +78,7 @@ const CLEAN_LEDGER = [
 const RECONCILIATION_COLUMNS = 'balance_month::VARCHAR AS month, opening_balance AS opening, total_inflow AS inflow, total_outflow AS outflow, fees, closing_balance AS closing, computed_closing AS computed, difference, bill_count::VARCHAR AS bills';
 
 function balanceTests(results: readonly TestResult[]): Record<string, TestResult> {
-  return Object.fromEntries(results.filter((result) => /\/(int_)?balance_/.test(result.id)).map((result) => [result.id, result]));
+  return Object.fromEntries(results.filter((result) => /\/(balance_|int_ledger_events_)/.test(result.id)).map((result) => [result.id, result]));
 }
 
 describe('balance reconciliation from funding bills', () => {
@@ -175,7 +175,7 @@ describe('balance reconciliation from funding bills', () => {
     ).toEqual([{ mismatches: '0' }]);
 
     const tests = balanceTests(await checkModels(db));
-    for (const id of ['marts/balance_chain_unbroken', 'marts/balance_reconciliation_rolls_forward', 'marts/balance_reconciliation_unique', 'marts/balance_movements_unique', 'marts/balance_vs_assets_unique', 'intermediate/int_balance_ledger_events_unique']) {
+    for (const id of ['marts/balance_chain_unbroken', 'marts/balance_reconciliation_rolls_forward', 'marts/balance_reconciliation_unique', 'marts/balance_movements_unique', 'marts/balance_vs_assets_unique', 'intermediate/int_ledger_events_unique', 'intermediate/int_ledger_events_chain_numbered']) {
       expect(tests[id]?.status, id).toBe('pass');
     }
   });
@@ -280,11 +280,21 @@ describe('balance reconciliation from funding bills', () => {
     }
     const tests = Object.values(balanceTests(await checkModels(db)));
     expect(tests.map((test) => test.id).sort()).toEqual([
-      'intermediate/int_balance_ledger_events_unique',
+      'intermediate/int_ledger_events_chain_numbered',
+      'intermediate/int_ledger_events_not_null',
+      'intermediate/int_ledger_events_unique',
+      'marts/balance_chain_breaks_not_null',
+      'marts/balance_chain_breaks_relationships_bill_id',
+      'marts/balance_chain_breaks_relationships_previous_bill_id',
+      'marts/balance_chain_breaks_unique',
       'marts/balance_chain_unbroken',
+      'marts/balance_movements_not_null',
       'marts/balance_movements_unique',
+      'marts/balance_reconciliation_not_null',
       'marts/balance_reconciliation_rolls_forward',
       'marts/balance_reconciliation_unique',
+      'marts/balance_vs_assets_accepted_values_found_in',
+      'marts/balance_vs_assets_not_null',
       'marts/balance_vs_assets_unique',
     ]);
     expect(tests.filter((test) => test.status !== 'pass')).toEqual([]);

@@ -130,8 +130,25 @@ describe('fees marts', () => {
     ]);
     expect(monthly.find((row) => row.product === 'futures' && row.coin === 'USDT')).toMatchObject({ liquidation_fees: '8.7', traded_volume: '59600', fee_count: '3' });
 
-    const tests = (await checkModels(db)).filter((result) => /\/fees_/.test(result.id));
-    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual(['intermediate/fees_legs_unique pass', 'marts/fees_daily_unique pass', 'marts/fees_match_sources pass', 'marts/fees_monthly_sums_daily pass', 'marts/fees_monthly_unique pass']);
+    const tests = (await checkModels(db)).filter((result) => /\/(int_)?fees_/.test(result.id));
+    expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
+      'intermediate/int_fees_legs_accepted_values_coin_leg pass',
+      'intermediate/int_fees_legs_accepted_values_product pass',
+      'intermediate/int_fees_legs_not_null pass',
+      'intermediate/int_fees_legs_unique pass',
+      'intermediate/int_fees_periods_accepted_values_period pass',
+      'intermediate/int_fees_periods_accepted_values_product pass',
+      'intermediate/int_fees_periods_not_null pass',
+      'intermediate/int_fees_periods_unique pass',
+      'marts/fees_daily_accepted_values_product pass',
+      'marts/fees_daily_not_null pass',
+      'marts/fees_daily_unique pass',
+      'marts/fees_match_sources pass',
+      'marts/fees_monthly_accepted_values_product pass',
+      'marts/fees_monthly_not_null pass',
+      'marts/fees_monthly_sums_daily pass',
+      'marts/fees_monthly_unique pass',
+    ]);
   });
 
   it("the fees Summary gives the funding account's fees a line, and its traded volume (not applicable: it does not trade) none, not an unknown", async () => {

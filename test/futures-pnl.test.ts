@@ -134,11 +134,16 @@ describe('futures PnL marts', () => {
       { account: 'main', margin_coin: 'USDT', pnl_month: '2026-02-01', ...monthFunding, funding: '-1.25', net_result: '-1.25' },
       { account: 'solo', margin_coin: 'USDT', symbol: 'cmt_btcusdt', pnl_month: '2026-02-01', fill_count: '1', volume: '6000', realized_pnl: '0', trading_fees: '3.6', liquidation_fees: '0', funding: null, net_result: '-3.6' },
     ]);
-    const tests = (await checkModels(db)).filter((result) => /\/futures_/.test(result.id));
+    const tests = (await checkModels(db)).filter((result) => /\/(int_)?futures_/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
-      'intermediate/futures_fill_days_unique pass',
       'intermediate/futures_funding_changes_telescope pass',
+      'intermediate/int_futures_fill_days_not_null pass',
+      'intermediate/int_futures_fill_days_unique pass',
+      'intermediate/int_futures_funding_changes_not_null pass',
+      'intermediate/int_futures_funding_changes_unique pass',
+      'marts/futures_pnl_daily_not_null pass',
       'marts/futures_pnl_daily_unique pass',
+      'marts/futures_pnl_monthly_not_null pass',
       'marts/futures_pnl_monthly_unique pass',
       'marts/futures_pnl_net_result pass',
       'marts/futures_pnl_totals_agree pass',

@@ -129,15 +129,31 @@ describe('spot realized PnL marts', () => {
     const tests = (await checkModels(db)).filter((result) => /\/(int_)?spot_|no_floating_point/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
       'intermediate/int_spot_average_cost_consistent pass',
+      'intermediate/int_spot_average_cost_not_null pass',
+      'intermediate/int_spot_average_cost_unique pass',
+      'intermediate/int_spot_fifo_segments_costed pass',
+      'intermediate/int_spot_fifo_segments_not_null pass',
       'intermediate/int_spot_fifo_segments_quantities pass',
       'intermediate/int_spot_fifo_segments_unique pass',
+      'intermediate/int_spot_trades_accepted_values_lot_source pass',
+      'intermediate/int_spot_trades_accepted_values_side pass',
       'intermediate/int_spot_trades_inventory pass',
+      'intermediate/int_spot_trades_not_null pass',
+      'intermediate/int_spot_trades_numbered pass',
       'intermediate/int_spot_trades_unique pass',
       'marts/no_floating_point_columns pass',
+      'marts/spot_lot_matches_accepted_values_lot_source pass',
+      'marts/spot_lot_matches_consistent pass',
+      'marts/spot_lot_matches_not_null pass',
       'marts/spot_lot_matches_unique pass',
       'marts/spot_realized_pnl_agrees pass',
+      'marts/spot_realized_pnl_daily_accepted_values_cost_method pass',
+      'marts/spot_realized_pnl_daily_not_null pass',
+      'marts/spot_realized_pnl_daily_unique pass',
+      'marts/spot_realized_pnl_monthly_accepted_values_cost_method pass',
+      'marts/spot_realized_pnl_monthly_not_null pass',
+      'marts/spot_realized_pnl_monthly_unique pass',
       'marts/spot_realized_pnl_rolls_forward pass',
-      'marts/spot_realized_pnl_unique pass',
     ]);
   });
 

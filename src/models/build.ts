@@ -1,5 +1,7 @@
+import path from 'node:path';
 import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type Model, type Project } from './project.ts';
 import { recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
@@ -21,6 +23,8 @@ export interface ModelResult {
 export interface BuildOptions {
   /** The SQL project folder. @default the repository's sql/ */
   sqlDir?: string;
+  /** The models' declarations. @default the repository's for its sql/, none for another folder */
+  declarations?: readonly LayerDeclaration[];
   /** Called as each model finishes, for progress lines. */
   onResult?: (result: ModelResult, index: number, total: number) => void;
 }
@@ -33,7 +37,7 @@ export interface BuildOptions {
  * keep their previous tables too). Returns a result per model.
  */
 export async function buildModels(db: Database, settings: ModelSettings, options: BuildOptions = {}): Promise<ModelResult[]> {
-  const project = loadProject(options.sqlDir ?? SQL_DIR);
+  const project = loadProject(options.sqlDir ?? SQL_DIR, ...(options.declarations === undefined ? [] : [options.declarations]));
   const total = project.macros.length + project.models.length;
   const results: ModelResult[] = [];
   const report = (result: ModelResult) => {
@@ -99,7 +103,7 @@ async function buildModel(db: Database, model: Model, settings: ModelSettings, o
   const started = performance.now();
   try {
     const rows = await db.transaction(async () => {
-      await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+      await createModel(db, model);
       await recordModelBuild(db, model.id, settings);
       if (materialization === 'view') return undefined;
       return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${model.id}`))[0]!.n);
@@ -111,6 +115,21 @@ async function buildModel(db: Database, model: Model, settings: ModelSettings, o
     onFailure();
     return { id: model.id, materialization, status: 'failed', ms: performance.now() - started, message: firstLine(error) };
   }
+}
+
+/**
+ * Creates or replaces a model's view or table; a declared model must have built exactly its
+ * declared columns (else this throws naming them, and the transaction keeps the previous one), and
+ * gets its declared descriptions as comments (CREATE OR REPLACE drops the previous ones).
+ */
+async function createModel(db: Database, model: Model): Promise<void> {
+  const materialization = MATERIALIZATION[model.layer];
+  await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+  if (model.declaration === undefined) return;
+  const built = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index', [model.layer, model.name]);
+  const disagreement = columnDisagreement(built.map((row) => row.column_name), model.declaration);
+  if (disagreement !== undefined) throw new Error(`${model.id}: ${disagreement} (${path.relative(process.cwd(), path.join(path.dirname(model.file), '_models.ts'))})`);
+  for (const statement of commentStatements(model.id, materialization, model.declaration)) await db.run(statement);
 }
 
 /** What a build stopped by a full disk leaves: each model is replaced in its own transaction. */
@@ -128,6 +147,6 @@ function firstLine(error: unknown): string {
 export async function createStagingViews(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
   await db.run('CREATE SCHEMA IF NOT EXISTS staging');
   for (const model of loadProject(sqlDir).models.filter((candidate) => candidate.layer === 'staging')) {
-    await db.run(`CREATE OR REPLACE VIEW ${model.id} AS\n${model.sql}`);
+    await db.transaction(() => createModel(db, model));
   }
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.ts';
+import type { LayerDeclaration } from './declaration.ts';
 import { loadProject, SQL_DIR } from './project.ts';
 
 /** What one SQL test found. */
@@ -19,14 +20,19 @@ export interface TestResult {
 export interface CheckOptions {
   /** @default the repository's sql/ */
   sqlDir?: string;
+  /** The models' declarations, whose generic tests run beside the SQL files'. @default the repository's for its sql/, none for another folder */
+  declarations?: readonly LayerDeclaration[];
   /** Offending rows shown per failing test. @default 5 */
   sampleSize?: number;
   onResult?: (result: TestResult, index: number, total: number) => void;
 }
 
-/** Runs every SQL test (a query returning the offending rows) against the built models. */
+/**
+ * Runs every SQL test (a query returning the offending rows) against the built models: the
+ * singular ones of sql/<layer>/tests/ and the generic ones of the models' declarations.
+ */
 export async function checkModels(db: Database, options: CheckOptions = {}): Promise<TestResult[]> {
-  const { tests } = loadProject(options.sqlDir ?? SQL_DIR);
+  const { tests } = loadProject(options.sqlDir ?? SQL_DIR, ...(options.declarations === undefined ? [] : [options.declarations]));
   const sampleSize = options.sampleSize ?? 5;
   const results: TestResult[] = [];
   for (const test of tests) {

@@ -2,6 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
+import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
+import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
+import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
 
 /** The folder of the SQL project: macros/, staging/, intermediate/, marts/ and their tests/. */
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
@@ -14,6 +17,12 @@ export type Layer = (typeof LAYERS)[number];
  * How each layer is materialized. Staging stays views so it is current right after every sync;
  * intermediate and marts are tables, so reports and analysts read stored results.
  */
+/**
+ * The repository's model declarations (sql/<layer>/_models.ts). A layer without one still builds
+ * (its models are neither checked against columns nor commented): staging is not declared yet.
+ */
+export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
+
 export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
 
 /** One model: one `select` in sql/<layer>/<name>.sql, materialized as <layer>.<name>. */
@@ -26,12 +35,18 @@ export interface Model {
   sql: string;
   /** The models it reads (ids), found from schema-qualified names in its SQL. */
   references: readonly string[];
+  /** Its declaration (sql/<layer>/_models.ts), if its layer declares it. */
+  declaration?: ModelDeclaration;
 }
 
-/** An SQL test: a query in sql/<layer>/tests/<name>.sql returning the offending rows. */
+/**
+ * An SQL test: a query returning the offending rows, either singular (sql/<layer>/tests/<name>.sql)
+ * or generic (generated from a model's declaration).
+ */
 export interface SqlTest {
   /** `<layer>/<name>`. */
   id: string;
+  /** The file it is written in: its .sql file, or the declaration it is generated from. */
   file: string;
   sql: string;
   references: readonly string[];
@@ -51,8 +66,11 @@ export interface Project {
   tests: readonly SqlTest[];
 }
 
-/** Reads the SQL project from `sqlDir` and orders the models so each comes after what it reads. */
-export function loadProject(sqlDir: string = SQL_DIR): Project {
+/**
+ * Reads the SQL project from `sqlDir` and orders the models so each comes after what it reads.
+ * `declarations` default to the repository's for the repository's sql/, to none for another folder.
+ */
+export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly LayerDeclaration[] = path.resolve(sqlDir) === SQL_DIR ? REPOSITORY_DECLARATIONS : []): Project {
   const macros = sqlFiles(path.join(sqlDir, 'macros')).map((file) => ({ id: `macros/${baseName(file)}`, file, sql: readFileSync(file, 'utf8') }));
   const models: Model[] = [];
   const tests: SqlTest[] = [];
@@ -67,6 +85,17 @@ export function loadProject(sqlDir: string = SQL_DIR): Project {
       tests.push({ id: `${layer}/${baseName(file)}`, file, sql, references: findReferences(sql) });
     }
   }
+  const declarationFile = (layer: string) => path.relative(process.cwd(), path.join(sqlDir, layer, '_models.ts'));
+  const declared = validateDeclarations(declarations, new Set(models.map((model) => model.id)), declarationFile);
+  for (const model of models) {
+    const declaration = declared.get(model.id);
+    if (declaration !== undefined) model.declaration = declaration;
+  }
+  for (const [id, declaration] of declared) {
+    for (const test of genericTests(id, declaration)) tests.push({ ...test, file: declarationFile(id.split('.')[0]!) });
+  }
+  // Singular and generic tests together, by layer then name.
+  tests.sort((a, b) => LAYERS.indexOf(a.id.split('/')[0] as Layer) - LAYERS.indexOf(b.id.split('/')[0] as Layer) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { macros, models: orderModels(models), tests };
 }
 

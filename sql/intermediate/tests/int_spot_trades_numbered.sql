@@ -1,5 +1,5 @@
--- One row per (account, symbol, event_seq) in intermediate.int_spot_trades, numbered 1..n without
--- gaps, at most one opening lot (first), and each fill once.
+-- intermediate.int_spot_trades numbers each (account, symbol) 1..n without gaps, with at most one
+-- opening lot (first), and each fill once.
 select account, symbol, null as fill_id, count(*) as n, max(event_seq) as last_seq
 from intermediate.int_spot_trades
 group by account, symbol

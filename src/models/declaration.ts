@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * What a model declaration says (after dbt's schema files): one typed literal per layer, in
+ * sql/<layer>/_models.ts, beside the SQL it describes. The runner validates it at start-up,
+ * fails a build whose columns disagree with it, writes its descriptions as DuckDB comments, and
+ * generates its generic tests (unique key, not null, accepted values, relationships) for
+ * `exledger check`.
+ */
+
+const NAME = /^[a-z_][a-z0-9_]*$/;
+const identifier = z.string().regex(NAME, 'a snake_case name');
+const oneLine = z.string().trim().min(1).refine((text) => !text.includes('\n'), 'one line');
+
+const columnSchema = z
+  .object({
+    /** The column's name, as the model's SQL gives it. */
+    name: identifier,
+    /** One line: what it holds. */
+    description: oneLine,
+    /**
+     * Its unit, where it has one: for an amount the column holding its coin (`coin: fee_coin`,
+     * or `quote coin: quote_coin`), for a date or month the zone it is cut in (`reporting zone`,
+     * `UTC day`), for an instant `UTC`.
+     */
+    unit: oneLine.optional(),
+    /** Generic test: no row has it NULL. @default false */
+    notNull: z.boolean().optional(),
+    /** Generic test: every non-NULL value is one of these. */
+    acceptedValues: z.array(z.union([z.string(), z.number()])).min(1).optional(),
+    /** Generic test: every non-NULL value is found in that column of that model (`<layer>.<name>`). */
+    relationship: z.object({ model: z.string().regex(/^(staging|intermediate|marts)\.[a-z_][a-z0-9_]*$/), column: identifier }).strict().optional(),
+  })
+  .strict();
+
+const modelSchema = z
+  .object({
+    /** The model's name (its file name in the layer, without `.sql`). */
+    name: identifier,
+    /** One line: what the model is. */
+    description: oneLine,
+    /** What one row is. */
+    grain: oneLine,
+    /** The columns that identify a row (generic test: unique, NULLs equal to each other). */
+    key: z.array(identifier).min(1),
+    /** Every column the model builds, in its order. */
+    columns: z.array(columnSchema).min(1),
+  })
+  .strict()
+  .superRefine((model, context) => {
+    const names = model.columns.map((column) => column.name);
+    const duplicate = names.find((name, index) => names.indexOf(name) !== index);
+    if (duplicate !== undefined) context.addIssue({ code: 'custom', message: `column ${duplicate} is declared twice` });
+    for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
+  });
+
+export type ColumnDeclaration = z.infer<typeof columnSchema>;
+export type ModelDeclaration = z.infer<typeof modelSchema>;
+
+/** The declarations of one layer's models. */
+export interface LayerDeclaration {
+  layer: 'staging' | 'intermediate' | 'marts';
+  models: readonly ModelDeclaration[];
+}
+
+/** Declares a layer's models (the export of sql/<layer>/_models.ts); validated when loaded. */
+export function declareModels(layer: LayerDeclaration['layer'], models: readonly ModelDeclaration[]): LayerDeclaration {
+  return { layer, models };
+}
+
+/**
+ * Validates the declarations against the models found in the SQL files: each declared model has
+ * a file, each relationship points to a model that exists (and to a declared column of it, when
+ * that model is declared). Returns them by model id (`<layer>.<name>`).
+ * @throws ConfigError naming the declaration file and what to fix.
+ */
+export function validateDeclarations(layers: readonly LayerDeclaration[], modelIds: ReadonlySet<string>, source: (layer: string) => string): Map<string, ModelDeclaration> {
+  const byId = new Map<string, ModelDeclaration>();
+  for (const { layer, models } of layers) {
+    const parsed = z.array(modelSchema).safeParse(models);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = issue.path.length > 0 ? `${issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}: ` : '';
+      const model = typeof issue.path[0] === 'number' ? models[issue.path[0]]?.name : undefined;
+      throw new ConfigError(source(layer), `${model === undefined ? '' : `model ${model}: `}${where}${issue.message}`);
+    }
+    for (const model of parsed.data) {
+      const id = `${layer}.${model.name}`;
+      if (byId.has(id)) throw new ConfigError(source(layer), `model ${model.name} is declared twice`);
+      if (!modelIds.has(id)) throw new ConfigError(source(layer), `declares ${model.name}, which no file sql/${layer}/${model.name}.sql defines`);
+      byId.set(id, model);
+    }
+  }
+  for (const [id, model] of byId) {
+    for (const column of model.columns) {
+      const target = column.relationship;
+      if (target === undefined) continue;
+      const where = `model ${model.name}, column ${column.name}: relationship to ${target.model}.${target.column}`;
+      if (!modelIds.has(target.model)) throw new ConfigError(source(id.split('.')[0]!), `${where}: no such model`);
+      const declared = byId.get(target.model);
+      if (declared !== undefined && !declared.columns.some((candidate) => candidate.name === target.column)) throw new ConfigError(source(id.split('.')[0]!), `${where}: no such declared column`);
+    }
+  }
+  return byId;
+}
+
+/** A generic test generated from a declaration: a query returning the offending rows. */
+export interface GenericTest {
+  /** `<layer>/<model>_<test>` (`_unique`, `_not_null`, `_accepted_values_<column>`, `_relationships_<column>`). */
+  id: string;
+  sql: string;
+  references: readonly string[];
+}
+
+/** The generic tests of one declared model (`id` = `<layer>.<name>`). */
+export function genericTests(id: string, model: ModelDeclaration): GenericTest[] {
+  const [layer] = id.split('.') as [string];
+  const prefix = `${layer}/${model.name}`;
+  const keys = model.key.join(', ');
+  const tests: GenericTest[] = [
+    { id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\nfrom ${id}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] },
+  ];
+  const notNull = model.columns.filter((column) => column.notNull === true).map((column) => column.name);
+  if (notNull.length > 0) {
+    const nullList = `list_filter([${notNull.map((name) => `case when ${name} is null then '${name}' end`).join(', ')}], (name) -> name is not null)`;
+    tests.push({ id: `${prefix}_not_null`, sql: `select ${nullList} as null_columns, ${keys}\nfrom ${id}\nwhere ${notNull.map((name) => `${name} is null`).join(' or ')}`, references: [id] });
+  }
+  for (const column of model.columns) {
+    if (column.acceptedValues !== undefined) {
+      const values = column.acceptedValues.map((value) => (typeof value === 'number' ? String(value) : sqlString(value))).join(', ');
+      tests.push({ id: `${prefix}_accepted_values_${column.name}`, sql: `select ${column.name}, count(*) as n\nfrom ${id}\nwhere ${column.name} not in (${values})\ngroup by ${column.name}`, references: [id] });
+    }
+    if (column.relationship !== undefined) {
+      const { model: parent, column: parentColumn } = column.relationship;
+      tests.push({
+        id: `${prefix}_relationships_${column.name}`,
+        sql: `select ${column.name}, count(*) as n\nfrom ${id} as child\nwhere ${column.name} is not null\n  and not exists (select 1 from ${parent} as parent where parent.${parentColumn} = child.${column.name})\ngroup by ${column.name}`,
+        references: [id, parent],
+      });
+    }
+  }
+  return tests;
+}
+
+/**
+ * The statements that write a declared model's descriptions as DuckDB comments (shown by
+ * duckdb_tables(), duckdb_views() and duckdb_columns()). CREATE OR REPLACE drops them, so they
+ * are written after every build of the model, in its transaction.
+ */
+export function commentStatements(id: string, kind: 'view' | 'table', model: ModelDeclaration): string[] {
+  return [
+    `COMMENT ON ${kind === 'view' ? 'VIEW' : 'TABLE'} ${id} IS ${sqlString(`${model.description} Grain: ${model.grain}. Key: (${model.key.join(', ')}).`)}`,
+    ...model.columns.map((column) => `COMMENT ON COLUMN ${id}.${column.name} IS ${sqlString(column.unit === undefined ? column.description : `${column.description} [${column.unit}]`)}`),
+  ];
+}
+
+/**
+ * What differs between the columns a model built and those declared: empty when they agree,
+ * otherwise one line naming the missing and the undeclared columns.
+ */
+export function columnDisagreement(built: readonly string[], model: ModelDeclaration): string | undefined {
+  const declared = model.columns.map((column) => column.name);
+  const missing = declared.filter((name) => !built.includes(name));
+  const extra = built.filter((name) => !declared.includes(name));
+  if (missing.length === 0 && extra.length === 0) return undefined;
+  return [
+    'its columns disagree with its declaration',
+    ...(missing.length > 0 ? [`declared but not built: ${missing.join(', ')}`] : []),
+    ...(extra.length > 0 ? [`built but not declared: ${extra.join(', ')}`] : []),
+  ].join('; ');
+}
+
+function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
