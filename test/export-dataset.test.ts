@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatasetManifest } from '../src/export/write-dataset.ts';
+import { CSV_INSTANT, type DatasetManifest } from '../src/export/write-dataset.ts';
 import { runCli } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 
@@ -156,12 +156,15 @@ describe('exledger export: the warehouse as a hive-partitioned dataset', () => {
     for (const model of manifest.models) {
       const names = model.columns.map((column) => quote(column.name)).join(', ');
       const read = `SELECT ${names} FROM read_csv('${path.join(dir, 'csv', model.path)}/**/*.csv', hive_partitioning = true, all_varchar = true)`;
-      const source = `SELECT ${model.columns.map((column) => `${quote(column.name)}::VARCHAR`).join(', ')} FROM src.${model.model}`;
+      // Instants as ISO 8601 UTC with microseconds (2026-09-30T23:59:59.999000Z), everything else as DuckDB prints it.
+      const text = (column: { name: string; type: string }) => (column.type === 'TIMESTAMP WITH TIME ZONE' ? `strftime(${quote(column.name)}, '${CSV_INSTANT}')` : `${quote(column.name)}::VARCHAR`);
+      const source = `SELECT ${model.columns.map(text).join(', ')} FROM src.${model.model}`;
       expect(await rowsOf(duck, `(${read}) EXCEPT ALL (${source})`), model.model).toEqual([]);
       expect(await rowsOf(duck, `(${source}) EXCEPT ALL (${read})`), model.model).toEqual([]);
     }
     // e.g. 44.743121830000000000: all 18 decimals, no float rounding.
     expect(readFileSync(path.join(dir, 'csv', 'marts', 'fees_monthly', 'account=main', 'month=2026-10', 'data_0.csv'), 'utf8')).toMatch(/^main,spot,USDT,2026-10-01,\d+\.\d{18},/m);
+    expect(readFileSync(path.join(dir, 'csv', 'marts', 'spot_lot_matches', 'account=main', 'month=2026-10', 'data_0.csv'), 'utf8')).toMatch(/,2026-10-\d\dT\d\d:\d\d:\d\d\.\d{6}Z,/);
   }, 60_000);
 
   it('an unknown model or a bad --out is exit 2 naming it, and nothing is written', async () => {

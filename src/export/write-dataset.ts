@@ -62,6 +62,9 @@ export interface DatasetManifest {
 
 export const MANIFEST = '_manifest.json';
 
+/** How CSV writes TIMESTAMPTZ: `2026-09-30T23:59:59.999000Z` (strftime format). */
+export const CSV_INSTANT = '%Y-%m-%dT%H:%M:%S.%fZ';
+
 const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
@@ -247,7 +250,8 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
   ].join(', ');
   const folder = path.join(root, model.schema, model.table);
   await mkdir(path.dirname(folder), { recursive: true });
-  const formatOptions = format === 'parquet' ? 'FORMAT parquet' : 'FORMAT csv, HEADER true';
+  // CSV instants as every exledger output writes them: ISO 8601 UTC (the session zone is UTC), all six decimals.
+  const formatOptions = format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
   // WRITE_PARTITION_COLUMNS: every file keeps the partition columns too, with their exact types
   // (a reader of one file, or a hive reader that guesses types from paths, gets them right).
   if (partitionBy.length === 0) await mkdir(folder);
