@@ -1,0 +1,277 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { diskFullOf } from '../disk-full.ts';
+import { ConfigError } from '../errors.ts';
+import type { Database } from '../store/database.ts';
+import { isProcessAlive } from '../store/lock.ts';
+
+/**
+ * The warehouse as files (issue 14): chosen models written with DuckDB's own COPY to Parquet or
+ * CSV, hive-partitioned by account and month, with a manifest, into one dataset folder that is
+ * only ever replaced whole by a complete new one.
+ */
+
+/** The layers a dataset can hold (the SQL models; raw and meta are the sync's bookkeeping). */
+export const MODEL_LAYERS = ['staging', 'intermediate', 'marts'] as const;
+
+/** File formats of a dataset. */
+export type DatasetFormat = 'parquet' | 'csv';
+
+/** A model chosen for export. */
+export interface ExportModel {
+  schema: string;
+  table: string;
+}
+
+/** One column of a model in the manifest. */
+export interface ManifestColumn {
+  name: string;
+  /** Its DuckDB type in the database, e.g. `DECIMAL(38,18)`. */
+  type: string;
+  /** The type in the files when it differs (Parquet has no 128-bit integer: HUGEINT is written as `DECIMAL(38,0)`). */
+  fileType?: string;
+}
+
+/** One model in the manifest. */
+export interface ManifestModel {
+  /** `<schema>.<table>`. */
+  model: string;
+  /** Its folder, relative to the dataset root: `<schema>/<table>`. */
+  path: string;
+  rows: number;
+  /** The hive partition keys, outermost first (`account`, `month`), or none. */
+  partitionBy: string[];
+  /** Where the `month` key comes from: the column and the SQL that derives it; null when not partitioned by month. */
+  month: { column: string; expression: string } | null;
+  columns: ManifestColumn[];
+}
+
+/** `_manifest.json`, at the dataset root. */
+export interface DatasetManifest {
+  /** 1 for this layout. */
+  version: 1;
+  format: DatasetFormat;
+  runId: string;
+  /** When the export started (ISO 8601 UTC). */
+  exportedAt: string;
+  /** The database it was read from. */
+  database: string;
+  models: ManifestModel[];
+}
+
+export const MANIFEST = '_manifest.json';
+
+/** How CSV writes TIMESTAMPTZ: `2026-09-30T23:59:59.999000Z` (strftime format). */
+export const CSV_INSTANT = '%Y-%m-%dT%H:%M:%S.%fZ';
+
+const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * The models named by `selectors` (`marts.fees_monthly`, `fees_monthly` when only one layer has
+ * it, `layer:marts`), in order, each once; none named is every table of `marts`.
+ * @throws ConfigError naming the first selector that names no model.
+ */
+export async function resolveModels(db: Database, selectors: readonly string[]): Promise<ExportModel[]> {
+  const all = await db.all<{ schema: string; table: string }>(
+    `SELECT table_schema AS schema, table_name AS "table" FROM information_schema.tables
+     WHERE table_schema IN (${MODEL_LAYERS.map(quoteString).join(', ')}) ORDER BY table_schema, table_name`,
+  );
+  const chosen: ExportModel[] = [];
+  const add = (model: ExportModel) => {
+    if (!chosen.some((known) => known.schema === model.schema && known.table === model.table)) chosen.push(model);
+  };
+  for (const selector of selectors.length === 0 ? ['layer:marts'] : selectors) {
+    if (selector.startsWith('layer:')) {
+      const layer = selector.slice('layer:'.length);
+      if (!(MODEL_LAYERS as readonly string[]).includes(layer)) throw new ConfigError('model', `"${selector}" is not a layer; the layers are ${MODEL_LAYERS.map((name) => `layer:${name}`).join(', ')}`);
+      const tables = all.filter((model) => model.schema === layer);
+      if (tables.length === 0) throw new ConfigError('model', `"${selector}" has no tables in this database`, { hint: 'run exledger build first' });
+      tables.forEach(add);
+      continue;
+    }
+    const dot = selector.indexOf('.');
+    const matches = dot < 0 ? all.filter((model) => model.table === selector) : all.filter((model) => model.schema === selector.slice(0, dot) && model.table === selector.slice(dot + 1));
+    if (matches.length === 0) {
+      throw new ConfigError('model', `"${selector}" is not a model of this database`, { hint: 'name a table as marts.fees_monthly or a layer as layer:marts (exledger sql "select table_schema, table_name from information_schema.tables" lists them); run exledger build if it is missing' });
+    }
+    if (matches.length > 1) throw new ConfigError('model', `"${selector}" is in several layers (${matches.map((model) => `${model.schema}.${model.table}`).join(', ')}): name one`);
+    add(matches[0]!);
+  }
+  return chosen;
+}
+
+/**
+ * Checks the dataset folder before anything is read: its parent exists (or can be created) and
+ * is writable, and the folder itself, if there, is an earlier export (it has a manifest) or
+ * empty, so an export never deletes a folder of something else (`--out ~`).
+ * @throws ConfigError naming the folder.
+ */
+export function requireDatasetFolder(out: string, setting: string): void {
+  const folder = path.resolve(out);
+  if (path.dirname(folder) === folder) throw new ConfigError(folder, 'is the root of the filesystem: the export replaces its folder whole', { hint: `choose a folder of its own (${setting})` });
+  if (!existsSync(folder)) return;
+  if (!statSync(folder).isDirectory()) throw new ConfigError(folder, 'is a file, not a folder', { hint: `choose another folder (${setting}), or move the file away` });
+  if (!existsSync(path.join(folder, MANIFEST)) && !isEmptyFolder(folder)) {
+    throw new ConfigError(folder, `is a folder with other things in it (no ${MANIFEST}): the export replaces its folder whole, so it only replaces an earlier export`, {
+      hint: `choose a new or empty folder (${setting})`,
+    });
+  }
+}
+
+function isEmptyFolder(folder: string): boolean {
+  try {
+    return readdirSync(folder).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The temporary and the set-aside names beside the dataset folder `<name>`: `.<name>.tmp-<pid>`, `.<name>.old-<pid>`. */
+function siblingNames(folder: string): { temporary: string; previous: string; pattern: RegExp } {
+  const base = path.basename(folder);
+  const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return {
+    temporary: path.join(path.dirname(folder), `.${base}.tmp-${process.pid}`),
+    previous: path.join(path.dirname(folder), `.${base}.old-${process.pid}`),
+    pattern: new RegExp(`^\\.${escaped}\\.(tmp|old)-(\\d+)$`),
+  };
+}
+
+/**
+ * Removes what exports killed part-way left beside the dataset folder (their process is gone): a
+ * half-written `.tmp-<pid>` folder is deleted; a set-aside `.old-<pid>` (the previous export,
+ * killed between its two renames) is put back when the dataset folder is missing, else deleted.
+ * An export still running in another process keeps its folders.
+ */
+export async function removeLeftoverExports(out: string): Promise<void> {
+  const folder = path.resolve(out);
+  const parent = path.dirname(folder);
+  if (!existsSync(parent)) return;
+  const { pattern } = siblingNames(folder);
+  for (const name of await readdir(parent)) {
+    const match = pattern.exec(name);
+    if (match === null || isProcessAlive(Number(match[2]))) continue;
+    const leftover = path.join(parent, name);
+    if (match[1] === 'old' && !existsSync(folder)) await rename(leftover, folder);
+    else await rm(leftover, { recursive: true, force: true });
+  }
+}
+
+/** Options of writeDataset. */
+export interface DatasetOptions {
+  /** The dataset folder (replaced whole). */
+  out: string;
+  /** @default 'parquet' */
+  format?: DatasetFormat;
+  runId: string;
+  /** Told as each model is written. */
+  onModel?: (model: ManifestModel) => void;
+}
+
+/**
+ * Writes the models into a temporary folder beside `out`, then swaps it in: the previous
+ * dataset (if any) is renamed aside, the new one renamed to `out`, the previous one deleted.
+ * A reader sees the old dataset or the new one, never a mix or half of one (for the instant
+ * between the two renames, no folder). On any failure the temporary folder is removed and
+ * the previous dataset is left as it was.
+ */
+export async function writeDataset(db: Database, models: readonly ExportModel[], options: DatasetOptions): Promise<DatasetManifest> {
+  const folder = path.resolve(options.out);
+  const format = options.format ?? 'parquet';
+  const exportedAt = new Date().toISOString();
+  const { temporary, previous } = siblingNames(folder);
+  await mkdir(path.dirname(folder), { recursive: true });
+  await rm(temporary, { recursive: true, force: true });
+  await mkdir(temporary);
+  try {
+    const written: ManifestModel[] = [];
+    for (const model of models) {
+      const result = await writeModel(db, model, temporary, format);
+      written.push(result);
+      options.onModel?.(result);
+    }
+    const manifest: DatasetManifest = { version: 1, format, runId: options.runId, exportedAt, database: path.resolve(db.location), models: written };
+    const handle = await open(path.join(temporary, MANIFEST), 'wx');
+    try {
+      await writeFile(handle, `${JSON.stringify(manifest, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    const hadPrevious = existsSync(folder);
+    if (hadPrevious) await rename(folder, previous);
+    await rename(temporary, folder);
+    await syncDirectory(path.dirname(folder));
+    if (hadPrevious) await rm(previous, { recursive: true, force: true });
+    return manifest;
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true });
+    throw diskFullOf(error, { file: folder, doing: 'exporting the warehouse', kept: 'the previous export in that folder is unchanged and no partial export is left' }) ?? error;
+  }
+}
+
+/**
+ * The month key of a model: its first DATE column named `*_month` (the month the model itself
+ * assigns, in the reporting time zone), else its first DATE column named `*_date`; as text
+ * `YYYY-MM`. Instants (`*_at`) are never used: their month in UTC can differ from the model's.
+ */
+function monthColumnOf(columns: readonly ManifestColumn[]): string | undefined {
+  const dates = columns.filter((column) => column.type === 'DATE');
+  return (dates.find((column) => column.name.endsWith('_month')) ?? dates.find((column) => column.name.endsWith('_date')))?.name;
+}
+
+/** The type a column is written as: Parquet has no 128-bit integers (DuckDB would write HUGEINT as DOUBLE, inexact), so they become DECIMAL(38,0), exact integers. */
+function fileTypeOf(type: string, format: DatasetFormat): string | undefined {
+  if (format === 'parquet' && (type === 'HUGEINT' || type === 'UHUGEINT')) return 'DECIMAL(38,0)';
+  return undefined;
+}
+
+async function writeModel(db: Database, model: ExportModel, root: string, format: DatasetFormat): Promise<ManifestModel> {
+  const name = `${model.schema}.${model.table}`;
+  const relation = `${quoteIdentifier(model.schema)}.${quoteIdentifier(model.table)}`;
+  const described = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE ${relation}`);
+  const columns: ManifestColumn[] = described.map((column) => {
+    const fileType = fileTypeOf(column.column_type, format);
+    return fileType === undefined ? { name: column.column_name, type: column.column_type } : { name: column.column_name, type: column.column_type, fileType };
+  });
+  const [{ rows }] = (await db.all<{ rows: string }>(`SELECT count(*) AS rows FROM ${relation}`)) as [{ rows: string }];
+  const count = Number(rows);
+  const hasAccount = columns.some((column) => column.name === 'account');
+  const monthColumn = hasAccount && !columns.some((column) => column.name === 'month') ? monthColumnOf(columns) : undefined;
+  const month = monthColumn === undefined ? null : { column: monthColumn, expression: `strftime(${quoteIdentifier(monthColumn)}, '%Y-%m')` };
+  // A model with no rows has no partitions: one file with its columns, so readers still see its schema.
+  const partitionBy = count === 0 || !hasAccount ? [] : month === null ? ['account'] : ['account', 'month'];
+
+  const select = [
+    ...columns.map((column) => (column.fileType === undefined ? quoteIdentifier(column.name) : `CAST(${quoteIdentifier(column.name)} AS ${column.fileType}) AS ${quoteIdentifier(column.name)}`)),
+    ...(month === null || partitionBy.length === 0 ? [] : [`${month.expression} AS month`]),
+  ].join(', ');
+  const folder = path.join(root, model.schema, model.table);
+  await mkdir(path.dirname(folder), { recursive: true });
+  // CSV instants as every exledger output writes them: ISO 8601 UTC (the session zone is UTC), all six decimals.
+  const formatOptions = format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
+  // WRITE_PARTITION_COLUMNS: every file keeps the partition columns too, with their exact types
+  // (a reader of one file, or a hive reader that guesses types from paths, gets them right).
+  if (partitionBy.length === 0) await mkdir(folder);
+  const target =
+    partitionBy.length === 0
+      ? `${quoteString(path.join(folder, `data_0.${format}`))} (${formatOptions})`
+      : `${quoteString(folder)} (${formatOptions}, PARTITION_BY (${partitionBy.join(', ')}), WRITE_PARTITION_COLUMNS true)`;
+  await db.run(`COPY (SELECT ${select} FROM ${relation}) TO ${target}`);
+  return { model: name, path: `${model.schema}/${model.table}`, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
+}
+
+/** Makes the renames durable. */
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch (error) {
+    if (!['EISDIR', 'EINVAL', 'EPERM', 'EACCES'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  } finally {
+    await handle?.close();
+  }
+}
