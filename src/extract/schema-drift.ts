@@ -17,10 +17,10 @@ export interface UndeclaredField {
 }
 
 /**
- * The paths a declaration lists: its fields, and the fields of each `shape` under its parent's
- * path (`collateral[].amount` for a list, `account.x` for an object).
+ * The paths a declaration lists: its fields, the fields of each `shape` under its parent's
+ * path (`collateral[].amount` for a list, `account.x` for an object), and its `knownFields`.
  */
-export function declaredPaths(stream: Pick<StreamDeclaration, 'fields'>): Set<string> {
+export function declaredPaths(stream: Pick<StreamDeclaration, 'fields'> & Partial<Pick<StreamDeclaration, 'knownFields'>>): Set<string> {
   const paths = new Set<string>();
   const walk = (fields: readonly FieldSpec[], prefix: string) => {
     for (const field of fields) {
@@ -29,23 +29,32 @@ export function declaredPaths(stream: Pick<StreamDeclaration, 'fields'>): Set<st
     }
   };
   walk(stream.fields, '');
+  for (const known of stream.knownFields ?? []) paths.add(known);
   return paths;
 }
 
 /**
  * Adds to `found` the undeclared fields of these records: top-level fields the declaration does
- * not list, and fields inside a declared `shape` that the shape does not list. Fields nested in
+ * not list, and fields inside a declared `shape` that the shape does not list (`knownFields`
+ * excepted). Fields nested in
  * a `json` field without a shape are not looked into (staging reads such a field whole). The
  * first JSON type seen for a path is kept.
  */
-export function collectUndeclared(stream: Pick<StreamDeclaration, 'fields'>, records: readonly Record<string, unknown>[], found: Map<string, JsonType>): void {
+export function collectUndeclared(stream: Pick<StreamDeclaration, 'fields' | 'knownFields'>, records: readonly Record<string, unknown>[], found: Map<string, JsonType>): void {
+  const known = new Set(stream.knownFields ?? []);
+  // One lookup per field list, not per record (a window can hold thousands of records).
+  const lookups = new Map<readonly FieldSpec[], Map<string, FieldSpec>>();
   const visit = (fields: readonly FieldSpec[], record: Record<string, unknown>, prefix: string) => {
-    const byName = new Map(fields.map((field) => [field.name, field]));
+    let byName = lookups.get(fields);
+    if (byName === undefined) {
+      byName = new Map(fields.map((field) => [field.name, field]));
+      lookups.set(fields, byName);
+    }
     for (const [name, value] of Object.entries(record)) {
       const field = byName.get(name);
       if (field === undefined) {
         const path = `${prefix}${name}`;
-        if (!found.has(path)) found.set(path, jsonTypeOf(value));
+        if (!found.has(path) && !known.has(path)) found.set(path, jsonTypeOf(value));
         continue;
       }
       if (field.shape === undefined) continue;

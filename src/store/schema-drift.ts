@@ -42,7 +42,7 @@ export async function recordDrift(db: Database, account: string, stream: string,
  * The undeclared fields recorded for these streams that their declarations still do not list,
  * oldest first (read-only; an older database without the table has none).
  */
-export async function readDrift(db: Database, streams: readonly Pick<StreamDeclaration, 'name' | 'fields'>[], accounts?: readonly string[]): Promise<SchemaDrift[]> {
+export async function readDrift(db: Database, streams: readonly (Pick<StreamDeclaration, 'name' | 'fields'> & Partial<Pick<StreamDeclaration, 'knownFields'>>)[], accounts?: readonly string[]): Promise<SchemaDrift[]> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'meta' AND table_name = 'schema_drift'");
   if (exists.length === 0) return [];
   const rows = await db.all<{ account: string; stream: string; field_path: string; json_type: JsonType; first_ms: string; first_run: string; last_ms: string; last_run: string }>(

@@ -23,10 +23,10 @@ export interface StreamStatus {
 }
 
 /** Reads the status of these streams from the database (read-only). */
-export async function readStatus(db: Database, streams: readonly (Pick<StreamDeclaration, 'name' | 'kind'> & Partial<Pick<StreamDeclaration, 'fields'>>)[]): Promise<StreamStatus[]> {
+export async function readStatus(db: Database, streams: readonly (Pick<StreamDeclaration, 'name' | 'kind'> & Partial<Pick<StreamDeclaration, 'fields' | 'knownFields'>>)[]): Promise<StreamStatus[]> {
   const tables = new Set((await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'")).map((row) => row.table_name));
   const statuses: StreamStatus[] = [];
-  const declared = streams.flatMap((stream) => (stream.fields === undefined ? [] : [{ name: stream.name, fields: stream.fields }]));
+  const declared = streams.flatMap((stream) => (stream.fields === undefined ? [] : [{ name: stream.name, fields: stream.fields, knownFields: stream.knownFields }]));
   const drift = await readDrift(db, declared);
   const accounts = (await db.all<{ account: string }>('SELECT DISTINCT account FROM meta.runs UNION SELECT DISTINCT account FROM meta.cursors ORDER BY 1')).map((row) => row.account);
   for (const account of accounts) {
