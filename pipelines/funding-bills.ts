@@ -22,4 +22,6 @@ export const fundingBills = {
     { name: 'fees', type: 'amount' },
     { name: 'cTime', type: 'time_ms' },
   ],
+  // Sent on trade bills; the models take trade sizes from the fills themselves.
+  knownFields: ['fillSize', 'fillValue'],
 } as const satisfies HistoryStream;

@@ -19,6 +19,29 @@ export const futuresAccounts = {
     { name: 'position', type: 'json', shape: { kind: 'list', fields: positionFields() } },
     { name: 'version', type: 'text', required: false },
   ],
+  knownFields: [
+    // Text read as it comes by sql/staging/futures_collateral.sql and futures_positions.sql (no check needed).
+    'collateral[].account_id',
+    'collateral[].margin_mode',
+    'collateral[].cross_contract_id',
+    'collateral[].isolated_position_id',
+    'position[].id',
+    'position[].account_id',
+    'position[].contract_id',
+    'position[].side',
+    'position[].margin_mode',
+    'position[].separated_mode',
+    // Not read: bookkeeping times and sequence numbers, and an amount kept for old clients.
+    'collateral[].created_time',
+    'collateral[].updated_time',
+    'collateral[].legacy_amount',
+    'position[].created_time',
+    'position[].updated_time',
+    'position[].created_match_sequence_id',
+    'position[].updated_match_sequence_id',
+    'position[].separated_open_order_id',
+    'position[].is_auto_append_isolated_margin',
+  ],
 } as const satisfies SnapshotStream;
 
 /**

@@ -21,4 +21,6 @@ export const futuresContracts = {
     { name: 'takerFeeRate', type: 'amount', required: false },
     { name: 'forwardContractFlag', type: 'boolean', required: false },
   ],
+  // Trading limits and listing dates: no model needs them.
+  knownFields: ['buyLimitPriceRatio', 'delivery', 'listing', 'maxLeverage', 'maxOrderSize', 'maxPositionSize', 'minLeverage', 'minOrderSize', 'priceEndStep', 'sellLimitPriceRatio'],
 } as const satisfies SnapshotStream;

@@ -23,4 +23,6 @@ export const futuresOpenOrders = {
     { name: 'type', type: 'text' },
     { name: 'order_type', type: 'text', required: false },
   ],
+  // Sizes in contracts and running profit: the open orders' view shows sizes in coins.
+  knownFields: ['contracts', 'filledQtyContracts', 'totalProfits'],
 } as const satisfies SnapshotStream;

@@ -30,4 +30,6 @@ export const spotFills = {
     { name: 'fees', type: 'amount' },
     { name: 'cTime', type: 'time_ms' },
   ],
+  // Maker or taker: the fee itself is what the models use.
+  knownFields: ['fillRole'],
 } as const satisfies HistoryStream;

@@ -22,4 +22,6 @@ export const spotOpenOrders = {
     { name: 'fillTotalAmount', type: 'amount', required: false },
     { name: 'cTime', type: 'time_ms' },
   ],
+  // Fill prices so far and the update time: the view shows the order as placed.
+  knownFields: ['accountId', 'latestFillPrice', 'maxFillPrice', 'minFillPrice', 'uTime'],
 } as const satisfies SnapshotStream;

@@ -68,18 +68,27 @@ interface SummaryLine {
   detail: string;
 }
 
-/** The run's closing table (after `== summary`): a line per step, then the verdict. */
-function summaryOf(stdout: string): { steps: SummaryLine[]; verdict: string } {
+/** The run's closing table (after `== summary`): a line per step, the load info block (label, text), then the verdict. */
+function summaryOf(stdout: string): { steps: SummaryLine[]; loadInfo: Record<string, string>; verdict: string } {
   const lines = stdout.split('\n');
   const start = lines.lastIndexOf('== summary');
   expect(start, 'a summary was printed').toBeGreaterThan(0);
   const rest = lines.slice(start + 1).filter((line) => line !== '');
-  const steps = rest.slice(0, -1).map((line) => {
+  const info = rest.indexOf('load info:');
+  const end = info === -1 ? rest.length - 1 : info;
+  const loadInfo = Object.fromEntries(
+    rest.slice(end + 1, -1).map((line) => {
+      const match = /^ {2}(\w+(?: \w+)?) {2,}(\S.*)$/.exec(line);
+      expect(match, line).not.toBeNull();
+      return [match![1]!, match![2]!];
+    }),
+  );
+  const steps = rest.slice(0, end).map((line) => {
     const match = /^(\w+) +(\w+) +\d+\.\d s {2}(.*)$/.exec(line);
     expect(match, line).not.toBeNull();
     return { step: match![1]!, status: match![2]!, detail: match![3]! };
   });
-  return { steps, verdict: rest.at(-1)! };
+  return { steps, loadInfo, verdict: rest.at(-1)! };
 }
 
 /** The log file the run names on its first line. */
@@ -172,6 +181,10 @@ describe('exledger run against the sandbox', () => {
     expect(summary.steps[3]!.detail).toBe(`4 workbooks for ${month.label} in ${workspace.outDir}`);
     expect(summary.steps[4]!.detail).toMatch(new RegExp(`^${publishedPath(workspace.db).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+\\.\\d MB\\)$`));
     expect(summary.verdict).toBe('run: ok');
+    // The load info: the first sync brings rows into the histories, every model is rebuilt, the four workbooks by name.
+    expect(summary.loadInfo['new rows']).toMatch(/\bacct0\/spot_fills [\d,]+\b/);
+    expect(summary.loadInfo.models).toMatch(/^\d+ rebuilt$/);
+    expect(summary.loadInfo.reports?.split(', ').map((file) => path.basename(file)).sort()).toEqual(REPORT_NAMES.map((name) => `${name}-${month.label}.xlsx`).sort());
 
     // The workbooks: the configured folder, `<report>-<period>.xlsx`, nothing half-written beside them.
     expect(readdirSync(workspace.outDir).sort()).toEqual(REPORT_NAMES.map((name) => `${name}-${month.label}.xlsx`));
@@ -335,6 +348,8 @@ describe('exledger run when one stream fails', () => {
       ['publish', 'ok'],
     ]);
     expect(summary.steps[0]!.detail).toBe('failed: acct0 funding_bills');
+    // The load info: the workbooks written in --out.
+    expect(summary.loadInfo.reports?.split(', ').map((file) => path.resolve(REPO, file)).sort()).toEqual(REPORT_NAMES.map((name) => path.join(out, `${name}-2026-09.xlsx`)).sort());
     expect(summary.steps[3]!.detail).toBe(`4 workbooks for 2026-09 in ${out}`);
     expect(summary.verdict).toBe('run: partly done (exit 3): see the steps above');
     // The sync's own table says why.

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import type { ReportResult } from '../export/write-report.ts';
 import type { StreamResult } from '../extract/sync.ts';
-import type { RunOutcome, RunStatus } from '../jobs/run-job.ts';
+import { loadInfoOf, type LoadInfo, type RunOutcome, type RunStatus } from '../jobs/run-job.ts';
 import type { SyncOutcome, SyncStatus } from '../jobs/sync-job.ts';
 import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
+import type { SchemaDrift } from '../store/schema-drift.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { formatTextTable } from './text-table.ts';
@@ -40,9 +41,31 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
     if (result.errorMessage !== null) out.push(`error in ${result.account}/${result.stream}: ${result.errorMessage}`);
     for (const warning of result.warnings) out.push(`note in ${result.account}/${result.stream}: ${warning}`);
   }
+  out.push(...formatDrift(outcome.drift));
   if (outcome.recoveredRuns > 0) out.push(`note: ${outcome.recoveredRuns} stream runs of an earlier sync were still marked running (its process was killed); they are marked interrupted, and this sync continued from what they had committed`);
   if (outcome.status === 'interrupted') out.push('sync interrupted: what was read is committed; run the sync again to continue');
   return out.join('\n');
+}
+
+/**
+ * A line per account and stream with fields its declaration does not list:
+ * `drift in main/spot_fills: new field(s) the staging view does not read: rebateTier (first seen …, run …)`,
+ * fields first seen in the same run together.
+ */
+export function formatDrift(drift: readonly Pick<SchemaDrift, 'account' | 'stream' | 'field' | 'firstSeenAt' | 'firstSeenRunId'>[]): string[] {
+  const streams = new Map<string, Map<string, { at: string; fields: string[] }>>();
+  for (const entry of drift) {
+    const key = `${entry.account}/${entry.stream}`;
+    const runs = streams.get(key) ?? new Map<string, { at: string; fields: string[] }>();
+    streams.set(key, runs);
+    const run = runs.get(entry.firstSeenRunId) ?? { at: entry.firstSeenAt, fields: [] };
+    runs.set(entry.firstSeenRunId, run);
+    run.fields.push(entry.field);
+  }
+  return [...streams].map(
+    ([stream, runs]) =>
+      `drift in ${stream}: new field(s) the staging view does not read: ${[...runs].map(([runId, run]) => `${run.fields.join(', ')} (first seen ${run.at}, sync ${runId})`).join('; ')}; declare them in pipelines/ to read them`,
+  );
 }
 
 /** A stream's result for --json: times as ISO 8601 UTC. */
@@ -53,7 +76,7 @@ export function streamResultJson(result: StreamResult): Record<string, unknown> 
 
 /** A sync's details for --json. */
 export function syncJson(outcome: SyncOutcome): Record<string, unknown> {
-  return { runId: outcome.runId, status: outcome.status, recoveredRuns: outcome.recoveredRuns, results: outcome.results.map(streamResultJson) };
+  return { runId: outcome.runId, status: outcome.status, recoveredRuns: outcome.recoveredRuns, results: outcome.results.map(streamResultJson), drift: outcome.drift };
 }
 
 /** `ok      marts.fees_daily           table     0.41 s      1,234 rows`. */
@@ -119,7 +142,7 @@ export function runExitCode(status: RunStatus): number {
 
 /** The run's closing table: a line per step (and `extra` lines, e.g. the log's failure), then the verdict. */
 export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] = []): string {
-  const lines = [...outcome.steps.map((step) => `${step.step.padEnd(8)} ${step.status.padEnd(8)} ${(step.ms / 1000).toFixed(1).padStart(6)} s  ${step.detail}`), ...extra];
+  const lines = [...outcome.steps.map((step) => `${step.step.padEnd(8)} ${step.status.padEnd(8)} ${(step.ms / 1000).toFixed(1).padStart(6)} s  ${step.detail}`), ...extra, ...formatLoadInfo(loadInfoOf(outcome.outputs))];
   const verdict = {
     ok: 'run: ok',
     partial: 'run: partly done (exit 3): see the steps above',
@@ -127,6 +150,39 @@ export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] =
     interrupted: 'run: INTERRUPTED (exit 130): what was committed stays; run again to continue',
   }[outcome.status];
   return ['', '== summary', ...lines, verdict].join('\n');
+}
+
+/**
+ * The run's load info as a compact block (what the step lines do not already say: the published
+ * copy is on the publish line), e.g.
+ * ```
+ * load info:
+ *   new rows     main/spot_fills 12, main/funding_bills 3; none in the 10 other streams
+ *   models       41 rebuilt; failed: marts.fees_daily; skipped: marts.fees_monthly
+ *   reports      out/pnl-2026-10.xlsx, out/fees-2026-10.xlsx
+ *   new fields   main/spot_fills: rebateTier (the staging view does not read it: exledger status)
+ * ```
+ */
+export function formatLoadInfo(info: LoadInfo): string[] {
+  const lines: string[] = [];
+  const line = (label: string, text: string) => lines.push(`  ${label.padEnd(12)} ${text}`);
+  if (info.newRows !== null) {
+    const added = info.newRows.filter((stream) => stream.rows > 0);
+    const rest = info.newRows.length - added.length;
+    const listed = added.map((stream) => `${stream.account}/${stream.stream} ${stream.rows.toLocaleString('en-US')}`).join(', ');
+    line('new rows', added.length === 0 ? `none in the ${rest} streams` : `${listed}${rest === 0 ? '' : `; none in the ${rest} other streams`}`);
+  }
+  if (info.models !== null) {
+    const { rebuilt, failed, skipped } = info.models;
+    line('models', [`${rebuilt} rebuilt`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
+  }
+  if (info.reports !== null) line('reports', info.reports.length === 0 ? 'none written' : info.reports.map(displayPath).join(', '));
+  if (info.newFields !== null && info.newFields.length > 0) {
+    const byStream = new Map<string, string[]>();
+    for (const field of info.newFields) byStream.set(`${field.account}/${field.stream}`, [...(byStream.get(`${field.account}/${field.stream}`) ?? []), field.field]);
+    line('new fields', `${[...byStream].map(([stream, fields]) => `${stream}: ${fields.join(', ')}`).join('; ')} (the staging views do not read them: see exledger status)`);
+  }
+  return lines.length === 0 ? [] : ['load info:', ...lines];
 }
 
 /** A run's details for --json. */
@@ -137,6 +193,7 @@ export function runJson(outcome: RunOutcome): Record<string, unknown> {
     steps: outcome.steps.map((step) => ({ ...step, ms: Math.round(step.ms) })),
     sync: outcome.outputs.sync === undefined ? null : syncJson(outcome.outputs.sync),
     reports: outcome.reports.map(reportResultJson),
+    loadInfo: loadInfoOf(outcome.outputs),
     published: outcome.published === null ? null : { ...outcome.published, path: path.resolve(outcome.published.path), ms: Math.round(outcome.published.ms) },
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { ENDPOINTS, isEndpointId, type EndpointId } from '../exchange/endpoints.ts';
+import { declaredPaths } from './schema-drift.ts';
 
 /**
  * What a stream declaration says (after dlt's REST API source): one typed literal per stream in
@@ -94,6 +95,13 @@ interface StreamBase {
   partitions: PartitionSpec;
   fields: readonly FieldSpec[];
   /**
+   * Fields the exchange is known to send that `fields` does not list, as paths (`fillRole`, and
+   * `position[].side` inside a shape): staging reads some of them as they come (nested text
+   * needs no check) and the others not at all. Listed so that schema drift (schema-drift.ts)
+   * reports only fields nobody has looked at yet. Not checked. @default none
+   */
+  knownFields?: readonly string[];
+  /**
    * Pairs of amount fields the models multiply (a fill's quantity by its price): their product
    * must stay within the amount limit too (records.ts VALUE_LIMITS), or a sum of notionals could
    * overflow the models' 128-bit arithmetic.
@@ -152,6 +160,8 @@ export function validateDeclaration(declaration: StreamDeclaration): void {
       ...(field.shape === undefined ? [] : misplaced(field.shape.fields)),
     ]);
   problems.push(...misplaced(declaration.fields));
+  const typed = declaredPaths({ fields: declaration.fields });
+  for (const known of declaration.knownFields ?? []) if (typed.has(known)) problems.push(`known field "${known}" is also among its fields`);
   for (const pair of declaration.products ?? []) {
     for (const name of pair) if (declaration.fields.find((field) => field.name === name)?.type !== 'amount') problems.push(`product field "${name}" is not an amount among its fields`);
   }

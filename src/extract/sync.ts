@@ -13,6 +13,7 @@ import { rememberLearnedRates } from './learned-rates.ts';
 import { mapConcurrently } from './map-concurrently.ts';
 import { discoverSpotSymbols, partitionsOf, type Partition } from './partitions.ts';
 import { toRawRecords, type RawRecord } from './records.ts';
+import { collectUndeclared, type JsonType } from './schema-drift.ts';
 import type { HistoryStream, StreamDeclaration } from './stream.ts';
 import { splitDays, splitWindows, type TimeWindow } from './windows.ts';
 
@@ -214,7 +215,18 @@ async function syncStream(
         if (records === null) continue;
         const rows = records.map((record) => stringifyJsonLossless(record));
         result.rowsFetched += rows.length;
-        const stored = await writeSnapshot(env.db, { table: stream.name, account: account.name, partition: partition.key, stream: stream.name, runId: plan.runId, takenAtMs: Date.now(), records: rows });
+        const undeclared = new Map<string, JsonType>();
+        collectUndeclared(stream, records, undeclared);
+        const stored = await writeSnapshot(env.db, {
+          table: stream.name,
+          account: account.name,
+          partition: partition.key,
+          stream: stream.name,
+          runId: plan.runId,
+          takenAtMs: Date.now(),
+          records: rows,
+          undeclared: undeclaredList(undeclared),
+        });
         result.rowsInserted += stored;
         result.windows += 1;
         env.progress?.advance(account.name, stream.name, rows.length, 1);
@@ -230,11 +242,11 @@ async function syncStream(
         // Consecutive windows are committed together while they are small (a day of referral
         // totals is a handful of rows; a commit per day would be bound by the disk, not the API),
         // but work read is not held back once commitIntervalMs have passed since the last commit.
-        let pending: { records: RawRecord[]; span: TimeWindow; count: number } | null = null;
+        let pending: { records: RawRecord[]; span: TimeWindow; count: number; undeclared: Map<string, JsonType> } | null = null;
         let committedAtMs = Date.now();
         const flush = async () => {
           if (pending === null) return;
-          const { records, span, count } = pending;
+          const { records, span, count, undeclared } = pending;
           pending = null;
           committedAtMs = Date.now();
           // Read the count first: `total += await …` would read `total` before the await and
@@ -248,6 +260,7 @@ async function syncStream(
             records,
             window: span,
             replaceWindow: stream.identity.kind === 'window-key',
+            undeclared: undeclaredList(undeclared),
           });
           result.rowsInserted += inserted;
           result.windows += count;
@@ -308,12 +321,14 @@ async function syncStream(
             if (records === null) break;
             const raw = toRawRecords(stream, records, window.startMs);
             result.rowsFetched += raw.length;
-            if (pending === null) pending = { records: raw, span: { ...window }, count: 1 };
+            if (pending === null) pending = { records: raw, span: { ...window }, count: 1, undeclared: new Map() };
             else {
               pending.records.push(...raw);
               pending.span.endMs = window.endMs;
               pending.count += 1;
             }
+            // Fields the declaration does not list commit with the rows that carried them.
+            collectUndeclared(stream, records, pending.undeclared);
             if (pending.records.length >= COMMIT_ROWS || pending.count >= COMMIT_WINDOWS || Date.now() - committedAtMs >= commitIntervalMs) await flush();
           }
         } catch (error) {
@@ -336,6 +351,10 @@ async function syncStream(
   await writeRun(env.db, result);
   env.progress?.finish(account.name, stream.name, result);
   return result;
+}
+
+function undeclaredList(found: ReadonlyMap<string, JsonType>): { path: string; jsonType: JsonType }[] {
+  return [...found].map(([path, jsonType]) => ({ path, jsonType }));
 }
 
 /**

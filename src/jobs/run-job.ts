@@ -10,6 +10,7 @@ import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import type { PublishResult } from '../store/publish.ts';
+import type { SchemaDrift } from '../store/schema-drift.ts';
 import { buildJob, type BuildHooks } from './build-job.ts';
 import { checkJob, type CheckHooks } from './check-job.ts';
 import { requireDatabaseLocation, requireOutputFolder } from './paths.ts';
@@ -25,6 +26,40 @@ export interface RunOutputs {
   check?: TestResult[];
   reports?: ReportResult[];
   publish?: PublishResult;
+}
+
+/**
+ * What a run loaded (dlt's load info): rows new per account and stream, models rebuilt and the
+ * ones that were not, the workbooks written, and the fields the exchange started sending in
+ * this run that no declaration lists. Each part is null when its step did not run. The
+ * published copy is the run's `published`.
+ */
+export interface LoadInfo {
+  /** Every stream the sync ran, with the rows it added (0 included). */
+  newRows: { account: string; stream: string; rows: number }[] | null;
+  models: { rebuilt: number; failed: string[]; skipped: string[] } | null;
+  /** The workbooks written, absolute paths. */
+  reports: string[] | null;
+  /** Undeclared fields first seen in this run's sync (earlier ones: the sync's `drift`, `exledger status`). */
+  newFields: SchemaDrift[] | null;
+}
+
+/** The load info of what the steps produced. */
+export function loadInfoOf(outputs: Readonly<RunOutputs>): LoadInfo {
+  const sync = outputs.sync;
+  return {
+    newRows: sync === undefined ? null : sync.results.map((result) => ({ account: result.account, stream: result.stream, rows: result.rowsInserted })),
+    models:
+      outputs.build === undefined
+        ? null
+        : {
+            rebuilt: outputs.build.filter((result) => result.status === 'ok').length,
+            failed: outputs.build.filter((result) => result.status === 'failed').map((result) => result.id),
+            skipped: outputs.build.filter((result) => result.status === 'skipped').map((result) => result.id),
+          },
+    reports: outputs.reports === undefined ? null : outputs.reports.map((result) => path.resolve(result.file)),
+    newFields: sync === undefined ? null : sync.drift.filter((field) => field.firstSeenRunId === sync.runId),
+  };
 }
 
 /** How a run ended: every step ok; some step partly done or failed; the sync failed whole; stopped by a signal. */

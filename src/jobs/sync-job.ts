@@ -12,6 +12,7 @@ import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import { markInterruptedRuns } from '../store/meta-store.ts';
+import { readDrift, type SchemaDrift } from '../store/schema-drift.ts';
 import { parseDay } from './parse-day.ts';
 import { requireDatabaseLocation } from './paths.ts';
 
@@ -52,6 +53,11 @@ export interface SyncOutcome {
   results: StreamResult[];
   /** Runs of earlier syncs found still `running` (their process was killed) and marked interrupted. */
   recoveredRuns: number;
+  /**
+   * Fields the exchange sent (in this sync or an earlier one) that the chosen streams'
+   * declarations do not list, so their staging views do not read them (meta.schema_drift).
+   */
+  drift: SchemaDrift[];
 }
 
 /**
@@ -124,9 +130,10 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
           )),
         );
         await createStagingViews(db);
+        const drift = await readDrift(db, chosen, config.accounts.map((account) => account.name));
         // Checkpoint here, not silently at close: a full disk is told now.
         await db.checkpoint();
-        return { runId, status: statusOf(results, hooks.signal), results, recoveredRuns };
+        return { runId, status: statusOf(results, hooks.signal), results, recoveredRuns, drift };
       } catch (error) {
         // A full disk is one error for the whole sync (every stream would meet it), whatever
         // statement met it first: told here, once.

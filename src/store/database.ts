@@ -202,6 +202,19 @@ export class Database {
         learned_at TIMESTAMPTZ NOT NULL,
         PRIMARY KEY (account, fact)
       );
+      -- Fields the exchange sent that the stream's declaration did not list (schema-drift.ts):
+      -- the path and a value's JSON type, never the value.
+      CREATE TABLE IF NOT EXISTS meta.schema_drift (
+        account VARCHAR NOT NULL,
+        stream VARCHAR NOT NULL,
+        field_path VARCHAR NOT NULL,
+        json_type VARCHAR NOT NULL,
+        first_seen_run_id VARCHAR NOT NULL,
+        first_seen_at TIMESTAMPTZ NOT NULL,
+        last_seen_run_id VARCHAR NOT NULL,
+        last_seen_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (account, stream, field_path)
+      );
     `);
   }
 }

@@ -1,4 +1,6 @@
+import type { UndeclaredField } from '../extract/schema-drift.ts';
 import type { Database } from './database.ts';
+import { recordDrift } from './schema-drift.ts';
 
 /**
  * The raw layer: one table per stream, holding each record exactly as the exchange sent it
@@ -25,6 +27,8 @@ export interface HistoryBatch {
    * where a re-read carries the current totals, not new events.
    */
   replaceWindow?: boolean;
+  /** Fields of these records the declaration does not list, recorded in the same transaction (meta.schema_drift). @default none */
+  undeclared?: readonly UndeclaredField[];
 }
 
 /** A snapshot's records. */
@@ -36,6 +40,8 @@ export interface SnapshotBatch {
   runId: string;
   takenAtMs: number;
   records: readonly string[];
+  /** Fields of these records the declaration does not list, recorded in the same transaction (meta.schema_drift). @default none */
+  undeclared?: readonly UndeclaredField[];
 }
 
 /** The record of the marker row that stands for an empty snapshot. */
@@ -118,6 +124,7 @@ export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Pro
         [batch.account, batch.partition, batch.runId, low, high],
       );
       await advanceCursor(db, batch.account, batch.stream, batch.partition, batch.window, batch.runId);
+      await recordDrift(db, batch.account, batch.stream, batch.runId, batch.undeclared ?? []);
       return inserted;
     });
   });
@@ -157,6 +164,7 @@ export async function writeSnapshot(db: Database, batch: SnapshotBatch): Promise
        ON CONFLICT (account, stream, partition_key) DO UPDATE SET covered_until_ms = $4, run_id = $5, updated_at = now()`,
       [batch.account, batch.stream, batch.partition, batch.takenAtMs, batch.runId],
     );
+    await recordDrift(db, batch.account, batch.stream, batch.runId, batch.undeclared ?? []);
     return stored;
   });
 }

@@ -1,5 +1,6 @@
 import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from './database.ts';
+import { readDrift, type SchemaDrift } from './schema-drift.ts';
 
 /** One stream's state for one account. */
 export interface StreamStatus {
@@ -14,12 +15,19 @@ export interface StreamStatus {
   lastRunAt: string | null;
   lastStatus: string | null;
   lastError: string | null;
+  /**
+   * Fields the exchange sent that the declaration does not list (its staging view does not read
+   * them), oldest first; empty when the declaration was not given.
+   */
+  newFields: Omit<SchemaDrift, 'account' | 'stream'>[];
 }
 
 /** Reads the status of these streams from the database (read-only). */
-export async function readStatus(db: Database, streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[]): Promise<StreamStatus[]> {
+export async function readStatus(db: Database, streams: readonly (Pick<StreamDeclaration, 'name' | 'kind'> & Partial<Pick<StreamDeclaration, 'fields' | 'knownFields'>>)[]): Promise<StreamStatus[]> {
   const tables = new Set((await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'")).map((row) => row.table_name));
   const statuses: StreamStatus[] = [];
+  const declared = streams.flatMap((stream) => (stream.fields === undefined ? [] : [{ name: stream.name, fields: stream.fields, knownFields: stream.knownFields }]));
+  const drift = await readDrift(db, declared);
   const accounts = (await db.all<{ account: string }>('SELECT DISTINCT account FROM meta.runs UNION SELECT DISTINCT account FROM meta.cursors ORDER BY 1')).map((row) => row.account);
   for (const account of accounts) {
     for (const stream of streams) {
@@ -49,6 +57,7 @@ export async function readStatus(db: Database, streams: readonly Pick<StreamDecl
         // A run still marked running was killed before it finished: its committed windows stay.
         lastStatus: lastRun === undefined ? null : lastRun.status === 'running' ? 'interrupted' : lastRun.status,
         lastError: lastRun?.error_message ?? null,
+        newFields: drift.filter((entry) => entry.account === account && entry.stream === stream.name).map(({ account: _account, stream: _stream, ...field }) => field),
       });
     }
   }
