@@ -5,6 +5,7 @@ import { diskFullOf } from '../disk-full.ts';
 import { ConfigError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
+import { syncDirectory } from '../store/publish.ts';
 
 /**
  * The warehouse as files (issue 14): chosen models written with DuckDB's own COPY to Parquet or
@@ -263,15 +264,3 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
   return { model: name, path: `${model.schema}/${model.table}`, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
 }
 
-/** Makes the renames durable. */
-async function syncDirectory(directory: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(directory, 'r');
-    await handle.sync();
-  } catch (error) {
-    if (!['EISDIR', 'EINVAL', 'EPERM', 'EACCES'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
-  } finally {
-    await handle?.close();
-  }
-}

@@ -135,8 +135,8 @@ async function removeLeftovers(directory: string, prefix: string): Promise<void>
   }
 }
 
-/** Makes the rename durable: the new directory entry survives a power cut. */
-async function syncDirectory(directory: string): Promise<void> {
+/** Makes a rename durable: the new directory entry survives a power cut (also used by the dataset export). */
+export async function syncDirectory(directory: string): Promise<void> {
   let handle;
   try {
     handle = await open(directory, 'r');
