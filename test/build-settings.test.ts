@@ -13,6 +13,7 @@ import { SQL_DIR } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
 import { runCli, startCli } from './support/cli-process.ts';
+import { queryDatabase } from './support/sync-harness.ts';
 import { openModelDb } from './support/model-db.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 
@@ -107,12 +108,7 @@ describe('a build killed after the settings changed (exledger build, SIGKILL, in
   async function martSettings(name: string): Promise<{ model: string; time_zone: string }[]> {
     const spec = report(name);
     const marts = [...new Set([...spec.sheets.map((sheet) => sheet.mart), spec.chart.mart])];
-    const database = await Database.open(path.join(dir, 'ledger.duckdb'), { readOnly: true });
-    try {
-      return await database.all(`SELECT model, time_zone FROM settings.model_builds WHERE model IN (${marts.map((mart) => `'${mart}'`).join(', ')}) ORDER BY model`);
-    } finally {
-      database.close();
-    }
+    return queryDatabase(path.join(dir, 'ledger.duckdb'), `SELECT model, time_zone FROM settings.model_builds WHERE model IN (${marts.map((mart) => `'${mart}'`).join(', ')}) ORDER BY model`);
   }
 
   /** Every report: refused naming both settings where its marts differ, else labelled with theirs. */

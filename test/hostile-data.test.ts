@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../src/exchange/endpoints.ts';
-import { Database } from '../src/store/database.ts';
+import { queryDatabase } from './support/sync-harness.ts';
 import { runCli, type CliResult } from './support/cli-process.ts';
-import { startHostileProxy, type HostileProxy, type RewriteRule } from './support/hostile-proxy.ts';
-import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
+import { startProxiedSandbox, type HostileProxy, type ProxiedSandbox, type RewriteRule } from './support/hostile-proxy.ts';
+import type { SandboxProcess } from './support/sandbox-process.ts';
 
 /**
  * Contract-breaking values from the exchange (issue 12), in the deployed shape: `exledger sync`
@@ -36,34 +36,25 @@ function rule(pathname: string, field: string, value: string): RewriteRule {
   return { path: pathname, pattern: firstValueOf(field), replacement: `"${field}":"${value}"` };
 }
 
-async function query<T>(file: string, sql: string): Promise<T[]> {
-  const db = await Database.open(file, { readOnly: true });
-  try {
-    return await db.all<T>(sql);
-  } finally {
-    db.close();
-  }
-}
-
 describe('values the exchange must not send: refused before anything of their window is stored', () => {
+  let sandbox: ProxiedSandbox;
   let exchange: SandboxProcess;
   let proxy: HostileProxy;
   let dir: string;
   const clean = () => path.join(dir, 'clean.duckdb');
   const hostile = () => path.join(dir, 'hostile.duckdb');
   const direct = () => exchange.settings;
-  const viaProxy = () => ({ ...exchange.settings, EXLEDGER_SPOT_BASE_URL: proxy.url, EXLEDGER_CONTRACT_BASE_URL: proxy.url });
+  const viaProxy = () => sandbox.viaProxy();
   const cli = (args: string[], env: Record<string, string>) => runCli(args, { cwd: dir, env });
 
   beforeAll(async () => {
-    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '500', '--futures-quota', '1000']);
-    proxy = await startHostileProxy(exchange.url);
+    sandbox = await startProxiedSandbox();
+    ({ exchange, proxy } = sandbox);
     dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-hostile-'));
     writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(CONFIG));
   });
   afterAll(async () => {
-    await proxy?.stop();
-    expect(await exchange?.stop()).toBe(0);
+    expect(await sandbox?.stop()).toBe(0);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -95,13 +86,13 @@ describe('values the exchange must not send: refused before anything of their wi
     );
     // The named fill is a real one: the clean database has it, with its true quantity.
     const fillId = /fillId (\d+)/.exec(first.error)![1]!;
-    const [truth] = await query<{ q: string }>(clean(), `SELECT _record->>'fillQuantity' AS q FROM raw.spot_fills WHERE _key = '${fillId}'`);
+    const [truth] = await queryDatabase<{ q: string }>(clean(), `SELECT _record->>'fillQuantity' AS q FROM raw.spot_fills WHERE _key = '${fillId}'`);
     expect(truth?.q).toMatch(/^\d+(\.\d+)?$/);
     // The streams the proxy left alone were stored; nothing of the refused ones was.
     const counts = async (file: string) =>
       Object.fromEntries(
         (
-          await query<{ stream: string; n: string }>(
+          await queryDatabase<{ stream: string; n: string }>(
             file,
             `SELECT 'spot_fills' AS stream, count(*)::VARCHAR AS n FROM raw.spot_fills UNION ALL SELECT 'futures_accounts', count(*)::VARCHAR FROM raw.futures_accounts
              UNION ALL SELECT 'funding_bills', count(*)::VARCHAR FROM raw.funding_bills`,
@@ -130,12 +121,12 @@ describe('values the exchange must not send: refused before anything of their wi
     // The honest night: straight to the exchange, from the cursors that held.
     const honest = await cli(['sync', '--db', hostile(), '--streams', STREAMS], direct());
     expect(honest.code, honest.stdout + honest.stderr).toBe(0);
-    const records = async (file: string) => (await query<{ r: string }>(file, 'SELECT _record::VARCHAR AS r FROM raw.spot_fills ORDER BY _key')).map((row) => row.r);
+    const records = async (file: string) => (await queryDatabase<{ r: string }>(file, 'SELECT _record::VARCHAR AS r FROM raw.spot_fills ORDER BY _key')).map((row) => row.r);
     const cleanFills = await records(clean());
     expect(cleanFills.length).toBeGreaterThan(100);
     expect(await records(hostile())).toEqual(cleanFills);
     const latestAccount = async (file: string) =>
-      (await query<{ r: string }>(file, 'SELECT _record::VARCHAR AS r FROM raw.futures_accounts WHERE _seq >= 0 AND _snapshot_at = (SELECT max(_snapshot_at) FROM raw.futures_accounts)')).map((row) => row.r);
+      (await queryDatabase<{ r: string }>(file, 'SELECT _record::VARCHAR AS r FROM raw.futures_accounts WHERE _seq >= 0 AND _snapshot_at = (SELECT max(_snapshot_at) FROM raw.futures_accounts)')).map((row) => row.r);
     expect(await latestAccount(hostile())).toEqual(await latestAccount(clean()));
 
     // And the models agree: the spot PnL of both databases, row for row.
@@ -143,7 +134,7 @@ describe('values the exchange must not send: refused before anything of their wi
       const rebuilt = await cli(['build', '--db', file], direct());
       expect(rebuilt.code, rebuilt.stdout + rebuilt.stderr).toBe(0);
     }
-    const pnl = (file: string) => query<Record<string, string>>(file, 'SELECT * FROM marts.spot_realized_pnl_daily ORDER BY ALL');
+    const pnl = (file: string) => queryDatabase<Record<string, string>>(file, 'SELECT * FROM marts.spot_realized_pnl_daily ORDER BY ALL');
     const cleanPnl = await pnl(clean());
     expect(cleanPnl.length).toBeGreaterThan(10);
     expect(await pnl(hostile())).toEqual(cleanPnl);

@@ -7,9 +7,10 @@ import { ENDPOINTS } from '../src/exchange/endpoints.ts';
 import { validateDeclaration, type FieldSpec, type StreamDeclaration } from '../src/extract/stream.ts';
 import { Database } from '../src/store/database.ts';
 import { readStatus } from '../src/store/stream-status.ts';
+import { queryDatabase } from './support/sync-harness.ts';
 import { runCli } from './support/cli-process.ts';
-import { startHostileProxy, type HostileProxy } from './support/hostile-proxy.ts';
-import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
+import { startProxiedSandbox, type HostileProxy, type ProxiedSandbox } from './support/hostile-proxy.ts';
+import type { SandboxProcess } from './support/sandbox-process.ts';
 
 /**
  * Schema drift and load info (issue 14), in the deployed shape: `exledger sync`, `status` and
@@ -36,15 +37,6 @@ const ISO = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z';
 /** The values the proxy sends: stored in raw (the record exactly as sent), never in meta. */
 const SECRET_VALUES = ['gold-7f3a', 'platinum-91c2'];
 
-async function query<T>(file: string, sql: string): Promise<T[]> {
-  const db = await Database.open(file, { readOnly: true });
-  try {
-    return await db.all<T>(sql);
-  } finally {
-    db.close();
-  }
-}
-
 function runIdOf(stdout: string): string {
   const id = /^sync (\d{8}T\d{6}-[0-9a-f]{6}): /m.exec(stdout)?.[1];
   expect(id, stdout).toBeDefined();
@@ -52,22 +44,22 @@ function runIdOf(stdout: string): string {
 }
 
 describe('schema drift: fields the exchange started sending that no declaration lists', () => {
+  let sandbox: ProxiedSandbox;
   let exchange: SandboxProcess;
   let proxy: HostileProxy;
   let dir: string;
   const db = () => path.join(dir, 'drift.duckdb');
-  const viaProxy = () => ({ ...exchange.settings, EXLEDGER_SPOT_BASE_URL: proxy.url, EXLEDGER_CONTRACT_BASE_URL: proxy.url });
+  const viaProxy = () => sandbox.viaProxy();
   const cli = (args: string[], env: Record<string, string>) => runCli(args, { cwd: dir, env });
 
   beforeAll(async () => {
-    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '500', '--futures-quota', '1000']);
-    proxy = await startHostileProxy(exchange.url);
+    sandbox = await startProxiedSandbox();
+    ({ exchange, proxy } = sandbox);
     dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-drift-'));
     writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(CONFIG));
   });
   afterAll(async () => {
-    await proxy?.stop();
-    expect(await exchange?.stop()).toBe(0);
+    expect(await sandbox?.stop()).toBe(0);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -101,24 +93,24 @@ describe('schema drift: fields the exchange started sending that no declaration 
     expect(fieldsOf('funding_bills')).toEqual([]);
 
     // The records are stored exactly as sent (raw keeps unknown fields); meta holds no value.
-    const carried = await query<{ n: string }>(db(), `SELECT count(*)::VARCHAR AS n FROM raw.spot_fills WHERE _record->>'rebateTier' = '${SECRET_VALUES[0]}'`);
+    const carried = await queryDatabase<{ n: string }>(db(), `SELECT count(*)::VARCHAR AS n FROM raw.spot_fills WHERE _record->>'rebateTier' = '${SECRET_VALUES[0]}'`);
     expect(Number(carried[0]!.n)).toBeGreaterThan(0);
-    const metaTables = await query<{ table_name: string }>(db(), "SELECT table_name FROM information_schema.tables WHERE table_schema = 'meta' ORDER BY 1");
+    const metaTables = await queryDatabase<{ table_name: string }>(db(), "SELECT table_name FROM information_schema.tables WHERE table_schema = 'meta' ORDER BY 1");
     expect(metaTables.map((table) => table.table_name)).toContain('schema_drift');
     for (const { table_name } of metaTables) {
-      const text = JSON.stringify(await query(db(), `SELECT * FROM meta.${table_name}`));
+      const text = JSON.stringify(await queryDatabase(db(), `SELECT * FROM meta.${table_name}`));
       for (const value of SECRET_VALUES) expect(text, `meta.${table_name}`).not.toContain(value);
     }
 
     // Night 2, straight to the exchange: the fields are not sent again, still reported as seen before; no row twice.
-    const fillsBefore = await query<{ n: string; keys: string }>(db(), 'SELECT count(*)::VARCHAR AS n, count(DISTINCT _key)::VARCHAR AS keys FROM raw.spot_fills');
+    const fillsBefore = await queryDatabase<{ n: string; keys: string }>(db(), 'SELECT count(*)::VARCHAR AS n, count(DISTINCT _key)::VARCHAR AS keys FROM raw.spot_fills');
     const second = await cli(['sync', '--streams', SOME_STREAMS], exchange.settings);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     const secondRun = runIdOf(second.stdout);
     expect(secondRun).not.toBe(firstRun);
     expect(second.stdout).toMatch(driftLine('spot_fills', 'rebateTier', firstRun));
     expect(second.stdout).toMatch(driftLine('futures_accounts', 'collateral\\[\\]\\.bonus_tier', firstRun));
-    const fillsAfter = await query<{ n: string; keys: string; inserted: string }>(
+    const fillsAfter = await queryDatabase<{ n: string; keys: string; inserted: string }>(
       db(),
       `SELECT count(*)::VARCHAR AS n, count(DISTINCT _key)::VARCHAR AS keys, (SELECT rows_inserted::VARCHAR FROM meta.runs WHERE run_id = '${secondRun}' AND stream = 'spot_fills') AS inserted FROM raw.spot_fills`,
     );
@@ -132,7 +124,7 @@ describe('schema drift: fields the exchange started sending that no declaration 
     const block = run.stdout.slice(run.stdout.indexOf('\nload info:\n'));
     expect(block, run.stdout).toMatch(/^load info:\n {2}new rows +\S/m);
     const runId = runIdOf(run.stdout);
-    const inserted = await query<{ stream: string; n: string }>(db(), `SELECT stream, rows_inserted::VARCHAR AS n FROM meta.runs WHERE run_id = '${runId}' ORDER BY stream`);
+    const inserted = await queryDatabase<{ stream: string; n: string }>(db(), `SELECT stream, rows_inserted::VARCHAR AS n FROM meta.runs WHERE run_id = '${runId}' ORDER BY stream`);
     expect(inserted).toHaveLength(STREAMS.length);
     const newRowsLine = /^ {2}new rows +(.*)$/m.exec(block)![1]!;
     const named = Object.fromEntries([...newRowsLine.matchAll(/main\/(\w+) ([\d,]+)/g)].map(([, stream, n]) => [stream!, n!.replaceAll(',', '')]));

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { startSandboxProcess, type SandboxProcess } from './sandbox-process.ts';
 
 /** One rewrite: in answers to `path`, the first match of `pattern` becomes `replacement`. */
 export interface RewriteRule {
@@ -92,6 +93,31 @@ export async function startHostileProxy(targetUrl: string): Promise<HostileProxy
     stop: async () => {
       child.kill('SIGTERM');
       await once(child, 'exit');
+    },
+  };
+}
+
+/** The sandbox in a process of its own and a hostile proxy in front of it, in another. */
+export interface ProxiedSandbox {
+  exchange: SandboxProcess;
+  proxy: HostileProxy;
+  /** The settings that send exledger through the proxy (the sandbox's own go straight to it). */
+  viaProxy: () => Record<string, string>;
+  /** Stops both; the sandbox's exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/** Starts `exledger sandbox` (1-second windows at the real quotas: 500 spot, 1000 futures) and a proxy in front of it. */
+export async function startProxiedSandbox(): Promise<ProxiedSandbox> {
+  const exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '500', '--futures-quota', '1000']);
+  const proxy = await startHostileProxy(exchange.url);
+  return {
+    exchange,
+    proxy,
+    viaProxy: () => ({ ...exchange.settings, EXLEDGER_SPOT_BASE_URL: proxy.url, EXLEDGER_CONTRACT_BASE_URL: proxy.url }),
+    stop: async () => {
+      await proxy.stop();
+      return exchange.stop();
     },
   };
 }

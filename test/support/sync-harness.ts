@@ -47,14 +47,19 @@ export function syncOnce(workspace: SyncWorkspace, sandbox: RunningSandbox, requ
   return syncJob(config, STREAMS, { until, ...request });
 }
 
-/** Opens the workspace's database for a query, then closes it. */
-export async function queryWorkspace<T = Record<string, unknown>>(workspace: SyncWorkspace, sql: string): Promise<T[]> {
-  const db = await Database.open(workspace.db, { readOnly: true });
+/** Opens a database file read-only for one query, then closes it (after every writer let go of it). */
+export async function queryDatabase<T = Record<string, unknown>>(file: string, sql: string): Promise<T[]> {
+  const db = await Database.open(file, { readOnly: true });
   try {
     return await db.all<T>(sql);
   } finally {
     db.close();
   }
+}
+
+/** Opens the workspace's database for a query, then closes it. */
+export function queryWorkspace<T = Record<string, unknown>>(workspace: SyncWorkspace, sql: string): Promise<T[]> {
+  return queryDatabase<T>(workspace.db, sql);
 }
 
 /** A fingerprint of every data table (raw rows less bookkeeping, cursors): equal fingerprints, equal data. */
