@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { ENDPOINTS } from '../src/exchange/endpoints.ts';
@@ -141,6 +142,25 @@ describe('schema drift: fields the exchange started sending that no declaration 
     for (const file of reports) expect(existsSync(path.resolve(dir, file)), file).toBe(true);
     // Seen in an earlier sync: not new in this run's load info.
     expect(block).not.toMatch(/new fields/);
+
+    // The workbooks' Summary says it where the figures are signed: on the stream's freshness line,
+    // and in a note under the headline, of the reports that read those streams only.
+    const summaryLines = async (file: string) => {
+      const workbook = new ExcelJS.Workbook();
+      await workbook.xlsx.readFile(path.resolve(dir, file));
+      const lines: string[][] = [];
+      workbook.getWorksheet('Summary')!.eachRow((row) => lines.push(((row.values as ExcelJS.CellValue[]).slice(1)).map((value) => (value === null || value === undefined ? '' : String(value)))));
+      return lines;
+    };
+    const pnl = await summaryLines(reports.find((file) => path.basename(file).startsWith('pnl-'))!);
+    const freshnessNote = (stream: string) => pnl.find((line) => line[0] === stream && line[1] === 'main')?.at(-1);
+    expect(freshnessNote('spot_fills')).toMatch(/; the exchange also sends rebateTier, which no figure reads yet \(exledger status\)$/);
+    expect(freshnessNote('futures_accounts')).toMatch(/; the exchange also sends collateral\[\]\.bonus_tier, which no figure reads yet/);
+    expect(freshnessNote('futures_fills')).not.toMatch(/also sends/);
+    expect(pnl.map((line) => line[0])).toContain('Note: the exchange sends 2 field(s) that no figure reads yet: spot_fills.rebateTier, futures_accounts.collateral[].bonus_tier (see Data freshness).');
+    const balances = await summaryLines(reports.find((file) => path.basename(file).startsWith('balances-'))!);
+    expect(balances.flat().join('\n')).not.toMatch(/also sends|no figure reads yet/);
+    for (const value of SECRET_VALUES) expect(JSON.stringify(pnl)).not.toContain(value);
   });
 
   it('a field drops out of the report once its declaration lists it, nested ones too', async () => {

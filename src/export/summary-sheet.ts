@@ -1,6 +1,7 @@
 import type ExcelJS from 'exceljs';
 import { DataError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import { readDrift } from '../store/schema-drift.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
 import { numberFormat, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
@@ -25,7 +26,15 @@ export interface Freshness {
   lastRunAt: string | null;
   state: 'ok' | 'stale' | 'incomplete' | 'failed';
   note: string;
+  /**
+   * Fields the exchange sends for this stream and account that no declaration lists, so no figure
+   * reads them (schema drift, meta.schema_drift): what a reader signing the figures should know.
+   */
+  newFields: string[];
 }
+
+/** The stream declarations the Summary reads: their kind, and their fields where drift is reported. */
+export type SummaryStream = Pick<StreamDeclaration, 'name' | 'kind'> & Partial<Pick<StreamDeclaration, 'fields' | 'knownFields'>>;
 
 /** A key figure: a sum, last value or count for one group (a coin, a method). */
 export interface Figure {
@@ -54,7 +63,7 @@ const OK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF006100' } };
 export async function readFreshness(
   db: Database,
   report: ReportSpec,
-  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[],
+  streams: readonly SummaryStream[],
   period: ReportPeriod,
   timeZone: string,
   now: Date,
@@ -68,9 +77,12 @@ export async function readFreshness(
   ))[0]!;
   const [startMs, endMs] = [Number(edges.start_ms), Number(edges.end_ms)];
   const snapshotStreams = new Set(streams.filter((stream) => stream.kind === 'snapshot').map((stream) => stream.name));
+  const declared = streams.filter((stream): stream is SummaryStream & Pick<StreamDeclaration, 'fields'> => stream.fields !== undefined && report.streams.includes(stream.name));
+  const drift = await readDrift(db, declared);
+  const newFields = (account: string, stream: string) => drift.filter((field) => field.account === account && field.stream === stream).map((field) => field.field);
   const lines: Freshness[] = [];
   if (statuses.length === 0) {
-    for (const stream of report.streams) lines.push({ account: '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced' });
+    for (const stream of report.streams) lines.push({ account: '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced', newFields: [] });
   }
   for (const status of statuses) {
     const base = { account: status.account, stream: status.stream, coveredFrom: status.coveredFrom, coveredUntil: status.coveredUntil, lastRunAt: status.lastRunAt };
@@ -85,7 +97,9 @@ export async function readFreshness(
     } else if (!snapshotStreams.has(status.stream) && status.coveredFrom !== null && Date.parse(status.coveredFrom) > startMs) {
       [state, note] = ['incomplete', `history starts ${status.coveredFrom}, after the start of the period`];
     } else if (hoursAgo !== null && hoursAgo > staleAfterHours) [state, note] = ['stale', `last synced ${Math.round(hoursAgo)} hours ago`];
-    lines.push({ ...base, state, note });
+    const fields = newFields(status.account, status.stream);
+    if (fields.length > 0) note += `; the exchange also sends ${fields.join(', ')}, which no figure reads yet (exledger status)`;
+    lines.push({ ...base, state, note, newFields: fields });
   }
   return lines;
 }
@@ -243,6 +257,10 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
       font: stale.length === 0 ? { ...OK_FONT, bold: true } : { ...WARNING_FONT, bold: true },
     }),
   );
+  const drifted = [...new Set(input.freshness.flatMap((line) => line.newFields.map((field) => `${line.stream}.${field}`)))];
+  if (drifted.length > 0) {
+    add(wide(`Note: the exchange sends ${drifted.length} field(s) that no figure reads yet: ${drifted.join(', ')} (see Data freshness).`, { font: { ...WARNING_FONT, bold: true } }));
+  }
   blank();
 
   section('Data freshness');
@@ -252,7 +270,9 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     const toDate = (instant: string | null) => (instant === null ? null : parseInstant(instant));
     // Instants left-aligned like the text around them; the state centred: nothing touches its neighbour.
     const instant = (value: string | null) => date(toDate(value), DATE_TIME, { align: 'left', ...warn }) ?? text('never', warn);
-    add(text(line.stream, warn), text(line.account, warn), instant(line.coveredFrom), instant(line.coveredUntil), instant(line.lastRunAt), text(line.state.toUpperCase(), { align: 'center', ...warn }), text(line.note, warn));
+    // New fields do not make the figures stale, but their note is marked: a signer should read it.
+    const noteStyle = line.state === 'ok' && line.newFields.length > 0 ? { font: WARNING_FONT } : warn;
+    add(text(line.stream, warn), text(line.account, warn), instant(line.coveredFrom), instant(line.coveredUntil), instant(line.lastRunAt), text(line.state.toUpperCase(), { align: 'center', ...warn }), text(line.note, noteStyle));
   }
   blank();
 

@@ -3,14 +3,13 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
-import type { StreamDeclaration } from '../extract/stream.ts';
 import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
 import { periodFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
-import { readChart, readFigures, readFreshness, writeSummary } from './summary-sheet.ts';
+import { readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 
 /** Excel's last row (1,048,576) less the header row and the rows kept for the totals below the table. */
@@ -20,7 +19,7 @@ export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 1 - TOTALS_ROWS_RESERVED;
 export interface WriteReportOptions {
   period: ReportPeriod;
   /** The stream declarations (pipelines/): the Summary's freshness names them. */
-  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[];
+  streams: readonly SummaryStream[];
   /** How many decimals each coin's amounts show (reports/coin-formats.ts). */
   coinFormats: CoinFormats;
   /** Folder of the workbook (created if needed). */

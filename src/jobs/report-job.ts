@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
-import type { StreamDeclaration } from '../extract/stream.ts';
+import type { SummaryStream } from '../export/summary-sheet.ts';
 import { parsePeriod, parseRange, type ReportPeriod } from '../export/period.ts';
 import { validateReports, type ReportSpec } from '../export/report-definition.ts';
 import { writeReport, type ReportResult } from '../export/write-report.ts';
@@ -26,7 +26,7 @@ export interface ReportHooks {
 export interface ReportCatalog {
   /** The reports to write (chosen and validated: selectReports). */
   reports: readonly ReportSpec[];
-  streams: readonly Pick<StreamDeclaration, 'name' | 'kind'>[];
+  streams: readonly SummaryStream[];
   coinFormats: CoinFormats;
 }
 
