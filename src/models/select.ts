@@ -61,15 +61,16 @@ export function selectModels(project: Project, select: readonly string[], exclud
 }
 
 /**
- * The ids each selector picks, each in the order it names them (its own models in build order),
- * each once: for an export, whose order follows the selectors.
+ * The models each selector picks, selector after selector, each once; a selector's own models by
+ * layer then name (the order `exledger export` writes them in, its selectors' order).
  * @throws ConfigError as selectModels.
  */
 export function selectModelsInOrder(project: Project, select: readonly string[], key: string): Model[] {
   const chosen: Model[] = [];
+  const byLayerAndName = [...project.models].sort((a, b) => LAYERS.indexOf(a.layer) - LAYERS.indexOf(b.layer) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const text of select) {
     const ids = resolveSelector(project, parseSelector(text, project, key), key);
-    for (const model of project.models) if (ids.has(model.id) && !chosen.includes(model)) chosen.push(model);
+    for (const model of byLayerAndName) if (ids.has(model.id) && !chosen.includes(model)) chosen.push(model);
   }
   return chosen;
 }
