@@ -2,6 +2,8 @@ import { declareModels, type ColumnDeclaration } from '../../src/models/declarat
 
 // What analysts read: every mart, its grain and key, and every column with its unit. A column
 // added to a mart's SQL fails `exledger build` until it is declared here.
+// Tags (`exledger build --select tag:fees`): what a mart is about, and `report` for the marts a
+// workbook reads (reports/).
 
 const account: ColumnDeclaration = { name: 'account', description: 'Account name of the configuration', notNull: true };
 const UTC = 'UTC';

@@ -133,29 +133,29 @@ function resolveSelector(project: Project, selector: Selector, key: string): Set
     if (base.length > 1) throw selectorError(key, text, `is in several layers (${base.map((model) => model.id).join(', ')}): name one`, project);
   }
   const ids = new Set(base.map((model) => model.id));
-  if (selector.ancestors) for (const id of walk(base, (model) => model.references)) ids.add(id);
+  if (selector.ancestors) for (const id of walk(project, base, (model) => model.references)) ids.add(id);
   if (selector.descendants) {
     const readers = new Map<string, string[]>();
     for (const model of project.models) for (const reference of model.references) readers.set(reference, [...(readers.get(reference) ?? []), model.id]);
-    for (const id of walk(base, (model) => readers.get(model.id) ?? [])) ids.add(id);
+    for (const id of walk(project, base, (model) => readers.get(model.id) ?? [])) ids.add(id);
   }
   return ids;
+}
 
-  /** The ids reached from `start` by following `next`, transitively. */
-  function walk(start: readonly Model[], next: (model: Model) => readonly string[]): Set<string> {
-    const byId = new Map(project.models.map((model) => [model.id, model]));
-    const seen = new Set<string>();
-    const queue = [...start];
-    while (queue.length > 0) {
-      for (const id of next(queue.pop()!)) {
-        if (seen.has(id)) continue;
-        seen.add(id);
-        const model = byId.get(id);
-        if (model !== undefined) queue.push(model);
-      }
+/** The ids reached from `start` by following `next` (references, or readers), transitively. */
+function walk(project: Project, start: readonly Model[], next: (model: Model) => readonly string[]): Set<string> {
+  const byId = new Map(project.models.map((model) => [model.id, model]));
+  const seen = new Set<string>();
+  const queue = [...start];
+  while (queue.length > 0) {
+    for (const id of next(queue.pop()!)) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const model = byId.get(id);
+      if (model !== undefined) queue.push(model);
     }
-    return seen;
   }
+  return seen;
 }
 
 function selectorError(key: string, text: string, reason: string, project: Project): ConfigError {
