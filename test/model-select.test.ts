@@ -190,7 +190,7 @@ describe('a partial build reads what it does not rebuild', () => {
     } finally {
       db.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('exledger build, check and ls with --select, as deployed', () => {
@@ -217,11 +217,12 @@ describe('exledger build, check and ls with --select, as deployed', () => {
   });
 
   it('ls --select … --output json lists the selected models in build order with layer, materialization and tags, without a database', async () => {
-    const listed = await runCli(['ls', '--select', '+marts.fees_monthly', 'tag:affiliate', '--output', 'json']);
+    // Repeated --select, and two selectors in one value: one union.
+    const listed = await runCli(['ls', '--select', '+marts.fees_monthly', '--select', 'tag:affiliate  tag:balances', '--output', 'json']);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stderr).toBe('');
     const models = JSON.parse(listed.stdout) as { id: string; layer: string; materialization: string; tags: string[] }[];
-    const expected = new Set([...ancestors('marts.fees_monthly'), ...select('tag:affiliate')]);
+    const expected = new Set([...ancestors('marts.fees_monthly'), ...select('tag:affiliate'), ...select('tag:balances')]);
     expect(models.map((model) => model.id)).toEqual(ids(project.models).filter((id) => expected.has(id)));
     expect(models.find((model) => model.id === 'marts.fees_monthly')).toMatchObject({ layer: 'marts', materialization: 'table', tags: ['fees', 'report'] });
     expect(models.find((model) => model.id === 'staging.spot_fills')).toMatchObject({ layer: 'staging', materialization: 'view', tags: [] });
@@ -233,7 +234,7 @@ describe('exledger build, check and ls with --select, as deployed', () => {
     const text = await runCli(['ls', '--select', 'layer:marts', '--exclude', 'tag:report']);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).toEqual(ids(project.models).filter((id) => id.startsWith('marts.') && !select('tag:report').includes(id)));
-  });
+  }, 120_000);
 
   it('build --select marts.fees_monthly rebuilds that table alone; its settings row is the only one that moves', async () => {
     const before = await builds();
@@ -253,7 +254,7 @@ describe('exledger build, check and ls with --select, as deployed', () => {
     // The macros are always rebuilt; the one model selected failed.
     expect(paris.stdout).toMatch(new RegExp(`^build: ${project.macros.length} ok, 1 failed, 0 skipped in `, 'm'));
     expect(await builds()).toEqual(after);
-  }, 60_000);
+  }, 120_000);
 
   it('check --select runs the tests of the selected models only', async () => {
     const check = await cli(['check', '--select', 'int_spot_trades+', '--json']);
@@ -264,7 +265,7 @@ describe('exledger build, check and ls with --select, as deployed', () => {
     expect(results.map((result) => result.id)).toEqual(expected.map((test) => test.id));
     expect(results.length).toBeLessThan(project.tests.length);
     expect(results.every((result) => result.status === 'pass')).toBe(true);
-  }, 60_000);
+  }, 120_000);
 
   it('a bad selector is exit 2 naming it, before anything is built or checked', async () => {
     const before = await builds();
@@ -282,5 +283,5 @@ describe('exledger build, check and ls with --select, as deployed', () => {
     expect(ls.code).toBe(2);
     expect(ls.stderr).toMatch(/^error: --select: "\+\+x" is not a selector\n/);
     expect(await builds()).toEqual(before);
-  }, 60_000);
+  }, 120_000);
 });
