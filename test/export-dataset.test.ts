@@ -173,7 +173,7 @@ describe('exledger export: the warehouse as a hive-partitioned dataset', () => {
     const unknown = await cli(['export', 'marts.fees_montly', '--out', 'export']);
     expect(unknown.code).toBe(2);
     expect(unknown.stdout).toBe('');
-    expect(unknown.stderr).toMatch(/^error: model: "marts\.fees_montly" is not a model of this database\n {2}fix: /);
+    expect(unknown.stderr).toMatch(/^error: model: "marts\.fees_montly" is not a model of the project[^\n]*\n {2}fix: select with model \(fees_monthly, or marts\.fees_monthly\), \+model/);
     const layer = await cli(['export', 'layer:mart', '--out', 'fresh']);
     expect(layer.code).toBe(2);
     expect(layer.stderr).toMatch(/^error: model: "layer:mart" is not a layer; the layers are layer:staging, layer:intermediate, layer:marts\n/);

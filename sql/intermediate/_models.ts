@@ -13,6 +13,7 @@ const QUOTE_E12 = 'quote_coin, in 10^-12 units';
 export default declareModels('intermediate', [
   {
     name: 'int_fees_legs',
+    tags: ['fees'],
     description: 'Fees and traded volumes in legs of one coin each, per source (spot symbol and side, futures contract, bill business type).',
     grain: 'one row per account, product, source, coin leg, coin and day (reporting zone)',
     key: ['account', 'product', 'source', 'coin_leg', 'coin', 'event_date'],
@@ -32,6 +33,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_fees_periods',
+    tags: ['fees'],
     description: 'Fees paid and traded volume per day and per month, with the exact effective fee rate (the rows of fees_daily and fees_monthly).',
     grain: 'one row per account, product, coin, period kind and period start',
     key: ['account', 'product', 'coin', 'period', 'period_start'],
@@ -51,6 +53,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_futures_fill_days',
+    tags: ['futures'],
     description: 'Futures fills summed per contract and day, with the contract\'s margin and quote coin.',
     grain: 'one row per account, contract and day (reporting zone)',
     key: ['account', 'symbol', 'fill_date'],
@@ -70,6 +73,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_futures_funding_changes',
+    tags: ['futures'],
     description: 'Futures funding between two consecutive snapshots of one collateral entry.',
     grain: 'one row per collateral entry and later snapshot',
     key: ['account', 'coin_id', 'margin_mode', 'cross_contract_id', 'isolated_position_id', 'snapshot_at'],
@@ -91,6 +95,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_ledger_events',
+    tags: ['balances'],
     description: 'Funding-account bills in chain order, each beside the bill before it in its coin.',
     grain: 'one row per bill',
     key: ['account', 'bill_id'],
@@ -117,6 +122,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_spot_average_cost',
+    tags: ['spot'],
     description: 'Moving weighted-average cost: the cost each sell disposed of and the inventory\'s cost after each event (cost method average).',
     grain: 'one row per spot trade event',
     key: ['account', 'symbol', 'event_seq'],
@@ -130,6 +136,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_spot_fifo_segments',
+    tags: ['spot'],
     description: 'FIFO lot matches by quantity interval, plus each sell part beyond the inventory (cost method fifo).',
     grain: 'one row per sell and lot whose quantity intervals overlap, plus one per unmatched sell part',
     key: ['account', 'symbol', 'sell_seq', 'lot_seq'],
@@ -145,6 +152,7 @@ export default declareModels('intermediate', [
   },
   {
     name: 'int_spot_trades',
+    tags: ['spot'],
     description: 'Spot fills and declared opening lots in cost-basis order, with running inventory.',
     grain: 'one row per spot fill, plus one per declared opening position',
     key: ['account', 'symbol', 'event_seq'],

@@ -2,6 +2,8 @@ import { declareModels, type ColumnDeclaration } from '../../src/models/declarat
 
 // What analysts read: every mart, its grain and key, and every column with its unit. A column
 // added to a mart's SQL fails `exledger build` until it is declared here.
+// Tags (`exledger build --select tag:fees`): what a mart is about, and `report` for the marts a
+// workbook reads (reports/).
 
 const account: ColumnDeclaration = { name: 'account', description: 'Account name of the configuration', notNull: true };
 const UTC = 'UTC';
@@ -66,6 +68,7 @@ const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
 export default declareModels('marts', [
   {
     name: 'affiliate_rebates_monthly',
+    tags: ['affiliate', 'report'],
     description: 'Affiliate commission earned on invited users\' trading, with its fees and volumes.',
     grain: 'one row per account, month, coin, product type, source type and symbol',
     key: ['account', 'commission_month', 'coin', 'product_type', 'source_type', 'symbol'],
@@ -86,6 +89,7 @@ export default declareModels('marts', [
   },
   {
     name: 'affiliate_referrals_monthly',
+    tags: ['affiliate', 'report'],
     description: 'Invited users\' activity: deposits, withdrawals, spot and futures volume, commission.',
     grain: 'one row per account, invited user and month of UTC days',
     key: ['account', 'uid', 'activity_month'],
@@ -103,6 +107,7 @@ export default declareModels('marts', [
   },
   {
     name: 'balance_chain_breaks',
+    tags: ['balances', 'report'],
     description: 'Funding-account bills that do not continue their coin\'s balance chain (a missing or altered bill).',
     grain: 'one row per bill whose balance before differs from the previous bill\'s balance after',
     key: ['account', 'bill_id'],
@@ -124,6 +129,7 @@ export default declareModels('marts', [
   },
   {
     name: 'balance_movements',
+    tags: ['balances', 'report'],
     description: 'Funding-account movements by business type: inflow, outflow, fees, bills.',
     grain: 'one row per account, coin, month and business type',
     key: ['account', 'coin_name', 'balance_month', 'biz_type'],
@@ -141,6 +147,7 @@ export default declareModels('marts', [
   },
   {
     name: 'balance_reconciliation',
+    tags: ['balances', 'report'],
     description: 'Funding-account balance: opening, movements by kind, closing, and whether they agree.',
     grain: 'one row per account, coin and month, from the coin\'s first bill to the account\'s last bill month',
     key: ['account', 'coin_name', 'balance_month'],
@@ -172,6 +179,7 @@ export default declareModels('marts', [
   },
   {
     name: 'balance_vs_assets',
+    tags: ['balances', 'report'],
     description: 'Reconciliation, not a check: funding-account balance from bills against the latest spot assets snapshot (separate accounts: a difference is to explain).',
     grain: 'one row per account and coin found in the bills or in the latest assets snapshot',
     key: ['account', 'coin_name'],
@@ -195,6 +203,7 @@ export default declareModels('marts', [
   },
   {
     name: 'fees_daily',
+    tags: ['fees', 'report'],
     description: 'Fees paid and traded volume by product and coin, with the effective fee rate.',
     grain: 'one row per account, product, coin and day (reporting zone)',
     key: ['account', 'product', 'coin', 'fee_date'],
@@ -202,6 +211,7 @@ export default declareModels('marts', [
   },
   {
     name: 'fees_monthly',
+    tags: ['fees', 'report'],
     description: 'Fees paid and traded volume by product and coin, with the month\'s effective fee rate (not an average of daily rates).',
     grain: 'one row per account, product, coin and month (reporting zone)',
     key: ['account', 'product', 'coin', 'fee_month'],
@@ -209,6 +219,7 @@ export default declareModels('marts', [
   },
   {
     name: 'futures_pnl_daily',
+    tags: ['futures'],
     description: 'Futures result per contract (realized PnL, fees, net result) and funding per margin coin.',
     grain: 'one row per account, margin coin, contract and day (reporting zone); funding rows have no contract',
     key: ['account', 'margin_coin', 'symbol', 'pnl_date'],
@@ -216,6 +227,7 @@ export default declareModels('marts', [
   },
   {
     name: 'futures_pnl_monthly',
+    tags: ['futures', 'report'],
     description: 'Futures result per contract and funding per margin coin: the sum of the month\'s days.',
     grain: 'one row per account, margin coin, contract and month (reporting zone); funding rows have no contract',
     key: ['account', 'margin_coin', 'symbol', 'pnl_month'],
@@ -223,6 +235,7 @@ export default declareModels('marts', [
   },
   {
     name: 'spot_lot_matches',
+    tags: ['spot', 'report'],
     description: 'FIFO lot matches: the units each sell took from each buy or opening lot, and each part sold beyond the inventory.',
     grain: 'one row per sell fill and lot it consumed, plus one per unmatched sell part (fifo only)',
     key: ['account', 'symbol', 'sell_fill_id', 'lot_source', 'buy_fill_id'],
@@ -246,6 +259,7 @@ export default declareModels('marts', [
   },
   {
     name: 'spot_realized_pnl_daily',
+    tags: ['spot'],
     description: 'Spot realized PnL, in the quote coin, with the open inventory and its cost at the end of the day.',
     grain: 'one row per account, cost method, symbol and day with a trade (reporting zone)',
     key: ['account', 'cost_method', 'symbol', 'trade_date'],
@@ -253,6 +267,7 @@ export default declareModels('marts', [
   },
   {
     name: 'spot_realized_pnl_monthly',
+    tags: ['spot', 'report'],
     description: 'Spot realized PnL, in the quote coin, with the open inventory and its cost at the end of the month\'s last trading day.',
     grain: 'one row per account, cost method, symbol and month with a trade (reporting zone)',
     key: ['account', 'cost_method', 'symbol', 'trade_month'],

@@ -4,16 +4,18 @@ import { defineCommand } from './command.ts';
 import { modelOverrides, withModelOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { formatModelResult, summarizeBuild } from './result-text.ts';
+import { selectionOf, withSelectOptions } from './select-options.ts';
 
 /** `exledger build`. */
 export const buildCommand = defineCommand({
   command: 'build',
-  describe: 'Build the SQL models (staging views, intermediate and marts tables) in dependency order; a line per model',
-  builder: (yargs) => withModelOptions(yargs),
+  describe: 'Build the SQL models (staging views, intermediate and marts tables), or the selected ones, in dependency order; a line per model',
+  builder: (yargs) => withSelectOptions(withModelOptions(yargs), 'Models to build (the others are read as they are in the database)'),
   config: (args) => modelOverrides(args),
-  handler: async (_args, { config, output }) => {
+  handler: async (args, { config, output }) => {
     const started = performance.now();
     const results = await buildJob(config, STREAMS, {
+      ...selectionOf(args),
       onModel: (result, index, total) => {
         if (result.status === 'ok') output.detail(formatModelResult(result, index, total));
         // A model that failed is shown even with --quiet: it is part of what went wrong.

@@ -3,6 +3,7 @@ import { checkCommand } from './check-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { exportCommand } from './export-command.ts';
+import { lsCommand } from './ls-command.ts';
 import { reportCommand } from './report-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
@@ -11,4 +12,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, reportCommand, exportCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, exportCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];

@@ -70,37 +70,20 @@ const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * The models named by `selectors` (`marts.fees_monthly`, `fees_monthly` when only one layer has
- * it, `layer:marts`), in order, each once; none named is every table of `marts`.
- * @throws ConfigError naming the first selector that names no model.
+ * The relations of the chosen models (`<layer>.<name>`, from the selection in src/models/select.ts),
+ * in their order: each must be in the database, as a table or a view.
+ * @throws ConfigError naming the first model this database has no relation for.
  */
-export async function resolveModels(db: Database, selectors: readonly string[]): Promise<ExportModel[]> {
-  const all = await db.all<{ schema: string; table: string }>(
+export async function resolveModels(db: Database, models: readonly string[]): Promise<ExportModel[]> {
+  const present = await db.all<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS "table" FROM information_schema.tables
-     WHERE table_schema IN (${MODEL_LAYERS.map(quoteString).join(', ')}) ORDER BY table_schema, table_name`,
+     WHERE table_schema IN (${MODEL_LAYERS.map(quoteString).join(', ')})`,
   );
-  const chosen: ExportModel[] = [];
-  const add = (model: ExportModel) => {
-    if (!chosen.some((known) => known.schema === model.schema && known.table === model.table)) chosen.push(model);
-  };
-  for (const selector of selectors.length === 0 ? ['layer:marts'] : selectors) {
-    if (selector.startsWith('layer:')) {
-      const layer = selector.slice('layer:'.length);
-      if (!(MODEL_LAYERS as readonly string[]).includes(layer)) throw new ConfigError('model', `"${selector}" is not a layer; the layers are ${MODEL_LAYERS.map((name) => `layer:${name}`).join(', ')}`);
-      const tables = all.filter((model) => model.schema === layer);
-      if (tables.length === 0) throw new ConfigError('model', `"${selector}" has no tables in this database`, { hint: 'run exledger build first' });
-      tables.forEach(add);
-      continue;
-    }
-    const dot = selector.indexOf('.');
-    const matches = dot < 0 ? all.filter((model) => model.table === selector) : all.filter((model) => model.schema === selector.slice(0, dot) && model.table === selector.slice(dot + 1));
-    if (matches.length === 0) {
-      throw new ConfigError('model', `"${selector}" is not a model of this database`, { hint: 'name a table as marts.fees_monthly or a layer as layer:marts (exledger sql "select table_schema, table_name from information_schema.tables" lists them); run exledger build if it is missing' });
-    }
-    if (matches.length > 1) throw new ConfigError('model', `"${selector}" is in several layers (${matches.map((model) => `${model.schema}.${model.table}`).join(', ')}): name one`);
-    add(matches[0]!);
-  }
-  return chosen;
+  return models.map((id) => {
+    const [schema, table] = id.split('.') as [string, string];
+    if (!present.some((model) => model.schema === schema && model.table === table)) throw new ConfigError('model', `${id} is not in this database`, { hint: 'run exledger build first (exledger run does it)' });
+    return { schema, table };
+  });
 }
 
 /**

@@ -3,6 +3,8 @@ import type { StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables } from '../extract/sync.ts';
 import { DiskFullError } from '../errors.ts';
 import { BUILD_KEPT, buildModels, type ModelResult } from '../models/build.ts';
+import { loadProject } from '../models/project.ts';
+import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
@@ -14,12 +16,18 @@ export interface BuildHooks {
   onModel?: (result: ModelResult, index: number, total: number) => void;
 }
 
+/** What a build builds: the selected models (src/models/select.ts), every one by default. */
+export type BuildRequest = BuildHooks & ModelSelection;
+
 /**
- * The build job: builds the models of an existing database in dependency order, under the
- * sync lock (a build never reads a half-written sync). A model that fails keeps its previous
- * table and the models that depend on it are skipped; each has its result.
+ * The build job: builds the models (or the selected ones) of an existing database in dependency
+ * order, under the sync lock (a build never reads a half-written sync). A model that fails keeps
+ * its previous table and the models that depend on it are skipped; each has its result. A bad
+ * selector is told before the database is opened.
  */
-export async function buildJob(config: Readonly<Config>, streams: readonly StreamDeclaration[], hooks: BuildHooks = {}): Promise<ModelResult[]> {
+export async function buildJob(config: Readonly<Config>, streams: readonly StreamDeclaration[], request: BuildRequest = {}): Promise<ModelResult[]> {
+  const { select = [], exclude = [] } = request;
+  if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
   requireDatabase(config.db);
   const lock = DatabaseLock.acquire(config.db, 'build');
   try {
@@ -29,7 +37,7 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
       await ensureRawTables(db, streams);
-      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: hooks.onModel }));
+      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude }));
       // Checkpoint here, not silently at close: a full disk is told now (the models are
       // committed in the WAL either way, and the next open replays it).
       await db.checkpoint().catch((error: unknown) => {

@@ -4,6 +4,8 @@ import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
 import type { Config } from '../config/config.ts';
 import { removeLeftoverExports, requireDatasetFolder, resolveModels, writeDataset, type DatasetFormat, type DatasetManifest, type ManifestModel } from '../export/write-dataset.ts';
+import { loadProject } from '../models/project.ts';
+import { selectModelsInOrder } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { requireDatabase } from './paths.ts';
@@ -12,7 +14,7 @@ dayjs.extend(utc);
 
 /** What to export. */
 export interface ExportRequest {
-  /** Models (`marts.fees_monthly`) and layers (`layer:marts`). @default every table of marts */
+  /** Selectors of the models (src/models/select.ts: `marts.fees_monthly`, `layer:marts`, `tag:fees`, `+fees_monthly`). @default every model of marts (`layer:marts`) */
   models: readonly string[];
   /** The dataset folder. */
   out: string;
@@ -39,9 +41,10 @@ export async function exportJob(config: Readonly<Config>, request: ExportRequest
   const started = performance.now();
   requireDatabase(config.db);
   requireDatasetFolder(request.out, '--out');
+  const chosen = selectModelsInOrder(loadProject(), request.models.length === 0 ? ['layer:marts'] : request.models, 'model');
   const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
-    const models = await resolveModels(db, request.models);
+    const models = await resolveModels(db, chosen.map((model) => model.id));
     await removeLeftoverExports(request.out);
     const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
     const manifest = await whilePending(`export ${runId}: writing ${models.length} models to ${request.out}`, () =>

@@ -2,8 +2,9 @@ import path from 'node:path';
 import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
-import { loadProject, MATERIALIZATION, SQL_DIR, type Model, type Project } from './project.ts';
-import { recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
+import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
+import { selectModels } from './select.ts';
+import { otherBuildSettings, recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
 /** What happened to one model (kysely's migrator style: a result per step, no throw halfway). */
 export interface ModelResult {
@@ -25,20 +26,29 @@ export interface BuildOptions {
   sqlDir?: string;
   /** The models' declarations. @default the repository's for its sql/, none for another folder */
   declarations?: readonly LayerDeclaration[];
+  /** Selectors of the models to build (src/models/select.ts: `+marts.fees_monthly`, `tag:spot`, …). @default every model */
+  select?: readonly string[];
+  /** Selectors of models not to build. @default none */
+  exclude?: readonly string[];
   /** Called as each model finishes, for progress lines. */
   onResult?: (result: ModelResult, index: number, total: number) => void;
 }
 
 /**
- * Builds every model in dependency order: macros, then the settings tables, then staging views
- * and intermediate and marts tables. Each model is replaced in its own transaction, together
- * with the row of settings.model_builds that says which settings built it, so a model that fails
- * leaves its previous table readable and described; the models that read it are skipped (and
- * keep their previous tables too). Returns a result per model.
+ * Builds every model (or the selected ones) in dependency order: macros, then the settings
+ * tables, then staging views and intermediate and marts tables. Each model is replaced in its own
+ * transaction, together with the row of settings.model_builds that says which settings built it,
+ * so a model that fails leaves its previous table readable and described; the models that read it
+ * are skipped (and keep their previous tables too). A selected model that reads a model not
+ * selected reads its existing table or view, which must be there and, for a table, built with
+ * this build's settings (else the model fails naming what to build), so its settings row never
+ * describes inputs built otherwise. Returns a result per model built.
+ * @throws ConfigError for a selector that is malformed or matches nothing, before anything is written.
  */
 export async function buildModels(db: Database, settings: ModelSettings, options: BuildOptions = {}): Promise<ModelResult[]> {
   const project = loadProject(options.sqlDir ?? SQL_DIR, ...(options.declarations === undefined ? [] : [options.declarations]));
-  const total = project.macros.length + project.models.length;
+  const models = selectModels(project, options.select ?? [], options.exclude ?? []);
+  const total = project.macros.length + models.length;
   const results: ModelResult[] = [];
   const report = (result: ModelResult) => {
     results.push(result);
@@ -49,7 +59,7 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   await writeSettings(db, settings);
   const restoreStorage = await useBuildStorageSettings(db);
   try {
-    await buildProject(db, project, settings, report);
+    await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), settings, report);
   } finally {
     // After a full disk every statement fails with that same error: the build's own one is told.
     await restoreStorage().catch((error: unknown) => {
@@ -74,8 +84,8 @@ async function useBuildStorageSettings(db: Database): Promise<() => Promise<void
   };
 }
 
-async function buildProject(db: Database, project: Project, settings: ModelSettings, report: (result: ModelResult) => void): Promise<void> {
-  for (const macro of project.macros) {
+async function buildProject(db: Database, macros: readonly MacroFile[], models: readonly Model[], byId: ReadonlyMap<string, Model>, settings: ModelSettings, report: (result: ModelResult) => void): Promise<void> {
+  for (const macro of macros) {
     const started = performance.now();
     try {
       await db.transaction(() => db.run(macro.sql));
@@ -87,15 +97,42 @@ async function buildProject(db: Database, project: Project, settings: ModelSetti
   }
 
   const failed = new Map<string, string>();
-  for (const model of project.models) {
+  const building = new Set(models.map((model) => model.id));
+  for (const model of models) {
     const blocker = model.references.find((reference) => failed.has(reference));
     if (blocker !== undefined) {
       failed.set(model.id, blocker);
       report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
       continue;
     }
+    const unusable = await unusableUpstream(db, model, byId, building, settings);
+    if (unusable !== undefined) {
+      failed.set(model.id, model.id);
+      report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'failed', ms: 0, message: unusable });
+      continue;
+    }
     report(await buildModel(db, model, settings, () => failed.set(model.id, model.id)));
   }
+}
+
+/**
+ * Why a model of a partial build cannot read a model this build does not rebuild, if it cannot:
+ * its relation is missing, or it is a table built with other settings (or with no record of
+ * them), whose figures this model's settings row would misdescribe. A view is read live, so only
+ * its presence matters.
+ */
+async function unusableUpstream(db: Database, model: Model, byId: ReadonlyMap<string, Model>, building: ReadonlySet<string>, settings: ModelSettings): Promise<string | undefined> {
+  const fix = `build it too (--select +${model.id}) or run exledger build`;
+  for (const reference of model.references) {
+    if (building.has(reference)) continue;
+    const upstream = byId.get(reference)!;
+    const present = await db.all('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [upstream.layer, upstream.name]);
+    if (present.length === 0) return `reads ${reference}, which is not in this database: ${fix}`;
+    if (MATERIALIZATION[upstream.layer] === 'view') continue;
+    const other = await otherBuildSettings(db, reference, settings);
+    if (other !== undefined) return `reads ${reference}, which ${other}: ${fix}`;
+  }
+  return undefined;
 }
 
 async function buildModel(db: Database, model: Model, settings: ModelSettings, onFailure: () => void): Promise<ModelResult> {

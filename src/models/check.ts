@@ -1,6 +1,7 @@
 import type { Database } from '../store/database.ts';
 import type { LayerDeclaration } from './declaration.ts';
 import { loadProject, SQL_DIR } from './project.ts';
+import { selectModels, selectTests } from './select.ts';
 
 /** What one SQL test found. */
 export interface TestResult {
@@ -22,6 +23,13 @@ export interface CheckOptions {
   sqlDir?: string;
   /** The models' declarations, whose generic tests run beside the SQL files'. @default the repository's for its sql/, none for another folder */
   declarations?: readonly LayerDeclaration[];
+  /**
+   * Selectors of the models whose tests run (src/models/select.ts): the generic tests of their
+   * declarations and the singular tests that read one of them. @default every test
+   */
+  select?: readonly string[];
+  /** Selectors of models whose tests do not run (unless another selected model's do). @default none */
+  exclude?: readonly string[];
   /** Offending rows shown per failing test. @default 5 */
   sampleSize?: number;
   onResult?: (result: TestResult, index: number, total: number) => void;
@@ -29,10 +37,14 @@ export interface CheckOptions {
 
 /**
  * Runs every SQL test (a query returning the offending rows) against the built models: the
- * singular ones of sql/<layer>/tests/ and the generic ones of the models' declarations.
+ * singular ones of sql/<layer>/tests/ and the generic ones of the models' declarations; with a
+ * selection, those of the selected models.
+ * @throws ConfigError for a selector that is malformed or matches nothing, before any test runs.
  */
 export async function checkModels(db: Database, options: CheckOptions = {}): Promise<TestResult[]> {
-  const { tests } = loadProject(options.sqlDir ?? SQL_DIR, ...(options.declarations === undefined ? [] : [options.declarations]));
+  const project = loadProject(options.sqlDir ?? SQL_DIR, ...(options.declarations === undefined ? [] : [options.declarations]));
+  const selecting = (options.select ?? []).length > 0 || (options.exclude ?? []).length > 0;
+  const tests = selecting ? selectTests(project, new Set(selectModels(project, options.select ?? [], options.exclude ?? []).map((model) => model.id))) : project.tests;
   const sampleSize = options.sampleSize ?? 5;
   const results: TestResult[] = [];
   for (const test of tests) {

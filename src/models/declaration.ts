@@ -46,6 +46,14 @@ const modelSchema = z
     key: z.array(identifier).min(1),
     /** Every column the model builds, in its order. */
     columns: z.array(columnSchema).min(1),
+    /**
+     * Labels to select it by (`exledger build --select tag:fees`): what it is about (`spot`,
+     * `futures`, `fees`, `balances`, `affiliate`) and `report` for a mart a workbook reads. @default []
+     */
+    tags: z
+      .array(identifier)
+      .refine((tags) => new Set(tags).size === tags.length, 'a tag is given twice')
+      .optional(),
   })
   .strict()
   .superRefine((model, context) => {

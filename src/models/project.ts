@@ -50,6 +50,8 @@ export interface SqlTest {
   file: string;
   sql: string;
   references: readonly string[];
+  /** The model whose declaration a generic test is generated from (`<layer>.<name>`); none for a singular test. */
+  model?: string;
 }
 
 /** A macro file: `create or replace macro` statements in sql/macros/<name>.sql. */
@@ -92,7 +94,7 @@ export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly Lay
     if (declaration !== undefined) model.declaration = declaration;
   }
   for (const [id, declaration] of declared) {
-    for (const test of genericTests(id, declaration)) tests.push({ ...test, file: declarationFile(id.split('.')[0]!) });
+    for (const test of genericTests(id, declaration)) tests.push({ ...test, model: id, file: declarationFile(id.split('.')[0]!) });
   }
   // Singular and generic tests together, by layer then name.
   tests.sort((a, b) => LAYERS.indexOf(a.id.split('/')[0] as Layer) - LAYERS.indexOf(b.id.split('/')[0] as Layer) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

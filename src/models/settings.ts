@@ -64,6 +64,23 @@ export async function recordModelBuild(db: Database, model: string, settings: Mo
   ]);
 }
 
+/**
+ * How the settings a model was last built with (settings.model_builds) differ from `settings`:
+ * undefined when they are the same, else one phrase naming both (`was built with time zone UTC, …;
+ * this build has time zone Europe/Paris, …`), or saying that no settings are recorded for it.
+ */
+export async function otherBuildSettings(db: Database, model: string, settings: ModelSettings): Promise<string | undefined> {
+  const [row] = await db.all<{ time_zone: string; cost_methods: string[]; opening_positions: string }>('SELECT time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE model = $1', [model]);
+  if (row === undefined) return 'has no record of the settings it was built with';
+  const built = describeSettings(row.time_zone, row.cost_methods, row.opening_positions);
+  const wanted = describeSettings(settings.reportingTimeZone, settings.costMethods, openingPositionsText(settings.openingPositions));
+  return built === wanted ? undefined : `was built with ${built}; this build has ${wanted}`;
+}
+
+function describeSettings(timeZone: string, costMethods: readonly string[], openingPositions: string): string {
+  return `time zone ${timeZone}, cost methods ${costMethods.join(', ')}, opening positions ${openingPositions === '[]' ? 'none' : openingPositions}`;
+}
+
 /** The opening positions as one comparable text (sorted JSON). */
 function openingPositionsText(positions: readonly OpeningPosition[]): string {
   const sorted = [...positions].sort((a, b) => `${a.account}\u0000${a.symbol}`.localeCompare(`${b.account}\u0000${b.symbol}`));
