@@ -88,8 +88,8 @@ describe('several workers share the accounts and export one dataset', () => {
   });
 
   it('an unknown account name is exit 2 naming it and the configured ones, and nothing is written', async () => {
-    for (const command of ['sync', 'run']) {
-      const result = await runCli([command, '--accounts', 'alpha,zeta'], { cwd: folders.bad });
+    const results = await Promise.all(['sync', 'run'].map((command) => runCli([command, '--accounts', 'alpha,zeta'], { cwd: folders.bad })));
+    for (const result of results) {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain('--accounts: "zeta" is not a configured account; the configured accounts are alpha, beta, gamma');
       expect(result.stderr).not.toContain(exchange.accounts[0]!.secret);
@@ -181,13 +181,16 @@ describe('several workers share the accounts and export one dataset', () => {
   it('refused before anything is written: a shard of an account the database never synced, a whole export over the shared folder, run --accounts over a database holding other accounts', async () => {
     const before = filesUnder(shared);
     expect(before.length).toBeGreaterThan(0);
-    const foreign = await runCli(['export', '--shard', '--accounts', 'gamma', '--out', shared], { cwd: folders.worker1 });
+    // Three refusals at once (none of them writes anything).
+    const [foreign, whole, run] = await Promise.all([
+      runCli(['export', '--shard', '--accounts', 'gamma', '--out', shared], { cwd: folders.worker1 }),
+      runCli(['export', '--out', shared], { cwd: folders.worker1 }),
+      runCli(['run', '--accounts', 'alpha', '--period', '2026-10'], { cwd: folders.worker1 }),
+    ]);
     expect(foreign.code, foreign.stderr).toBe(2);
     expect(foreign.stderr).toContain('gamma was never synced into');
-    const whole = await runCli(['export', '--out', shared], { cwd: folders.worker1 });
     expect(whole.code, whole.stderr).toBe(2);
     expect(whole.stderr).toContain('is a dataset shared by several workers');
-    const run = await runCli(['run', '--accounts', 'alpha', '--period', '2026-10'], { cwd: folders.worker1 });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('also holds beta, which --accounts alpha leaves out');
     expect(filesUnder(shared)).toEqual(before);
