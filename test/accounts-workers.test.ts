@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -138,9 +139,8 @@ describe('several workers share the accounts and export one dataset', () => {
     expect(shardManifests.beta!.database).toBe(databases.worker1);
     expect(shardManifests.gamma!.database).toBe(databases.worker2);
     expect(shardManifests.alpha!.shard).toEqual(['alpha', 'beta']);
+    // No work folder (.shard-<host>-<pid>) of either worker is left.
     expect(readdirSync(shared).sort()).toEqual(['_accounts', 'marts']);
-    // No work folder of either worker is left beside the dataset.
-    expect(readdirSync(root).filter((name) => name.startsWith('.'))).toEqual([]);
 
     const whole = JSON.parse(readFileSync(path.join(folders.single, 'export', '_manifest.json'), 'utf8')) as DatasetManifest;
     expect(whole.models.length).toBeGreaterThan(10);
@@ -180,6 +180,7 @@ describe('several workers share the accounts and export one dataset', () => {
 
   it('refused before anything is written: a shard of an account the database never synced, a whole export over the shared folder, run --accounts over a database holding other accounts', async () => {
     const before = filesUnder(shared);
+    const logsBefore = filesUnder(path.join(folders.worker1, 'logs'));
     expect(before.length).toBeGreaterThan(0);
     // Three refusals at once (none of them writes anything).
     const [foreign, whole, run] = await Promise.all([
@@ -194,5 +195,25 @@ describe('several workers share the accounts and export one dataset', () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('also holds beta, which --accounts alpha leaves out');
     expect(filesUnder(shared)).toEqual(before);
+    // The refused run did not even start its log.
+    expect(filesUnder(path.join(folders.worker1, 'logs'))).toEqual(logsBefore);
+  });
+
+  it('a shard export killed between its two renames: the next shard export on this host puts the set-aside partition back', async () => {
+    // A process that is gone: its pid names the leftover work folder.
+    const deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    const host = os.hostname().replace(/[^A-Za-z0-9_-]/g, '_') || 'host';
+    const partition = path.join('marts', 'fees_monthly', 'account=alpha');
+    const before = filesUnder(path.join(shared, partition));
+    expect(before.length).toBeGreaterThan(0);
+    // Killed after setting alpha's partition aside, before renaming the new one into place.
+    const setAside = path.join(shared, `.shard-${host}-${deadPid}`, 'old', partition);
+    mkdirSync(path.dirname(setAside), { recursive: true });
+    renameSync(path.join(shared, partition), setAside);
+    // Worker 2 exports gamma: it finds the leftover, puts alpha's partition back, removes the rest.
+    const exported = await runCli(['export', '--shard', '--out', shared], { cwd: folders.worker2 });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(filesUnder(path.join(shared, partition))).toEqual(before);
+    expect(readdirSync(shared).sort()).toEqual(['_accounts', 'marts']);
   });
 });

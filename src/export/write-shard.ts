@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,7 +76,8 @@ export function requireShardFolder(out: string, setting: string): void {
   if (existsSync(path.join(folder, MANIFEST))) {
     throw new ConfigError(folder, `is a whole export (it has ${MANIFEST}), not a dataset shared by workers`, { hint: `choose another folder for the shared dataset (${setting}), or export without --shard` });
   }
-  if (!existsSync(path.join(folder, SHARD_MANIFESTS)) && !isEmptyFolder(folder)) {
+  // Empty but for work folders: another worker's first shard export, before its manifests are in place.
+  if (!existsSync(path.join(folder, SHARD_MANIFESTS)) && !isEmptyFolder(folder) && !readdirSync(folder).every((name) => WORK_FOLDER.test(name))) {
     throw new ConfigError(folder, `is a folder with other things in it (no ${SHARD_MANIFESTS}/): a shard export only writes into a new or empty folder or a shared dataset`, {
       hint: `choose a new or empty folder (${setting})`,
     });
@@ -100,28 +101,30 @@ export function requireAccountModels(shapes: readonly ModelShape[]): void {
 /** The machine's name as it appears in the work folder's name. */
 const HOST = os.hostname().replace(/[^A-Za-z0-9_-]/g, '_') || 'host';
 
-/** The work folder beside the dataset `<name>`: `.<name>.shard-<host>-<pid>`, with `new/` (the shard written) and `old/` (partitions set aside). */
-function workFolderOf(folder: string): { work: string; pattern: RegExp } {
-  const base = path.basename(folder);
-  const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return { work: path.join(path.dirname(folder), `.${base}.shard-${HOST}-${process.pid}`), pattern: new RegExp(`^\\.${escaped}\\.shard-(.+)-(\\d+)$`) };
-}
+/** A work folder's name: `.shard-<host>-<pid>`. */
+const WORK_FOLDER = /^\.shard-(.+)-(\d+)$/;
 
 /**
- * Removes what shard exports of this machine killed part-way left beside the dataset folder
+ * The work folder of this export, inside the dataset folder (so its renames stay within one
+ * filesystem, also when the dataset folder is a mount point) but outside every model's folder
+ * (readers read `<layer>/<table>/`; Spark also skips names starting with a dot): `new/` holds
+ * the shard written, `old/` the partitions set aside.
+ */
+const workFolderOf = (folder: string) => path.join(folder, `.shard-${HOST}-${process.pid}`);
+
+/**
+ * Removes what shard exports of this machine killed part-way left in the dataset folder
  * (their process is gone): a partition set aside and not replaced is put back first. Work
  * folders of other machines (a shared filesystem) and of running exports are left alone.
  */
 export async function removeLeftoverShards(out: string): Promise<void> {
   const folder = path.resolve(out);
-  const parent = path.dirname(folder);
-  if (!existsSync(parent)) return;
-  const { pattern } = workFolderOf(folder);
-  for (const name of await readdir(parent)) {
-    const match = pattern.exec(name);
+  if (!existsSync(folder)) return;
+  for (const name of await readdir(folder)) {
+    const match = WORK_FOLDER.exec(name);
     if (match === null || match[1] !== HOST || isProcessAlive(Number(match[2]))) continue;
-    await restoreSetAside(path.join(parent, name), folder);
-    await rm(path.join(parent, name), { recursive: true, force: true });
+    await restoreSetAside(path.join(folder, name), folder);
+    await rm(path.join(folder, name), { recursive: true, force: true });
   }
 }
 
@@ -149,7 +152,7 @@ async function partitionsUnder(root: string): Promise<string[]> {
 const partitionName = (account: string) => `account=${account}`;
 
 /**
- * Writes the shard's accounts of each model into a work folder beside the dataset, then swaps
+ * Writes the shard's accounts of each model into a work folder in the dataset folder, then swaps
  * them in one account partition at a time: the account's previous partition (if any) is renamed
  * aside, the new one renamed into place, and once every model is swapped the account's manifest
  * is replaced (written aside, then renamed over). Other accounts' partitions are never touched.
@@ -162,7 +165,7 @@ export async function writeShard(db: Database, models: readonly ExportModel[], o
   const folder = path.resolve(options.out);
   const format = options.format ?? 'parquet';
   const exportedAt = new Date().toISOString();
-  const { work } = workFolderOf(folder);
+  const work = workFolderOf(folder);
   const shapes = await Promise.all(models.map((model) => describeModel(db, model, format)));
   requireAccountModels(shapes);
   const accountList = options.accounts.map(quoteString).join(', ');
