@@ -32,6 +32,26 @@ describe('resolveConfig', () => {
     expect(config.accounts).toEqual([{ name: 'desk', apiKey: 'k', secret: 's', passphrase: 'p' }]);
   });
 
+  it('--accounts keeps only the named accounts (and their opening positions); an unknown name lists the configured ones', () => {
+    const other = { ...FILE_ACCOUNT, name: 'otc', apiKey: 'otc-key-123456' };
+    const third = { ...FILE_ACCOUNT, name: 'treasury', apiKey: 'treasury-key-123456' };
+    const positions = [
+      { account: 'desk', symbol: 'BTCUSDT_SPBL', quantity: '1', cost: '30000' },
+      { account: 'otc', symbol: 'BTCUSDT_SPBL', quantity: '2', cost: '61000' },
+    ];
+    const dir = dirWithConfig({ accounts: [FILE_ACCOUNT, other, third], models: { openingPositions: positions } });
+    const all = resolveConfig({}, {}, dir);
+    expect(all.accounts.map((account) => account.name)).toEqual(['desk', 'otc', 'treasury']);
+    expect(all.selectedAccounts).toBeNull();
+    const worker = resolveConfig({ accounts: 'treasury, otc' }, {}, dir);
+    // In the configured order; the positions of the other accounts are not this worker's.
+    expect(worker.accounts.map((account) => account.name)).toEqual(['otc', 'treasury']);
+    expect(worker.selectedAccounts).toEqual(['treasury', 'otc']);
+    expect(worker.models.openingPositions.map((position) => position.account)).toEqual(['otc']);
+    expect(() => resolveConfig({ accounts: 'desk,dsk' }, {}, dir)).toThrow('--accounts: "dsk" is not a configured account; the configured accounts are desk, otc, treasury');
+    expect(() => resolveConfig({ accounts: ' , ' }, {}, dir)).toThrow(/--accounts: name at least one account/);
+  });
+
   it('names the missing variable when only some credentials are set', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
     expect(() => resolveConfig({}, { EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's' }, dir)).toThrow(/EXLEDGER_API_PASSPHRASE/);

@@ -25,3 +25,11 @@ export function withModelOptions<T>(yargs: Argv<T>) {
 export function modelOverrides(args: { config?: string; db?: string; timeZone?: string; costMethod?: string[] }): ConfigOverrides {
   return { ...configOverrides(args), reportingTimeZone: args.timeZone, costMethods: args.costMethod as CostMethod[] | undefined };
 }
+
+/** Adds `--accounts`, for the commands that work per account (sync, run): a worker's share of the configured accounts. */
+export function withAccountsOption<T>(yargs: Argv<T>) {
+  return yargs.option('accounts', {
+    type: 'string',
+    describe: 'Only these configured accounts, comma-separated (a worker\'s share when several workers split the accounts; see README "Several workers") [default: every configured account]',
+  });
+}

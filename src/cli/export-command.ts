@@ -1,5 +1,5 @@
-import { exportJob } from '../jobs/export-job.ts';
-import type { DatasetFormat } from '../export/write-dataset.ts';
+import { exportJob, exportShardJob } from '../jobs/export-job.ts';
+import type { DatasetFormat, ManifestModel } from '../export/write-dataset.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -8,20 +8,33 @@ import { displayPath } from './result-text.ts';
 /** `exledger export`. */
 export const exportCommand = defineCommand({
   command: 'export [models..]',
-  describe: 'Write built models (default: every marts table) as a Parquet or CSV dataset, hive-partitioned by account and month, with a manifest; the folder is replaced whole',
+  describe: 'Write built models (default: every marts table) as a Parquet or CSV dataset, hive-partitioned by account and month, with a manifest; the folder is replaced whole (with --shard: only this database\'s accounts in a folder shared by several workers)',
   builder: (yargs) =>
     withConfigOptions(yargs)
       .positional('models', { type: 'string', array: true, describe: 'Models, as exledger build --select takes them: marts.fees_monthly (or fees_monthly), layer:marts|intermediate|staging, tag:<tag>, +model, model+ [default: layer:marts]' })
       .option('out', { type: 'string', default: './export', describe: 'The dataset folder; an earlier export there is replaced once the new one is complete' })
-      .option('format', { type: 'string', choices: ['parquet', 'csv'], default: 'parquet', describe: 'File format' }),
+      .option('format', { type: 'string', choices: ['parquet', 'csv'], default: 'parquet', describe: 'File format' })
+      .option('shard', {
+        type: 'boolean',
+        default: false,
+        describe: "Write this database's accounts into a dataset shared by several workers: only their account= partitions are replaced, other workers' are kept (README \"Several workers\")",
+      })
+      .option('accounts', { type: 'string', describe: 'With --shard: only these accounts, comma-separated [default: every account synced into this database]' }),
   config: (args) => configOverrides(args),
   handler: async (args, { config, output }) => {
-    const result = await exportJob(config, {
-      models: (args.models ?? []).map(String),
-      out: args.out,
-      format: args.format as DatasetFormat,
-      onModel: (model) => output.detail(`${model.model.padEnd(40)} ${model.rows.toLocaleString('en-US').padStart(10)} rows  ${model.partitionBy.length === 0 ? 'not partitioned' : `by ${model.partitionBy.join(', ')}`}`),
-    });
+    const onModel = (model: ManifestModel) =>
+      output.detail(`${model.model.padEnd(40)} ${model.rows.toLocaleString('en-US').padStart(10)} rows  ${model.partitionBy.length === 0 ? 'not partitioned' : `by ${model.partitionBy.join(', ')}`}`);
+    const request = { models: (args.models ?? []).map(String), out: args.out, format: args.format as DatasetFormat, onModel, accounts: args.accounts };
+    if (args.shard) {
+      const result = await exportShardJob(config, request);
+      const models = result.manifests[0]?.models.length ?? 0;
+      const rows = result.manifests.reduce((sum, manifest) => sum + manifest.models.reduce((total, model) => total + model.rows, 0), 0);
+      output.summary(
+        `export ${result.runId}: shard ${result.accounts.join(', ')}: ${models} models, ${rows.toLocaleString('en-US')} rows as ${request.format} in ${displayPath(result.path)}, other accounts kept (${(result.ms / 1000).toFixed(1)} s)`,
+      );
+      return { exitCode: EXIT.ok, details: { path: result.path, ms: Math.round(result.ms), shard: result.accounts, runId: result.runId, manifests: result.manifests } };
+    }
+    const result = await exportJob(config, request);
     const { manifest } = result;
     const rows = manifest.models.reduce((sum, model) => sum + model.rows, 0);
     output.summary(`export ${manifest.runId}: ${manifest.models.length} models, ${rows.toLocaleString('en-US')} rows as ${manifest.format} in ${displayPath(result.path)} (${(result.ms / 1000).toFixed(1)} s)`);

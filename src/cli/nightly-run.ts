@@ -7,6 +7,7 @@ import { ExledgerError } from '../errors.ts';
 import type { ReportPeriod } from '../export/period.ts';
 import { selectReports } from '../jobs/report-job.ts';
 import { checkRunPaths, runJob, type RunOutcome } from '../jobs/run-job.ts';
+import { requireWorkerDatabase } from '../jobs/worker-accounts.ts';
 import type { CommandOutcome } from './command.ts';
 import type { Output } from './output.ts';
 import { formatModelResult, formatReportResult, formatRunSummary, formatSyncSummary, formatTestResult, reportRowsProgress, runExitCode, runJson, summarizeBuild } from './result-text.ts';
@@ -21,6 +22,8 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
   const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), config.reports.names ?? ['all']);
   // Before the log file is made: a bad folder is one error line, with nothing created.
   checkRunPaths(config);
+  // `--accounts` over a database that holds other accounts too: refused before the log is made.
+  await requireWorkerDatabase(config);
   const log = startRunLog(config.logDir);
   // Without a terminal, progress goes to the log file only: stderr (cron's mail, or the
   // cron-errors.log of the README's line) gets errors alone, and the log shows a long backfill moving.

@@ -1,7 +1,7 @@
 import { STREAMS } from '../../pipelines/index.ts';
 import { syncJob, type SyncOutcome } from '../jobs/sync-job.ts';
 import { defineCommand } from './command.ts';
-import { configOverrides, withConfigOptions } from './config-options.ts';
+import { configOverrides, withAccountsOption, withConfigOptions } from './config-options.ts';
 import { formatSyncSummary, syncExitCode, syncJson } from './result-text.ts';
 
 /** `exledger sync`. */
@@ -10,13 +10,13 @@ export const syncCommand = defineCommand({
   stopsOnSignal: true,
   describe: 'Pull new exchange history and snapshots into DuckDB (incremental; safe to kill and rerun)',
   builder: (yargs) =>
-    withConfigOptions(yargs)
+    withAccountsOption(withConfigOptions(yargs))
       .option('since', { type: 'string', describe: 'Backfill from this day (YYYY-MM-DD, UTC) instead of each stream\'s cursor' })
       .option('until', { type: 'string', describe: 'Read up to this day (YYYY-MM-DD, UTC, exclusive) [default: now]' })
       .option('streams', { type: 'string', describe: `Only these streams, comma-separated: ${STREAMS.map((stream) => stream.name).join(', ')}` })
       .option('spot-symbols', { type: 'string', describe: 'Spot symbols to read, comma-separated (e.g. BTCUSDT_SPBL) [default: discovered]' })
       .option('full-refresh', { type: 'boolean', default: false, describe: 'Forget what was synced for the chosen streams and start over' }),
-  config: (args) => configOverrides(args),
+  config: (args) => ({ ...configOverrides(args), accounts: args.accounts }),
   handler: async (args, { config, output, signal }) => {
     const progress = output.syncProgress();
     let outcome: SyncOutcome;

@@ -30,7 +30,13 @@ export interface Config {
   spotBaseUrl: string | null;
   /** Root URL of /capi/v2 endpoints. */
   contractBaseUrl: string | null;
+  /** The accounts this process works on: every configured one, or those `--accounts` names (in the configured order). */
   accounts: readonly AccountConfig[];
+  /**
+   * The account names `--accounts` chose (a worker's share of the firm's accounts), or null when
+   * the flag was not given (every configured account). @default null
+   */
+  selectedAccounts: readonly string[] | null;
   budget: RateBudgetOptions;
   retry: RetryOptions;
   /** Per-request idle timeout (the longest wait for the next byte), ms. @default 15000 */
@@ -182,6 +188,8 @@ export interface ConfigOverrides {
   costMethods?: readonly CostMethod[];
   /** `--out`: the workbooks' folder. */
   outDir?: string;
+  /** `--accounts`: only these configured accounts (comma-separated names, as given). */
+  accounts?: string;
   /**
    * Settings in the config file's shape, used instead of reading a config file (`exledger demo`
    * builds its configuration this way); validated like a file.
@@ -216,12 +224,15 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     names.add(account.name);
   }
 
+  const selectedAccounts = overrides.accounts === undefined ? null : parseAccountList(overrides.accounts, '--accounts', accounts.map((account) => account.name));
+
   const config: Config = {
     configFile,
     db: overrides.db ?? env.EXLEDGER_DB ?? file.db ?? './data/exledger.duckdb',
     spotBaseUrl: checkUrl('EXLEDGER_SPOT_BASE_URL', overrides.spotBaseUrl ?? env.EXLEDGER_SPOT_BASE_URL) ?? file.spotBaseUrl ?? null,
     contractBaseUrl: checkUrl('EXLEDGER_CONTRACT_BASE_URL', overrides.contractBaseUrl ?? env.EXLEDGER_CONTRACT_BASE_URL) ?? file.contractBaseUrl ?? null,
-    accounts: accounts.map((account) => Object.freeze(account)),
+    accounts: accounts.filter((account) => selectedAccounts === null || selectedAccounts.includes(account.name)).map((account) => Object.freeze(account)),
+    selectedAccounts,
     budget: {
       spot: { ...DEFAULT_RATE_BUDGET.spot, ...file.budget?.spot },
       contract: { ...DEFAULT_RATE_BUDGET.contract, ...file.budget?.contract },
@@ -244,12 +255,28 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     models: {
       reportingTimeZone: checkTimeZone(overrides.reportingTimeZone) ?? file.models?.reportingTimeZone ?? DEFAULT_MODEL_SETTINGS.reportingTimeZone,
       costMethods: overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods,
-      openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts),
+      // Checked against every configured account; a worker keeps those of its own accounts.
+      openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts).filter((position) => selectedAccounts === null || selectedAccounts.includes(position.account)),
     },
     reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
     logDir: file.logDir ?? './logs',
   };
   return deepFreeze(config);
+}
+
+/**
+ * A comma-separated list of account names (`--accounts a,b`), each a configured account; in the
+ * order given, each once.
+ * @throws ConfigError naming the first unknown name and listing the configured ones.
+ */
+export function parseAccountList(list: string, setting: string, configured: readonly string[]): string[] {
+  const names = [...new Set(list.split(',').map((name) => name.trim()).filter((name) => name !== ''))];
+  const known = configured.length === 0 ? 'no account is configured' : `the configured accounts are ${configured.join(', ')}`;
+  if (names.length === 0) throw new ConfigError(setting, `name at least one account; ${known}`);
+  for (const name of names) {
+    if (!configured.includes(name)) throw new ConfigError(setting, `"${name}" is not a configured account; ${known}`, { hint: 'check the name, or add the account to "accounts" in the config file' });
+  }
+  return names;
 }
 
 function findConfigFile(explicit: string | undefined, cwd: string): string | null {

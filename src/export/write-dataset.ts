@@ -63,11 +63,14 @@ export interface DatasetManifest {
 
 export const MANIFEST = '_manifest.json';
 
+/** The folder of a shared (sharded) dataset's manifests, one per account: `_accounts/<account>.json` (write-shard.ts). */
+export const SHARD_MANIFESTS = '_accounts';
+
 /** How CSV writes TIMESTAMPTZ: `2026-09-30T23:59:59.999000Z` (strftime format). */
 export const CSV_INSTANT = '%Y-%m-%dT%H:%M:%S.%fZ';
 
-const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
+export const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * The relations of the chosen models (`<layer>.<name>`, from the selection in src/models/select.ts),
@@ -97,6 +100,11 @@ export function requireDatasetFolder(out: string, setting: string): void {
   if (path.dirname(folder) === folder) throw new ConfigError(folder, 'is the root of the filesystem: the export replaces its folder whole', { hint: `choose a folder of its own (${setting})` });
   if (!existsSync(folder)) return;
   if (!statSync(folder).isDirectory()) throw new ConfigError(folder, 'is a file, not a folder', { hint: `choose another folder (${setting}), or move the file away` });
+  if (!existsSync(path.join(folder, MANIFEST)) && existsSync(path.join(folder, SHARD_MANIFESTS))) {
+    throw new ConfigError(folder, `is a dataset shared by several workers (it has ${SHARD_MANIFESTS}/): a whole export would replace the other workers' accounts`, {
+      hint: `export this database's accounts into it with --shard, or choose another folder (${setting})`,
+    });
+  }
   if (!existsSync(path.join(folder, MANIFEST)) && !isEmptyFolder(folder)) {
     throw new ConfigError(folder, `is a folder with other things in it (no ${MANIFEST}): the export replaces its folder whole, so it only replaces an earlier export`, {
       hint: `choose a new or empty folder (${setting})`,
@@ -104,7 +112,7 @@ export function requireDatasetFolder(out: string, setting: string): void {
   }
 }
 
-function isEmptyFolder(folder: string): boolean {
+export function isEmptyFolder(folder: string): boolean {
   try {
     return readdirSync(folder).length === 0;
   } catch {
@@ -212,7 +220,19 @@ function fileTypeOf(type: string, format: DatasetFormat): string | undefined {
   return undefined;
 }
 
-async function writeModel(db: Database, model: ExportModel, root: string, format: DatasetFormat): Promise<ManifestModel> {
+/** A model's columns as the manifest lists them, and its month key (only for a model with an `account` column). */
+export interface ModelShape {
+  /** `<schema>.<table>`. */
+  name: string;
+  /** The quoted relation, `"marts"."fees_monthly"`. */
+  relation: string;
+  columns: ManifestColumn[];
+  hasAccount: boolean;
+  month: { column: string; expression: string } | null;
+}
+
+/** Reads a model's columns (with the types the files get) and its month key. */
+export async function describeModel(db: Database, model: ExportModel, format: DatasetFormat): Promise<ModelShape> {
   const name = `${model.schema}.${model.table}`;
   const relation = `${quoteIdentifier(model.schema)}.${quoteIdentifier(model.table)}`;
   const described = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE ${relation}`);
@@ -220,22 +240,37 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
     const fileType = fileTypeOf(column.column_type, format);
     return fileType === undefined ? { name: column.column_name, type: column.column_type } : { name: column.column_name, type: column.column_type, fileType };
   });
-  const [{ rows }] = (await db.all<{ rows: string }>(`SELECT count(*) AS rows FROM ${relation}`)) as [{ rows: string }];
-  const count = Number(rows);
   const hasAccount = columns.some((column) => column.name === 'account');
   const monthColumn = hasAccount && !columns.some((column) => column.name === 'month') ? monthColumnOf(columns) : undefined;
   const month = monthColumn === undefined ? null : { column: monthColumn, expression: `strftime(${quoteIdentifier(monthColumn)}, '%Y-%m')` };
+  return { name, relation, columns, hasAccount, month };
+}
+
+/** The SELECT list a model is written with: its columns (HUGEINT cast to its file type), then `month` when partitioned by month. */
+export function selectListOf(shape: ModelShape, withMonth: boolean): string {
+  return [
+    ...shape.columns.map((column) => (column.fileType === undefined ? quoteIdentifier(column.name) : `CAST(${quoteIdentifier(column.name)} AS ${column.fileType}) AS ${quoteIdentifier(column.name)}`)),
+    ...(withMonth && shape.month !== null ? [`${shape.month.expression} AS month`] : []),
+  ].join(', ');
+}
+
+/** COPY's options for a format. CSV instants as every exledger output writes them: ISO 8601 UTC (the session zone is UTC), all six decimals. */
+export function copyOptionsOf(format: DatasetFormat): string {
+  return format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
+}
+
+async function writeModel(db: Database, model: ExportModel, root: string, format: DatasetFormat): Promise<ManifestModel> {
+  const shape = await describeModel(db, model, format);
+  const { name, relation, columns, hasAccount, month } = shape;
+  const [{ rows }] = (await db.all<{ rows: string }>(`SELECT count(*) AS rows FROM ${relation}`)) as [{ rows: string }];
+  const count = Number(rows);
   // A model with no rows has no partitions: one file with its columns, so readers still see its schema.
   const partitionBy = count === 0 || !hasAccount ? [] : month === null ? ['account'] : ['account', 'month'];
 
-  const select = [
-    ...columns.map((column) => (column.fileType === undefined ? quoteIdentifier(column.name) : `CAST(${quoteIdentifier(column.name)} AS ${column.fileType}) AS ${quoteIdentifier(column.name)}`)),
-    ...(month === null || partitionBy.length === 0 ? [] : [`${month.expression} AS month`]),
-  ].join(', ');
+  const select = selectListOf(shape, partitionBy.length > 0);
   const folder = path.join(root, model.schema, model.table);
   await mkdir(path.dirname(folder), { recursive: true });
-  // CSV instants as every exledger output writes them: ISO 8601 UTC (the session zone is UTC), all six decimals.
-  const formatOptions = format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
+  const formatOptions = copyOptionsOf(format);
   // WRITE_PARTITION_COLUMNS: every file keeps the partition columns too, with their exact types
   // (a reader of one file, or a hive reader that guesses types from paths, gets them right).
   if (partitionBy.length === 0) await mkdir(folder);
@@ -246,4 +281,3 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
   await db.run(`COPY (SELECT ${select} FROM ${relation}) TO ${target}`);
   return { model: name, path: `${model.schema}/${model.table}`, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
 }
-

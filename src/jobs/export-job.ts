@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
-import type { Config } from '../config/config.ts';
+import { parseAccountList, type Config } from '../config/config.ts';
+import { ConfigError } from '../errors.ts';
+import { removeLeftoverShards, requireShardFolder, writeShard, type ShardManifest } from '../export/write-shard.ts';
+import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { removeLeftoverExports, requireDatasetFolder, resolveModels, writeDataset, type DatasetFormat, type DatasetManifest, type ManifestModel } from '../export/write-dataset.ts';
 import { loadProject } from '../models/project.ts';
 import { selectModelsInOrder } from '../models/select.ts';
@@ -22,6 +25,25 @@ export interface ExportRequest {
   format?: DatasetFormat;
   /** Told as each model is written. */
   onModel?: (model: ManifestModel) => void;
+  /**
+   * Write this database's accounts as a shard of a dataset shared by several workers: only
+   * their partitions are replaced (README "Several workers"). @default false
+   */
+  shard?: boolean;
+  /** With `shard`: only these accounts, comma-separated. @default every account synced into this database */
+  accounts?: string;
+}
+
+/** What a shard export wrote. */
+export interface ShardExportResult {
+  /** The shared dataset folder. */
+  path: string;
+  /** The shard's accounts. */
+  accounts: string[];
+  runId: string;
+  /** One per account, as written to `_accounts/<account>.json`. */
+  manifests: ShardManifest[];
+  ms: number;
 }
 
 /** What an export wrote. */
@@ -39,12 +61,13 @@ export interface ExportResult {
  */
 export async function exportJob(config: Readonly<Config>, request: ExportRequest): Promise<ExportResult> {
   const started = performance.now();
+  if (request.accounts !== undefined) throw new ConfigError('--accounts', 'chooses the accounts of a shard export: give --shard too (a whole export writes every account of the database)');
   requireDatabase(config.db);
   requireDatasetFolder(request.out, '--out');
-  const chosen = selectModelsInOrder(loadProject(), request.models.length === 0 ? ['layer:marts'] : request.models, 'model');
+  const chosen = chooseModels(request.models);
   const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
-    const models = await resolveModels(db, chosen.map((model) => model.id));
+    const models = await resolveModels(db, chosen);
     await removeLeftoverExports(request.out);
     const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
     const manifest = await whilePending(`export ${runId}: writing ${models.length} models to ${request.out}`, () =>
@@ -54,4 +77,43 @@ export async function exportJob(config: Readonly<Config>, request: ExportRequest
   } finally {
     db.close();
   }
+}
+
+/**
+ * The shard export: this worker's accounts (`accounts`, else every account synced into its
+ * database) of the chosen models, written into a dataset folder shared with other workers;
+ * every other account's partitions there are kept. Accounts, models and the folder are checked
+ * before anything is written.
+ */
+export async function exportShardJob(config: Readonly<Config>, request: ExportRequest): Promise<ShardExportResult> {
+  const started = performance.now();
+  requireDatabase(config.db);
+  requireShardFolder(request.out, '--out');
+  const chosen = chooseModels(request.models);
+  const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
+  try {
+    const synced = await readSyncedAccounts(db);
+    const accounts = request.accounts === undefined ? synced : parseAccountList(request.accounts, '--accounts', config.accounts.map((account) => account.name));
+    if (accounts.length === 0) throw new ConfigError(config.db, 'holds no synced account: nothing to export as a shard', { hint: 'run exledger sync first' });
+    const missing = accounts.filter((account) => !synced.includes(account));
+    if (missing.length > 0) {
+      throw new ConfigError('--accounts', `${missing.join(', ')} ${missing.length === 1 ? 'was' : 'were'} never synced into ${path.resolve(config.db)} (it holds ${synced.join(', ') || 'none'}): the shard would replace ${missing.length === 1 ? 'its' : 'their'} partitions with nothing`, {
+        hint: 'export each account from the worker that syncs it',
+      });
+    }
+    const models = await resolveModels(db, chosen);
+    await removeLeftoverShards(request.out);
+    const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
+    const manifests = await whilePending(`export ${runId}: writing the shard ${accounts.join(', ')} (${models.length} models) into ${request.out}`, () =>
+      writeShard(db, models, { out: request.out, accounts, format: request.format, runId, onModel: request.onModel }),
+    );
+    return { path: path.resolve(request.out), accounts, runId, manifests, ms: performance.now() - started };
+  } finally {
+    db.close();
+  }
+}
+
+/** The ids of the models the selectors pick (`--select`'s forms), the marts by default. */
+function chooseModels(selectors: readonly string[]): string[] {
+  return selectModelsInOrder(loadProject(), selectors.length === 0 ? ['layer:marts'] : selectors, 'model').map((model) => model.id);
 }

@@ -18,6 +18,7 @@ import { publishJob } from './publish-job.ts';
 import { reportJob, type ReportHooks } from './report-job.ts';
 import type { StepName, StepResult } from './step.ts';
 import { syncJob, type SyncHooks, type SyncOutcome } from './sync-job.ts';
+import { requireWorkerDatabase } from './worker-accounts.ts';
 
 /** What each step produced, as far as the run got. */
 export interface RunOutputs {
@@ -116,8 +117,9 @@ export function checkRunPaths(config: Readonly<Config>): void {
  * still run where they make sense (reports from the previous models carry a note); only a sync
  * that failed for every stream, or a signal, stops the run.
  *
- * Throws, before anything is written, for bad input found by the sync (ConfigError, AuthError)
- * and for a database held by another process (DatabaseBusyError); and at the first full disk
+ * Throws, before anything is written, for bad input found by the sync (ConfigError, AuthError),
+ * for `--accounts` over a database that holds other accounts too (ConfigError), and for a
+ * database held by another process (DatabaseBusyError); and at the first full disk
  * (DiskFullError: that step failed, the later ones are skipped, what was done before stays).
  * The caller picks the exit code.
  */
@@ -126,6 +128,12 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
   checkRunPaths(config);
   // Steps take the database lock one by one; this one keeps a second run out meanwhile.
   const runLock = DatabaseLock.acquire(`${config.db}.run`, 'run');
+  try {
+    await requireWorkerDatabase(config);
+  } catch (error) {
+    runLock.release();
+    throw error;
+  }
   const steps: StepResult[] = [];
   const outputs: RunOutputs = {};
   const finish = (status: RunStatus): RunOutcome => ({ status, steps, period, reports: outputs.reports ?? [], published: outputs.publish ?? null, outputs });

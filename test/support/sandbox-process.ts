@@ -8,6 +8,8 @@ export interface SandboxProcess {
   child: ChildProcess;
   url: string;
   account: { uid: string; apiKey: string; secret: string; passphrase: string };
+  /** Every account it serves (`--accounts N`), the first being `account`. */
+  accounts: SandboxProcess['account'][];
   /** The exchange's settings as the environment variables exledger reads. */
   settings: Record<string, string>;
   /** Every request the exchange answered so far (GET /__sandbox/requests). */
@@ -44,6 +46,7 @@ export async function startSandboxProcess(flags: readonly string[]): Promise<San
     child,
     url: ready.url,
     account,
+    accounts: ready.accounts,
     settings: {
       EXLEDGER_SPOT_BASE_URL: ready.url,
       EXLEDGER_CONTRACT_BASE_URL: ready.url,
