@@ -1,0 +1,103 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { syncDirectory } from '../store/publish.ts';
+import type { TestResult } from './check.ts';
+
+/**
+ * The last results of `exledger check` (and of the check step of `exledger run`), kept in a JSON
+ * file beside the database, as dbt keeps target/run_results.json: the check opens the database
+ * read-only (it runs beside analysts and on a full disk), so its results cannot go into it.
+ * `exledger docs` reads them to show each test's last result.
+ */
+
+/** One test's last result, without its sample rows (they may hold account data; the check prints them). */
+export interface RecordedTestResult {
+  /** `<layer>/<name>`. */
+  id: string;
+  status: TestResult['status'];
+  /** Rows it returned. */
+  offending: number;
+  /** Why it could not run (status `error`). */
+  message?: string;
+  ms: number;
+}
+
+/** The file: `<db stem>.check-results.json`. */
+export interface CheckResultsFile {
+  /** 1 for this layout. */
+  version: 1;
+  /** The database checked (absolute path). */
+  database: string;
+  /** When the check started and finished (ISO 8601 UTC). */
+  startedAt: string;
+  finishedAt: string;
+  results: RecordedTestResult[];
+}
+
+const EXTENSION = '.duckdb';
+
+/**
+ * Where the check results of `db` are kept, in the same folder: `./data/exledger.duckdb` →
+ * `./data/exledger.check-results.json`; a name without `.duckdb` gets `.check-results.json` appended.
+ */
+export function checkResultsPath(db: string): string {
+  const stem = db.endsWith(EXTENSION) && path.basename(db) !== EXTENSION ? db.slice(0, -EXTENSION.length) : db;
+  return `${path.resolve(stem)}.check-results.json`;
+}
+
+/**
+ * Writes the results of a check of `db` atomically: into a temporary file beside it, fsynced,
+ * then renamed over the previous one, so a reader sees the previous results or these, never half
+ * a file. On failure the temporary file is removed and the error thrown (the previous file stays).
+ */
+export async function recordCheckResults(db: string, results: readonly TestResult[], startedAt: Date, finishedAt: Date = new Date()): Promise<string> {
+  const file = checkResultsPath(db);
+  const content: CheckResultsFile = {
+    version: 1,
+    database: path.resolve(db),
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    results: results.map((result) => ({
+      id: result.id,
+      status: result.status,
+      offending: result.offending,
+      ...(result.message === undefined ? {} : { message: result.message }),
+      ms: Math.round(result.ms),
+    })),
+  };
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  try {
+    const handle = await open(temporary, 'w');
+    try {
+      await handle.writeFile(`${JSON.stringify(content, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+    await syncDirectory(path.dirname(file));
+    return file;
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** What is known of the last check of a database: its results, none yet, or a file that cannot be read. */
+export type LastCheck = { kind: 'recorded'; file: string; results: CheckResultsFile } | { kind: 'none'; file: string } | { kind: 'unreadable'; file: string; reason: string };
+
+/** Reads the last check results of `db` (see {@link checkResultsPath}). */
+export function readCheckResults(db: string): LastCheck {
+  const file = checkResultsPath(db);
+  if (!existsSync(file)) return { kind: 'none', file };
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<CheckResultsFile>;
+    if (parsed.version !== 1 || !Array.isArray(parsed.results) || typeof parsed.finishedAt !== 'string' || typeof parsed.database !== 'string') {
+      return { kind: 'unreadable', file, reason: 'not a check results file of this version' };
+    }
+    return { kind: 'recorded', file, results: parsed as CheckResultsFile };
+  } catch (error) {
+    return { kind: 'unreadable', file, reason: (error as Error).message.split('\n')[0]! };
+  }
+}
