@@ -56,7 +56,7 @@ const ADVANCE = 0.61;
 const PAD_X = 10;
 const NODE_HEIGHT = 24;
 const ROW_GAP = 10;
-const COLUMN_GAP = 56;
+const COLUMN_GAP = 44;
 const MARGIN = 12;
 const HEADING = 22;
 

@@ -244,7 +244,7 @@ const STYLE = `:root { --ink: #1f2328; --muted: #656d76; --line: #d0d7de; --bg: 
 * { box-sizing: border-box; }
 body { margin: 0 auto; padding: 24px 32px 48px; max-width: 1400px; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); background: var(--bg); }
 h1 { font-size: 24px; margin: 4px 0 8px; } h2 { font-size: 18px; margin: 28px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-h3 { font-size: 14px; margin: 12px 0 4px; } small { color: var(--muted); font-weight: normal; font-size: 13px; }
+h1 code { font-size: inherit; } h3 { font-size: 14px; margin: 12px 0 4px; } small { color: var(--muted); font-weight: normal; font-size: 13px; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
 a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
 .muted { color: var(--muted); } .crumbs { margin: 0; color: var(--muted); }
@@ -266,7 +266,7 @@ details summary { cursor: pointer; color: var(--muted); font-size: 12px; }
 .graph { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; background: #fcfcfd; padding: 4px; }
 .neighbours { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 ul.links { margin: 0; padding-left: 18px; }
-svg.lineage { display: block; font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace; font-size: 12px; }
+svg.lineage { display: block; max-width: 100%; height: auto; font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace; font-size: 12px; }
 svg.lineage .layer-heading { font-family: system-ui, "DejaVu Sans", sans-serif; font-size: 12px; font-weight: 600; fill: var(--muted); text-transform: uppercase; letter-spacing: 0.05em; }
 svg.lineage .edge { fill: none; stroke: #8c959f; stroke-width: 1; opacity: 0.55; }
 svg.lineage .edge.focus { stroke: #1f2328; stroke-width: 1.6; opacity: 0.9; }
