@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { isProcessAlive } from '../store/lock.ts';
 import { syncDirectory } from '../store/publish.ts';
 import type { TestResult } from './check.ts';
 
@@ -66,7 +67,12 @@ export async function recordCheckResults(db: string, results: readonly TestResul
       ms: Math.round(result.ms),
     })),
   };
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  const prefix = `.${path.basename(file)}.tmp-`;
+  const temporary = path.join(path.dirname(file), `${prefix}${process.pid}`);
+  // What a check killed while writing left (its process is gone).
+  for (const name of await readdir(path.dirname(file))) {
+    if (name.startsWith(prefix) && !isProcessAlive(Number(name.slice(prefix.length)))) await rm(path.join(path.dirname(file), name), { force: true });
+  }
   try {
     const handle = await open(temporary, 'w');
     try {
