@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FONT_SIZE, labelWidth, layoutLineage, type LineageLayout } from '../src/docs/lineage.ts';
 import type { CheckResultsFile } from '../src/models/check-results.ts';
 import { loadProject, type Model } from '../src/models/project.ts';
+import { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 import { queryDatabase } from './support/sync-harness.ts';
@@ -265,5 +266,37 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     expect(missingDb.stderr).toContain(`error: ${path.join(dir, 'data', 'typo.duckdb')}: no database here`);
     // Nothing was written for the failed runs.
     expect(readdirSync(dir).sort()).toEqual(['a-file', 'data', 'docs-site', 'exledger.config.json', 'mine', 'site']);
+  }, 60_000);
+
+  it('a test made to fail shows as failed with its offending count from that check; hostile text from the database is escaped', async () => {
+    // A duplicated row breaks the key of marts.fees_monthly; a comment holds markup.
+    const hostile = `<img src=x onerror="alert(1)"> & 'quoted'`;
+    const db = await Database.open(database());
+    try {
+      await db.run('INSERT INTO marts.fees_monthly SELECT * FROM marts.fees_monthly LIMIT 1');
+      await db.run(`COMMENT ON VIEW staging.currencies IS '${hostile.replace(/'/g, "''")}'`);
+    } finally {
+      db.close();
+    }
+    const check = await cli(['check', '--json']);
+    expect(check.code).toBe(1);
+    const checked = JSON.parse(check.stdout) as { results: { id: string; status: string; offending: number }[] };
+    const failed = checked.results.filter((result) => result.status !== 'pass');
+    expect(failed.map((result) => result.id)).toContain('marts/fees_monthly_unique');
+
+    const docs = await cli(['docs', '--out', 'site']);
+    expect(docs.code, docs.stderr).toBe(0);
+    expect(docs.stdout).toContain(`tests: ${checked.results.length - failed.length} pass, ${failed.length} fail, 0 error`);
+    const page = read('site/models/marts.fees_monthly.html');
+    for (const result of failed.filter((result) => project.tests.find((test) => test.id === result.id)!.references.includes('marts.fees_monthly'))) {
+      const row = page.split('<tr ').find((candidate) => candidate.startsWith(`data-test="${result.id}"`));
+      expect(row, result.id).toMatch(new RegExp(`^data-test="${result.id}" data-status="fail">[^]*<span class="status fail">fail: ${result.offending} offending rows</span></td><td class="number">${result.offending}</td>`));
+    }
+    const currencies = read('site/models/staging.currencies.html');
+    expect(currencies).not.toContain(hostile);
+    expect(read('site/index.html')).not.toContain(hostile);
+    if (project.models.find((model) => model.id === 'staging.currencies')!.declaration === undefined) {
+      expect(currencies).toContain(`<p class="description">&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;quoted&#39;</p>`);
+    }
   }, 60_000);
 });
