@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import { renderSite } from '../docs/render-site.ts';
-import { collectSiteData } from '../docs/site-data.ts';
+import { collectSiteData, type SiteData } from '../docs/site-data.ts';
 import { requireSiteFolder, writeSite } from '../docs/write-site.ts';
 import { readCheckResults } from '../models/check-results.ts';
 import { loadProject, SQL_DIR } from '../models/project.ts';
@@ -41,7 +41,7 @@ export async function docsJob(config: Readonly<Config>, request: DocsRequest): P
   const project = loadProject();
   const lastCheck = readCheckResults(config.db);
   const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
-  let site;
+  let site: SiteData;
   try {
     site = await whilePending(`docs: reading the models of ${config.db}`, () => collectSiteData(db, project, lastCheck, path.dirname(SQL_DIR)));
   } finally {
