@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FONT_SIZE, labelWidth, layoutLineage, type LineageLayout } from '../src/docs/lineage.ts';
-import type { CheckResultsFile } from '../src/models/check-results.ts';
+import { checkResultsPath, readCheckResults, recordCheckResults, type CheckResultsFile } from '../src/models/check-results.ts';
 import { loadProject, type Model } from '../src/models/project.ts';
 import { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
@@ -112,6 +112,49 @@ describe('the lineage layout', () => {
         expect(measured, model.name).toBeDefined();
         expect(measured!.x + measured!.width, `${model.name} in ${font}`).toBeLessThanOrEqual(labelWidth(model.name));
       }
+    }
+  });
+});
+
+describe('the check results file', () => {
+  it('is named after the database, written whole (no temporary file left, a dead one removed), read back; a broken one is "unreadable", a missing one "none"', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-check-results-'));
+    try {
+      const db = path.join(dir, 'ledger.duckdb');
+      expect(checkResultsPath(db)).toBe(path.join(dir, 'ledger.check-results.json'));
+      expect(checkResultsPath(path.join(dir, 'ledger'))).toBe(path.join(dir, 'ledger.check-results.json'));
+      expect(readCheckResults(db)).toEqual({ kind: 'none', file: checkResultsPath(db) });
+      // What a check killed while writing would leave (pid 2^22 + 1 is above Linux's pid_max limit, so never alive).
+      writeFileSync(path.join(dir, `.ledger.check-results.json.tmp-${2 ** 22 + 1}`), '{"half');
+      const started = new Date('2026-11-23T02:15:00.000Z');
+      const file = await recordCheckResults(db, [
+        { id: 'marts/a_unique', status: 'pass', offending: 0, sample: [], ms: 1.4 },
+        { id: 'marts/b_sums', status: 'fail', offending: 3, sample: [{ secret: 'not kept' }], ms: 2 },
+        { id: 'marts/c', status: 'error', offending: 0, sample: [], message: 'Table marts.c does not exist', ms: 0.2 },
+      ], started, new Date('2026-11-23T02:15:01.000Z'));
+      expect(readdirSync(dir)).toEqual(['ledger.check-results.json']);
+      const read = readCheckResults(db);
+      expect(read).toEqual({
+        kind: 'recorded',
+        file,
+        results: {
+          version: 1,
+          database: db,
+          startedAt: '2026-11-23T02:15:00.000Z',
+          finishedAt: '2026-11-23T02:15:01.000Z',
+          results: [
+            { id: 'marts/a_unique', status: 'pass', offending: 0, ms: 1 },
+            { id: 'marts/b_sums', status: 'fail', offending: 3, ms: 2 },
+            { id: 'marts/c', status: 'error', offending: 0, message: 'Table marts.c does not exist', ms: 0 },
+          ],
+        },
+      });
+      writeFileSync(file, '{"version": 1, "results": [');
+      expect(readCheckResults(db)).toMatchObject({ kind: 'unreadable', file });
+      writeFileSync(file, '{"version": 2}');
+      expect(readCheckResults(db)).toEqual({ kind: 'unreadable', file, reason: 'not a check results file of this version' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
