@@ -131,7 +131,7 @@ describe('the check results file', () => {
         { id: 'marts/a_unique', status: 'pass', offending: 0, sample: [], ms: 1.4 },
         { id: 'marts/b_sums', status: 'fail', offending: 3, sample: [{ secret: 'not kept' }], ms: 2 },
         { id: 'marts/c', status: 'error', offending: 0, sample: [], message: 'Table marts.c does not exist', ms: 0.2 },
-      ], started, new Date('2026-11-23T02:15:01.000Z'));
+      ], started, { finishedAt: new Date('2026-11-23T02:15:01.000Z') });
       expect(readdirSync(dir)).toEqual(['ledger.check-results.json']);
       const read = readCheckResults(db);
       expect(read).toEqual({
@@ -143,12 +143,25 @@ describe('the check results file', () => {
           startedAt: '2026-11-23T02:15:00.000Z',
           finishedAt: '2026-11-23T02:15:01.000Z',
           results: [
-            { id: 'marts/a_unique', status: 'pass', offending: 0, ms: 1 },
-            { id: 'marts/b_sums', status: 'fail', offending: 3, ms: 2 },
-            { id: 'marts/c', status: 'error', offending: 0, message: 'Table marts.c does not exist', ms: 0 },
+            { id: 'marts/a_unique', status: 'pass', offending: 0, ms: 1, checkedAt: '2026-11-23T02:15:01.000Z' },
+            { id: 'marts/b_sums', status: 'fail', offending: 3, ms: 2, checkedAt: '2026-11-23T02:15:01.000Z' },
+            { id: 'marts/c', status: 'error', offending: 0, message: 'Table marts.c does not exist', ms: 0, checkedAt: '2026-11-23T02:15:01.000Z' },
           ],
         },
       });
+      // A selected check (--select) updates its tests and keeps the others' earlier results; a full one replaces them all.
+      const later = new Date('2026-11-24T02:15:00.000Z');
+      await recordCheckResults(db, [{ id: 'marts/b_sums', status: 'pass', offending: 0, sample: [], ms: 1 }, { id: 'marts/d', status: 'pass', offending: 0, sample: [], ms: 1 }], later, { finishedAt: later, partial: true });
+      const partial = readCheckResults(db);
+      expect(partial.kind === 'recorded' && partial.results.results.map((result) => [result.id, result.status, result.checkedAt])).toEqual([
+        ['marts/a_unique', 'pass', '2026-11-23T02:15:01.000Z'],
+        ['marts/b_sums', 'pass', '2026-11-24T02:15:00.000Z'],
+        ['marts/c', 'error', '2026-11-23T02:15:01.000Z'],
+        ['marts/d', 'pass', '2026-11-24T02:15:00.000Z'],
+      ]);
+      await recordCheckResults(db, [{ id: 'marts/a_unique', status: 'fail', offending: 1, sample: [], ms: 1 }], later, { finishedAt: later });
+      const full = readCheckResults(db);
+      expect(full.kind === 'recorded' && full.results.results.map((result) => result.id)).toEqual(['marts/a_unique']);
       writeFileSync(file, '{"version": 1, "results": [');
       expect(readCheckResults(db)).toMatchObject({ kind: 'unreadable', file });
       writeFileSync(file, '{"version": 2}');
@@ -311,7 +324,7 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     expect(readdirSync(dir).sort()).toEqual(['a-file', 'data', 'docs-site', 'exledger.config.json', 'mine', 'site']);
   }, 60_000);
 
-  it('a test made to fail shows as failed with its offending count from that check; hostile text from the database is escaped', async () => {
+  it('a test made to fail shows as failed with its offending count from that check (a selected one: the other tests keep their results); hostile text from the database is escaped', async () => {
     // A duplicated row breaks the key of marts.fees_monthly; a comment holds markup.
     const hostile = `<img src=x onerror="alert(1)"> & 'quoted'`;
     const db = await Database.open(database());
@@ -321,15 +334,17 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     } finally {
       db.close();
     }
-    const check = await cli(['check', '--json']);
+    // Only that model's tests (--select): the others keep their results of the full check before, which all passed.
+    const check = await cli(['check', '--select', 'marts.fees_monthly', '--json']);
     expect(check.code).toBe(1);
     const checked = JSON.parse(check.stdout) as { results: { id: string; status: string; offending: number }[] };
+    expect(checked.results.length).toBeLessThan(project.tests.length);
     const failed = checked.results.filter((result) => result.status !== 'pass');
     expect(failed.map((result) => result.id)).toContain('marts/fees_monthly_unique');
 
     const docs = await cli(['docs', '--out', 'site']);
     expect(docs.code, docs.stderr).toBe(0);
-    expect(docs.stdout).toContain(`tests: ${checked.results.length - failed.length} pass, ${failed.length} fail, 0 error`);
+    expect(docs.stdout).toContain(`tests: ${project.tests.length - failed.length} pass, ${failed.length} fail, 0 error)`);
     const page = read('site/models/marts.fees_monthly.html');
     for (const result of failed.filter((result) => project.tests.find((test) => test.id === result.id)!.references.includes('marts.fees_monthly'))) {
       const row = page.split('<tr ').find((candidate) => candidate.startsWith(`data-test="${result.id}"`));

@@ -83,7 +83,7 @@ function checkLine(site: SiteData): string {
   if (check.kind === 'none') return `Test results: <strong>not run yet</strong> (no <code>${h(check.file)}</code>; run <code>exledger check</code>).`;
   if (check.kind === 'unreadable') return `Test results: <strong>unreadable</strong> (<code>${h(check.file)}</code>: ${h(check.reason)}); run <code>exledger check</code> again.`;
   const other = check.sameDatabase ? '' : ` <strong class="fail">from another database, ${h(check.database)}</strong>`;
-  return `Test results: from <code>exledger check</code> of ${formatInstant(check.finishedAt)} on <code>${h(check.database)}</code>${other} (<code>${h(check.file)}</code>).`;
+  return `Test results: last <code>exledger check</code> ${formatInstant(check.finishedAt)} on <code>${h(check.database)}</code>${other} (<code>${h(check.file)}</code>).`;
 }
 
 function testCounts(tests: readonly SiteTest[]): string {
@@ -171,8 +171,8 @@ function renderTest(site: SiteData, model: SiteModel | undefined, test: SiteTest
     const what = last.status === 'pass' ? 'pass' : last.status === 'fail' ? `fail: ${last.offending.toLocaleString('en-US')} offending rows` : `error: ${h(last.message ?? 'the query could not run')}`;
     result = `<span class="status ${last.status}">${what}</span>`;
   }
-  const when = last !== null && site.check.kind === 'recorded' ? formatInstant(site.check.finishedAt) : '';
-  const stale = last !== null && site.check.kind === 'recorded' && model?.builtAt != null && model.builtAt > site.check.finishedAt ? ' <span class="muted">(before the last build)</span>' : '';
+  const when = last === null ? '' : formatInstant(last.checkedAt);
+  const stale = last !== null && model?.builtAt != null && model.builtAt > last.checkedAt ? ' <span class="muted">(before the last build)</span>' : '';
   return `<tr data-test="${h(test.id)}" data-status="${last?.status ?? 'not-run'}"><td><code>${h(test.id)}</code><details><summary>SQL</summary><pre>${h(test.sql.trim())}</pre></details></td><td>${test.kind}</td><td>${result}</td><td class="number">${last === null ? '' : last.offending.toLocaleString('en-US')}</td><td>${when}${stale}</td><td><code>${h(test.file)}</code></td></tr>`;
 }
 

@@ -47,7 +47,7 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
     db.close();
   }
   try {
-    request.onRecorded?.({ file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt)) });
+    request.onRecorded?.({ file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0 })) });
   } catch (error) {
     request.onRecorded?.({ file: checkResultsPath(config.db), error: (error as Error).message.split('\n')[0]! });
   }

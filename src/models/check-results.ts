@@ -22,6 +22,8 @@ export interface RecordedTestResult {
   /** Why it could not run (status `error`). */
   message?: string;
   ms: number;
+  /** When the check that ran it finished (ISO 8601 UTC): a selected check updates only its own tests. */
+  checkedAt: string;
 }
 
 /** The file: `<db stem>.check-results.json`. */
@@ -30,7 +32,7 @@ export interface CheckResultsFile {
   version: 1;
   /** The database checked (absolute path). */
   database: string;
-  /** When the check started and finished (ISO 8601 UTC). */
+  /** When the last check started and finished (ISO 8601 UTC). */
   startedAt: string;
   finishedAt: string;
   results: RecordedTestResult[];
@@ -47,26 +49,39 @@ export function checkResultsPath(db: string): string {
   return `${path.resolve(stem)}.check-results.json`;
 }
 
+/** Options of recordCheckResults. */
+export interface RecordOptions {
+  /** @default now */
+  finishedAt?: Date;
+  /**
+   * The check ran only some tests (`--select`): the other tests keep their earlier results
+   * (each with its own `checkedAt`), if those are of the same database. @default false
+   */
+  partial?: boolean;
+}
+
 /**
  * Writes the results of a check of `db` atomically: into a temporary file beside it, fsynced,
  * then renamed over the previous one, so a reader sees the previous results or these, never half
  * a file. On failure the temporary file is removed and the error thrown (the previous file stays).
  */
-export async function recordCheckResults(db: string, results: readonly TestResult[], startedAt: Date, finishedAt: Date = new Date()): Promise<string> {
+export async function recordCheckResults(db: string, results: readonly TestResult[], startedAt: Date, options: RecordOptions = {}): Promise<string> {
   const file = checkResultsPath(db);
-  const content: CheckResultsFile = {
-    version: 1,
-    database: path.resolve(db),
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    results: results.map((result) => ({
-      id: result.id,
-      status: result.status,
-      offending: result.offending,
-      ...(result.message === undefined ? {} : { message: result.message }),
-      ms: Math.round(result.ms),
-    })),
-  };
+  const checkedAt = (options.finishedAt ?? new Date()).toISOString();
+  const fresh: RecordedTestResult[] = results.map((result) => ({
+    id: result.id,
+    status: result.status,
+    offending: result.offending,
+    ...(result.message === undefined ? {} : { message: result.message }),
+    ms: Math.round(result.ms),
+    checkedAt,
+  }));
+  const previous = options.partial === true ? readCheckResults(db) : undefined;
+  // A partial check replaces its tests' entries in place and adds the ones not there yet.
+  const earlier = previous?.kind === 'recorded' && previous.results.database === path.resolve(db) ? previous.results.results : [];
+  const byId = new Map(fresh.map((result) => [result.id, result]));
+  const merged = [...earlier.map((result) => byId.get(result.id) ?? result), ...fresh.filter((result) => !earlier.some((known) => known.id === result.id))];
+  const content: CheckResultsFile = { version: 1, database: path.resolve(db), startedAt: startedAt.toISOString(), finishedAt: checkedAt, results: merged };
   const prefix = `.${path.basename(file)}.tmp-`;
   const temporary = path.join(path.dirname(file), `${prefix}${process.pid}`);
   // What a check killed while writing left (its process is gone).
@@ -99,7 +114,7 @@ export function readCheckResults(db: string): LastCheck {
   if (!existsSync(file)) return { kind: 'none', file };
   try {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<CheckResultsFile>;
-    if (parsed.version !== 1 || !Array.isArray(parsed.results) || typeof parsed.finishedAt !== 'string' || typeof parsed.database !== 'string') {
+    if (parsed.version !== 1 || !Array.isArray(parsed.results) || typeof parsed.finishedAt !== 'string' || typeof parsed.database !== 'string' || parsed.results.some((result) => typeof result?.checkedAt !== 'string')) {
       return { kind: 'unreadable', file, reason: 'not a check results file of this version' };
     }
     return { kind: 'recorded', file, results: parsed as CheckResultsFile };
