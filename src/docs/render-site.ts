@@ -188,6 +188,7 @@ function renderModel(site: SiteData, model: SiteModel): string {
     ['rows', `<span class="rows">${formatRows(model.rows)}</span>`],
     ['grain', model.grain === null ? '<span class="muted">not declared</span>' : h(model.grain)],
     ['key', model.key.length === 0 ? '<span class="muted">not declared</span>' : model.key.map((column) => `<code>${h(column)}</code>`).join(', ')],
+    ...(model.tags.length === 0 ? [] : [['tags', model.tags.map((tag) => `<span class="tag">${h(tag)}</span>`).join(' ')]]),
     ['built', model.builtAt === null ? '<span class="muted">unknown</span>' : formatInstant(model.builtAt)],
     ['file', `<code>${h(model.file)}</code>`],
   ]

@@ -53,6 +53,8 @@ export interface SiteModel {
   description: string | null;
   grain: string | null;
   key: readonly string[];
+  /** Its declared tags (`--select tag:fees`). */
+  tags: readonly string[];
   columns: SiteColumn[];
   /** Rows in the database; null when it is not built. */
   rows: number | null;
@@ -148,6 +150,7 @@ export async function collectSiteData(db: Database, project: Project, lastCheck:
       description: declaration?.description ?? relation?.comment ?? null,
       grain: declaration?.grain ?? null,
       key: declaration?.key ?? [],
+      tags: declaration?.tags ?? [],
       columns: [...declaredColumns, ...undeclaredColumns],
       rows,
       builtAt: builds.get(model.id) ?? null,
