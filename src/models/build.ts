@@ -142,11 +142,15 @@ function firstLine(error: unknown): string {
 
 /**
  * (Re)creates the staging views alone: they read the raw tables live, so a sync calls this to
- * make staging current without rebuilding intermediate and marts. Throws on the first failure.
+ * make staging current without rebuilding intermediate and marts. The macro files come first:
+ * the views call them (sql/macros/staging.sql), and a sync may run before any build. Throws on
+ * the first failure.
  */
 export async function createStagingViews(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
+  const project = loadProject(sqlDir);
+  for (const macro of project.macros) await db.transaction(() => db.run(macro.sql));
   await db.run('CREATE SCHEMA IF NOT EXISTS staging');
-  for (const model of loadProject(sqlDir).models.filter((candidate) => candidate.layer === 'staging')) {
+  for (const model of project.models.filter((candidate) => candidate.layer === 'staging')) {
     await db.transaction(() => createModel(db, model));
   }
 }
