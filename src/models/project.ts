@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
 import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
 import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
+import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
 
 /** The folder of the SQL project: macros/, staging/, intermediate/, marts/ and their tests/. */
@@ -14,15 +15,16 @@ export const LAYERS = ['staging', 'intermediate', 'marts'] as const;
 export type Layer = (typeof LAYERS)[number];
 
 /**
+ * The repository's model declarations (sql/<layer>/_models.ts), one per layer: every model is
+ * declared, so each is checked against its columns and commented, staging views (at every sync
+ * too) as well as tables. A project without declarations (another folder) still builds.
+ */
+export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DECLARATIONS, INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
+
+/**
  * How each layer is materialized. Staging stays views so it is current right after every sync;
  * intermediate and marts are tables, so reports and analysts read stored results.
  */
-/**
- * The repository's model declarations (sql/<layer>/_models.ts). A layer without one still builds
- * (its models are neither checked against columns nor commented): staging is not declared yet.
- */
-export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
-
 export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
 
 /** One model: one `select` in sql/<layer>/<name>.sql, materialized as <layer>.<name>. */
