@@ -57,6 +57,8 @@ export interface Figure {
    * unknown in a total: it is shown without them, and says so.
    */
   excludes: string[];
+  /** On a total over accounts: the accounts whose value is unknown (it is the sum of the others'). */
+  unknownAccounts?: string[];
 }
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
@@ -173,6 +175,7 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
         value: row.value ?? null,
         ...(row.value === null ? { unknownReason } : {}),
         excludes: unknownAccounts.map((account) => `account ${account}`),
+        ...(unknownAccounts.length === 0 ? {} : { unknownAccounts }),
       });
     }
     if (rows.length === 0) {
@@ -186,6 +189,11 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     for (const part of report.summary.find((candidate) => candidate.label === figure.label)?.includes ?? []) {
       const same = figures.find((candidate) => candidate.label === part && candidate.group === figure.group && candidate.account === figure.account);
       if (same === undefined || same.value === null) figure.excludes.push(part);
+      else {
+        // A total whose part lacks an unknown account's value (funding) lacks it too: that account's line excludes it.
+        const lacking = same.unknownAccounts ?? [];
+        if (lacking.length > 0) figure.excludes.push(`${part} of ${lacking.length === 1 ? 'account' : 'accounts'} ${lacking.join(', ')}`);
+      }
     }
   }
   return figures;
