@@ -162,6 +162,8 @@ describe('per-account and consolidated workbooks of three sandbox accounts', () 
         const [counted] = await query(`SELECT CAST(count(*) AS VARCHAR) AS n FROM ${sheet.mart} WHERE ${periodWhere(sheet)} AND account = 'beta'`);
         expect(rows.length, `${name}: ${sheet.name}`).toBe(Number(counted!.n));
         expect(rows.every((row) => row.Account === 'beta'), `${name}: ${sheet.name} holds other accounts' rows`).toBe(true);
+        // A printed page says whose it is.
+        expect(workbook.getWorksheet(sheet.name)!.headerFooter.oddHeader).toContain(`${report.title} (${name}), account beta`);
       }
       // No line per account, no consolidated line: one account.
       expect([...keyFigures(workbook).keys()].filter((key) => /alpha|gamma|all accounts/.test(key))).toEqual([]);

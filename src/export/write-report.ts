@@ -108,7 +108,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
-    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period) });
+    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account) });
     workbook.creator = 'exledger';
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
