@@ -93,7 +93,7 @@ export const balancesReport = defineReport({
     },
   ],
   summary: [
-    { label: 'Closing balance', sheet: 'Roll-forward', last: 'closing_balance', by: ['account', 'coin_name'], coinColumn: 'coin_name' },
+    { label: 'Closing balance', sheet: 'Roll-forward', last: 'closing_balance', by: ['coin_name'], coinColumn: 'coin_name' },
     { label: 'Roll-forward differences', sheet: 'Roll-forward', sum: 'difference', by: ['coin_name'], coinColumn: 'coin_name' },
     { label: 'Chain breaks', sheet: 'Chain breaks', by: ['coin_name'] },
     { label: 'Coins whose bills differ from the assets (reconciliation)', sheet: 'Bills vs assets', where: 'is_different' },

@@ -24,6 +24,10 @@ describe('report declarations', () => {
     expect(broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, name: 'Bad/name' }] }))).toThrow(/reports\/pnl\.ts: sheets\.0\.name/);
     expect(broken((report) => ({ ...report, streams: ['spot_fils'] }))).toThrow(/reports\/pnl\.ts: streams.*"spot_fils" is not a stream/);
     expect(broken((report) => ({ ...report, summary: [{ label: 'x', sheet: 'Nope' }] }))).toThrow(/summary\.0\.sheet.*"Nope" is not a sheet/);
+    // The writer splits every figure per account (and consolidates): a declaration does not.
+    expect(broken((report) => ({ ...report, summary: [{ label: 'x', sheet: 'Spot PnL by month', sum: 'realized_pnl', by: ['account', 'quote_coin'], coinColumn: 'quote_coin' }] }))).toThrow(
+      /summary\.0\.by.*leave "account" out/,
+    );
     expect(
       broken((report) => ({ ...report, sheets: [{ ...report.sheets[0]!, columns: [{ column: 'a', header: 'A', format: 'text' }, { column: 'b', header: 'a', format: 'text' }] }] })),
     ).toThrow(/"a" is used twice/);

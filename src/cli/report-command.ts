@@ -1,7 +1,7 @@
 import { STREAMS } from '../../pipelines/index.ts';
 import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { REPORTS } from '../../reports/index.ts';
-import { periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
+import { accountOf, periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -17,12 +17,23 @@ export const reportCommand = defineCommand({
       .option('period', { type: 'string', describe: 'A month (2026-10), quarter (2026-Q3) or year (2026), in the reporting time zone' })
       .option('from', { type: 'string', describe: 'First day, YYYY-MM-DD (with --to)' })
       .option('to', { type: 'string', describe: 'Last day, YYYY-MM-DD, included (with --from)' })
-      .option('out', { type: 'string', describe: 'Folder of the workbooks [default: reports.outDir, else ./out]' }),
+      .option('out', { type: 'string', describe: 'Folder of the workbooks [default: reports.outDir, else ./out]' })
+      .option('account', {
+        type: 'string',
+        describe: 'One account of the database: every sheet and figure holds its rows only, in <report>-<period>-<account>.xlsx [default: every account, consolidated]',
+      }),
   config: (args) => ({ ...configOverrides(args), outDir: args.out }),
   handler: async (args, { config, output }) => {
     const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), args.name.map(String));
     const period = periodOf(args);
-    const results = await reportJob(config, { reports, streams: STREAMS, coinFormats: COIN_FORMATS }, period, { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) });
+    const account = accountOf(args.account);
+    const results = await reportJob(
+      config,
+      { reports, streams: STREAMS, coinFormats: COIN_FORMATS },
+      period,
+      { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) },
+      account === undefined ? {} : { account },
+    );
     return { exitCode: EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

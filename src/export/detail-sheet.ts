@@ -2,7 +2,7 @@ import type ExcelJS from 'exceljs';
 import type { Database } from '../store/database.ts';
 import { DataError } from '../errors.ts';
 import { DecimalSum, decimalsOf, DEFAULT_WIDTHS, PAGE_SETUP, UNKNOWN_TEXT, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
-import { periodFilter, type ReportPeriod } from './period.ts';
+import { rowFilter, type ReportPeriod } from './period.ts';
 import { hasTotals, totalsKeys, type ColumnFormat, type ColumnSpec, type ReportSpec, type SheetSpec } from './report-definition.ts';
 import { columnLetters, type XlsxWriter } from './xlsx-writer.ts';
 
@@ -119,7 +119,7 @@ export async function writeDetailSheet(
   workbook: XlsxWriter,
   report: ReportSpec,
   spec: SheetSpec,
-  plan: { period: ReportPeriod; rows: number; parts: string[]; maxRows: number; tableNames: Set<string>; coinFormats: CoinFormats; onProgress?: (sheet: string, written: number, total: number) => void },
+  plan: { period: ReportPeriod; account?: string; rows: number; parts: string[]; maxRows: number; tableNames: Set<string>; coinFormats: CoinFormats; onProgress?: (sheet: string, written: number, total: number) => void },
 ): Promise<void> {
   const columns = spec.columns;
   const coinIndex = columns.map((column) => (column.coinColumn === undefined ? -1 : columns.findIndex((candidate) => candidate.column === column.coinColumn)));
@@ -128,7 +128,7 @@ export async function writeDetailSheet(
   const unknownIfNull = columns.map((column) => isNumeric(column.format) && (column.nullMeans ?? 'unknown') === 'unknown');
   const elsewhereIfNull = columns.map((column) => column.nullMeans === 'elsewhere');
   const styles = new StyleCache(columns, plan.coinFormats);
-  const filter = periodFilter(spec, plan.period);
+  const filter = rowFilter(spec, plan.period, plan.account);
   const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${spec.mart} WHERE ${filter.where} ORDER BY ${spec.orderBy.join(', ')}`;
   const totalled = hasTotals(spec);
   const keyIndex = totalsKeys(spec).map((key) => columns.findIndex((column) => column.column === key));

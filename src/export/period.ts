@@ -76,3 +76,13 @@ export function periodFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPer
   const [from, to] = sheet.period.grain === 'day' ? [period.from, period.to] : [monthOf(period.from), monthOf(period.to)];
   return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`, values: [from, to] };
 }
+
+/**
+ * The WHERE clause that keeps the rows a workbook shows of a sheet: those of the period, and with
+ * `account` (`exledger report --account`) only that account's (every mart has an `account` column).
+ */
+export function rowFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPeriod, account?: string): { where: string; values: string[] } {
+  const filter = periodFilter(sheet, period);
+  if (account === undefined) return filter;
+  return { where: `(${filter.where}) AND account = $${filter.values.length + 1}`, values: [...filter.values, account] };
+}

@@ -36,8 +36,9 @@ export function headerFooterText(text: string): string {
  * `&L`, `&C`, `&R` start the left, centre and right sections, `&A` is the sheet's name, `&P` the
  * page number and `&N` the number of pages. Excel caps each at 255 characters.
  */
-export function reportHeaderFooter(report: { name: string; title: string }, period: ReportPeriod): Partial<ExcelJS.HeaderFooter> {
-  const left = headerFooterText(`${report.title} (${report.name})`).slice(0, 150);
+export function reportHeaderFooter(report: { name: string; title: string }, period: ReportPeriod, account?: string): Partial<ExcelJS.HeaderFooter> {
+  // A page of one account's workbook (--account) says whose it is: printed pages get separated.
+  const left = headerFooterText(`${report.title} (${report.name})${account === undefined ? '' : `, account ${account}`}`).slice(0, 150);
   const right = headerFooterText(`Period ${period.label}: ${period.from} to ${period.to}`);
   return {
     oddHeader: `&L${left}&R${right}`,
@@ -46,8 +47,8 @@ export function reportHeaderFooter(report: { name: string; title: string }, peri
 }
 
 /** The print setup of a report's workbook. */
-export function reportPrintSetup(report: { name: string; title: string }, period: ReportPeriod): PrintSetup {
-  return { pageSetup: PRINT_PAGE_SETUP, headerFooter: reportHeaderFooter(report, period) };
+export function reportPrintSetup(report: { name: string; title: string }, period: ReportPeriod, account?: string): PrintSetup {
+  return { pageSetup: PRINT_PAGE_SETUP, headerFooter: reportHeaderFooter(report, period, account) };
 }
 
 /**

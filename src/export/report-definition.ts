@@ -97,7 +97,10 @@ export interface SummaryFigure {
   sum?: string;
   /** Column whose value on each group's latest row (by the sheet's period column) is shown. */
   last?: string;
-  /** Columns that split the figure (e.g. cost method, coin). @default [] */
+  /**
+   * Columns that split the figure (e.g. cost method, coin). Not `account`: the writer splits every
+   * figure per account itself (a line per account, then the consolidated one). @default []
+   */
   by?: readonly string[];
   /** For a sum or last value: the column holding its coin (one of `by`). */
   coinColumn?: string;
@@ -279,6 +282,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
       for (const column of [...(figure.by ?? []), figure.sum, figure.last]) {
         if (column !== undefined && !columns.includes(column)) throw new ConfigError(at, `"${column}" is not a column of the sheet "${sheet.name}"`);
       }
+      if ((figure.by ?? []).includes('account')) throw new ConfigError(`${at}.by`, 'leave "account" out: every figure is given per account and consolidated by the writer (a --account workbook: one account)');
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
       for (const part of figure.includes ?? []) {
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);

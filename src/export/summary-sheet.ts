@@ -6,7 +6,7 @@ import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
 import { numberFormat, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
-import { monthOf, periodFilter, type ReportPeriod } from './period.ts';
+import { monthOf, rowFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { columnWidths, formattedNumberText, writeLayout, type ColumnLimits, type LayoutCell, type LayoutRow } from './summary-layout.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
@@ -40,6 +40,11 @@ export type SummaryStream = Pick<StreamDeclaration, 'name' | 'kind'> & Partial<P
 export interface Figure {
   label: string;
   group: string;
+  /**
+   * The account of a per-account line; null for the line of every account the workbook covers
+   * (the consolidated total, or the one account of a `--account` workbook or of the database).
+   */
+  account: string | null;
   coin: string | undefined;
   /** The exact decimal; null: unknown (NULL in the mart), shown as unknown, never as 0. */
   value: string | null;
@@ -47,8 +52,13 @@ export interface Figure {
   note?: string;
   /** Why it is unknown, when it is. */
   unknownReason?: string;
-  /** Figures it includes that are unknown for its group: it is shown without them, and says so. */
+  /**
+   * Figures it includes that are unknown for its group (and account), and accounts whose value is
+   * unknown in a total: it is shown without them, and says so.
+   */
   excludes: string[];
+  /** On a total over accounts: the accounts whose value is unknown (it is the sum of the others'). */
+  unknownAccounts?: string[];
 }
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
@@ -68,8 +78,10 @@ export async function readFreshness(
   timeZone: string,
   now: Date,
   staleAfterHours: number,
+  account?: string,
 ): Promise<Freshness[]> {
-  const statuses = (await readStatus(db, streams)).filter((status) => report.streams.includes(status.stream));
+  // A workbook of one account (--account) shows that account's streams only.
+  const statuses = (await readStatus(db, streams)).filter((status) => report.streams.includes(status.stream) && (account === undefined || status.account === account));
   // The period's edges as instants: local midnights of its first day and of the day after its last.
   const edges = (await db.all<{ start_ms: string; end_ms: string }>(
     "SELECT epoch_ms(timezone($1, CAST($2 AS DATE)::TIMESTAMP)) AS start_ms, epoch_ms(timezone($1, (CAST($3 AS DATE) + 1)::TIMESTAMP)) AS end_ms",
@@ -79,10 +91,10 @@ export async function readFreshness(
   const snapshotStreams = new Set(streams.filter((stream) => stream.kind === 'snapshot').map((stream) => stream.name));
   const declared = streams.filter((stream): stream is SummaryStream & Pick<StreamDeclaration, 'fields'> => stream.fields !== undefined && report.streams.includes(stream.name));
   const drift = await readDrift(db, declared);
-  const newFields = (account: string, stream: string) => drift.filter((field) => field.account === account && field.stream === stream).map((field) => field.field);
+  const newFields = (of: string, stream: string) => drift.filter((field) => field.account === of && field.stream === stream).map((field) => field.field);
   const lines: Freshness[] = [];
   if (statuses.length === 0) {
-    for (const stream of report.streams) lines.push({ account: '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced', newFields: [] });
+    for (const stream of report.streams) lines.push({ account: account ?? '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced', newFields: [] });
   }
   for (const status of statuses) {
     const base = { account: status.account, stream: status.stream, coveredFrom: status.coveredFrom, coveredUntil: status.coveredUntil, lastRunAt: status.lastRunAt };
@@ -104,48 +116,84 @@ export async function readFreshness(
   return lines;
 }
 
+/** Which accounts the key figures cover, and how. */
+export interface FigureScope {
+  /** `exledger report --account`: that account's rows only. @default every account */
+  account?: string;
+  /**
+   * Without `account`: a line per account before each consolidated line. A database of one
+   * account has only its total (the same value): no line would add anything. @default false
+   */
+  perAccount?: boolean;
+}
+
 /**
- * The Summary's key figures, computed in DuckDB over the same rows as their sheets. A sum of
- * NULLs is NULL (DuckDB), kept as unknown; a figure that includes an unknown one says so.
+ * The Summary's key figures, computed in DuckDB over the same rows as their sheets. Each is
+ * computed per account first (a sum, the account's latest value, a count), and the line of a
+ * group is the sum of its accounts' values (a DECIMAL sum: exact), so a balance is each account's
+ * latest, added up, never one account's. A sum of NULLs is NULL (DuckDB), kept as unknown; a total
+ * over accounts of which one is unknown keeps the others' sum and says it lacks that account, as a
+ * figure that includes an unknown one says so.
  */
-export async function readFigures(db: Database, report: ReportSpec, period: ReportPeriod): Promise<Figure[]> {
+export async function readFigures(db: Database, report: ReportSpec, period: ReportPeriod, scope: FigureScope = {}): Promise<Figure[]> {
   const figures: Figure[] = [];
+  const split = scope.account === undefined && scope.perAccount === true;
   for (const figure of report.summary) {
     const sheet = report.sheets.find((candidate) => candidate.name === figure.sheet)!;
-    const filter = periodFilter(sheet, period);
+    const filter = rowFilter(sheet, period, scope.account);
     const by = figure.by ?? [];
-    const value =
-      figure.sum !== undefined ? `CAST(sum(${figure.sum}) AS VARCHAR)` : figure.last !== undefined ? `CAST(arg_max(${figure.last}, ${sheet.period!.column}) AS VARCHAR)` : 'CAST(count(*) AS VARCHAR)';
-    const groups = by.length === 0 ? '' : `GROUP BY ${by.join(', ')} ORDER BY ${by.join(', ')}`;
-    const select = [...by.map((column, index) => `CAST(${column} AS VARCHAR) AS g${index}`), `${value} AS value`].join(', ');
+    const value = figure.sum !== undefined ? `sum(${figure.sum})` : figure.last !== undefined ? `arg_max(${figure.last}, ${sheet.period!.column})` : 'count(*)';
     const where = figure.where === undefined ? filter.where : `(${filter.where}) AND ${figure.where}`;
-    const rows = await db.all<Record<string, string | null>>(`SELECT ${select} FROM ${sheet.mart} WHERE ${where} ${groups}`, filter.values);
-    const described = { label: figure.label, ...(figure.note === undefined ? {} : { note: figure.note }), excludes: [] };
+    const groups = by.map((column, index) => `CAST(${column} AS VARCHAR) AS g${index}`);
+    const keys = by.map((_, index) => `g${index}`);
+    // A count over no rows at all is 0 (one line, as count(*) gives), a sum over none NULL.
+    const totalValue = figure.sum === undefined && figure.last === undefined ? 'coalesce(sum(value), 0)' : 'sum(value)';
+    const total = `SELECT ${[...keys, 'NULL AS account', `CAST(${totalValue} AS VARCHAR) AS value`, 'list(account ORDER BY account) FILTER (WHERE value IS NULL) AS unknown_accounts', '1 AS line'].join(', ')}
+       FROM per_account ${keys.length === 0 ? '' : `GROUP BY ${keys.join(', ')}`}`;
+    const lines = split ? `SELECT ${[...keys, 'account', 'CAST(value AS VARCHAR) AS value', 'NULL AS unknown_accounts', '0 AS line'].join(', ')} FROM per_account UNION ALL ${total}` : total;
+    const rows = await db.all<Record<string, string | null> & { unknown_accounts: string[] | null }>(
+      `WITH per_account AS (
+         SELECT ${[...groups, 'CAST(account AS VARCHAR) AS account', `${value} AS value`].join(', ')}
+         FROM ${sheet.mart} WHERE ${where} GROUP BY ALL
+       )
+       SELECT * FROM (${lines}) ORDER BY ${[...keys, 'line', 'account'].join(', ')}`,
+      filter.values,
+    );
+    const described = { label: figure.label, ...(figure.note === undefined ? {} : { note: figure.note }) };
     const unknownReason = figure.unknown ?? 'not in the data (NULL), which is not zero';
     // A sum over a column whose NULL means "not applicable" (the funding account's traded volume:
     // it does not trade) has no line for the groups where it does not apply, as the sheet leaves them blank.
     const notApplicable = figure.sum !== undefined && sheet.columns.find((column) => column.column === figure.sum)?.nullMeans === 'not-applicable';
     for (const row of rows) {
       if (notApplicable && row.value === null) continue;
+      const unknownAccounts = notApplicable || row.value === null ? [] : (row.unknown_accounts ?? []);
       figures.push({
         ...described,
         group: by.map((_, index) => row[`g${index}`] ?? '(none)').join(' · '),
+        account: row.account ?? null,
         coin: figure.coinColumn === undefined ? undefined : (row[`g${by.indexOf(figure.coinColumn)}`] ?? undefined),
         value: row.value ?? null,
         ...(row.value === null ? { unknownReason } : {}),
+        excludes: unknownAccounts.map((account) => `account ${account}`),
+        ...(unknownAccounts.length === 0 ? {} : { unknownAccounts }),
       });
     }
     if (rows.length === 0) {
       // No rows: a count is 0, a sum of nothing is 0, unless the figure can be unknown (then it is).
       const counted = figure.sum === undefined && figure.last === undefined;
       const unknown = !counted && (figure.unknown !== undefined || figure.last !== undefined);
-      figures.push({ ...described, group: 'no rows in the period', coin: undefined, value: unknown ? null : '0', ...(unknown ? { unknownReason } : {}) });
+      figures.push({ ...described, group: 'no rows in the period', account: null, coin: undefined, value: unknown ? null : '0', ...(unknown ? { unknownReason } : {}), excludes: [] });
     }
   }
   for (const figure of figures) {
     for (const part of report.summary.find((candidate) => candidate.label === figure.label)?.includes ?? []) {
-      const same = figures.find((candidate) => candidate.label === part && candidate.group === figure.group);
+      const same = figures.find((candidate) => candidate.label === part && candidate.group === figure.group && candidate.account === figure.account);
       if (same === undefined || same.value === null) figure.excludes.push(part);
+      else {
+        // A total whose part lacks an unknown account's value (funding) lacks it too: that account's line excludes it.
+        const lacking = same.unknownAccounts ?? [];
+        if (lacking.length > 0) figure.excludes.push(`${part} of ${lacking.length === 1 ? 'account' : 'accounts'} ${lacking.join(', ')}`);
+      }
     }
   }
   return figures;
@@ -157,8 +205,10 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
  * coins cannot share an axis, and a meme coin's unit counts would dwarf the rest), the first
  * configured cost method, then the series with the most months and the largest total.
  */
-export async function readChart(db: Database, report: ReportSpec, period: ReportPeriod, chartCoins: readonly string[]): Promise<{ title: string; unit: string; bars: ChartBar[] }> {
+export async function readChart(db: Database, report: ReportSpec, period: ReportPeriod, chartCoins: readonly string[], account?: string): Promise<{ title: string; unit: string; bars: ChartBar[] }> {
   const chart = report.chart;
+  // With --account, that account's rows only; else every account's, added up (the consolidated figure).
+  const ofAccount = account === undefined ? '' : 'AND account = $3';
   const series = chart.seriesBy.join(', ');
   const rows = await db.all<{ month: string; value: string; series: string; coin: string | null }>(
     `WITH months AS (
@@ -167,7 +217,7 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
      monthly AS (
        SELECT ${series}, ${chart.monthColumn} AS month, sum(${chart.valueColumn}) AS value
        FROM ${chart.mart}
-       WHERE ${chart.monthColumn} BETWEEN (SELECT min(month) FROM months) AND CAST($1 AS DATE)
+       WHERE ${chart.monthColumn} BETWEEN (SELECT min(month) FROM months) AND CAST($1 AS DATE) ${ofAccount}
        GROUP BY ALL
      ),
      picked AS (
@@ -184,7 +234,7 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
      LEFT JOIN monthly ON monthly.month = months.month
        AND (${chart.seriesBy.map((column) => `monthly.${column} IS NOT DISTINCT FROM (SELECT ${column} FROM picked)`).join(' AND ')})
      GROUP BY months.month ORDER BY months.month`,
-    [monthOf(period.to), `[${chartCoins.map((coin) => `'${coin}'`).join(', ')}]`],
+    [monthOf(period.to), `[${chartCoins.map((coin) => `'${coin}'`).join(', ')}]`, ...(account === undefined ? [] : [account])],
   );
   const picked = rows[0]?.series ?? null;
   return {
@@ -197,6 +247,10 @@ export async function readChart(db: Database, report: ReportSpec, period: Report
 /** What the Summary shows. */
 export interface SummaryInput {
   period: ReportPeriod;
+  /** The one account of a `--account` workbook. @default every account (consolidated) */
+  account?: string;
+  /** The accounts in the database (named on a consolidated Summary). */
+  accounts: readonly string[];
   /** Extra lines for its notes. */
   notes?: readonly string[];
   now: Date;
@@ -209,10 +263,10 @@ export interface SummaryInput {
   coinFormats: CoinFormats;
 }
 
-/** The Summary's columns: A labels, B groups and accounts, C–E values and dates, F state, G notes. */
+/** The Summary's columns: A labels, B groups and accounts (a consolidated figure's "average · USDT · all accounts" fits), C–E values and dates, F state, G notes. */
 const SUMMARY_LIMITS: ColumnLimits = {
   min: [16, 10, 12, 14, 12, 8, 16],
-  max: [50, 28, 24, 40, 22, 12, 48],
+  max: [50, 36, 24, 40, 22, 12, 48],
   // The chart picture (900 px) sits under the columns: they are at least as wide, so it prints whole.
   totalMin: 128,
 };
@@ -243,8 +297,13 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   const wholeMonths = input.period.from.endsWith('-01') && input.period.to === lastDayOfMonth(input.period.to);
   const info = (label: string, value: LayoutCell) => add(text(label), { ...value, span: COLUMNS - 1, align: 'left' });
 
-  add(wide(`${report.title}: ${input.period.label}`, { font: TITLE_FONT }));
+  // Split: each figure has a line per account before its consolidated line (readFigures).
+  const split = input.figures.some((figure) => figure.account !== null);
+  add(wide(`${report.title}: ${input.period.label}${input.account === undefined ? '' : `, account ${input.account}`}`, { font: TITLE_FONT }));
   blank();
+  if (input.account !== undefined) info('Account', text(`${input.account} only: every sheet, figure and freshness line is this account's`));
+  else if (split) info('Accounts', text(`${input.accounts.join(', ')}, consolidated: each key figure per account, then for all accounts`));
+  else if (input.accounts.length === 1) info('Account', text(input.accounts[0]!));
   info('Period', text(`${input.period.from} to ${input.period.to} (both included)`));
   if (monthly && !wholeMonths) info('Monthly sheets cover', text(`whole months: ${monthOf(input.period.from).slice(0, 7)} to ${input.period.to.slice(0, 7)}`));
   info('Reporting time zone', text(input.timeZone));
@@ -278,23 +337,31 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
 
   section('Key figures');
   add(...header('Figure', 'Of', ['Value', 'right'], ['Exact value (text)', 'right']), text('What it is', { font: BOLD_FONT, span: 3 }));
+  // Why a figure is unknown is said on its first unknown line; its other lines (accounts, groups) refer to it.
+  const reasonGiven = new Set<string>();
   input.figures.forEach((figure, index) => {
     // What a figure is, said once on its first line; unknown and incomplete on every line they concern.
     const first = index === 0 || input.figures[index - 1]!.label !== figure.label;
     const numFmt = figure.coin === undefined && figure.value !== null && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
     const known = figure.value !== null;
     const warn = !known || figure.excludes.length > 0 ? { font: WARNING_FONT } : {};
+    // The consolidated line of a split figure: its group and values bold, as a totals row's are.
+    const consolidated = split && figure.account === null;
+    const strong = consolidated ? { font: { ...warn.font, bold: true } } : warn;
+    const of = [figure.group, figure.account ?? (consolidated ? 'all accounts' : '')].filter((part) => part !== '').join(' · ');
+    const reason = `${figure.unknownReason ?? 'not in the data'}`;
     const about = [
-      ...(known ? [] : [`Unknown: ${figure.unknownReason ?? 'not in the data'}.`]),
+      ...(known ? [] : [reasonGiven.has(`${figure.label}\n${reason}`) ? 'Unknown, as above.' : `Unknown: ${reason}.`]),
       ...(figure.excludes.length === 0 ? [] : [`Incomplete: without ${figure.excludes.join(', ')}, which ${figure.excludes.length === 1 ? 'is' : 'are'} unknown.`]),
       ...(figure.note === undefined || !first ? [] : [figure.note]),
     ].join(' ');
+    if (!known) reasonGiven.add(`${figure.label}\n${reason}`);
     add(
       text(figure.label, warn),
-      text(figure.group, warn),
+      text(of, strong),
       // Unknown is an empty number cell (a reader or a formula never takes it for 0) and the word beside it.
-      known ? { value: Number(figure.value), text: formattedNumberText(figure.value!, numFmt), numFmt, ...warn } : null,
-      text(known ? trimDecimal(figure.value!) : 'unknown', { align: 'right', ...warn }),
+      known ? { value: Number(figure.value), text: formattedNumberText(figure.value!, numFmt), numFmt, ...strong } : null,
+      text(known ? trimDecimal(figure.value!) : 'unknown', { align: 'right', ...strong }),
       about === '' ? null : text(about, { span: 3, ...warn }),
     );
   });
@@ -313,6 +380,10 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     'Unknown is not zero: a figure the data cannot give (e.g. funding without two collateral snapshots) is left empty and marked unknown, and a figure that includes it says it is incomplete.',
     `A totals row sums the rows shown (it follows the filters). Where the rows mix coins${showsCostMethods(report) ? ' or cost methods' : ''}, its label says so: filter to one before reading it.`,
     'Times are UTC; days and months are cut in the reporting time zone.',
+    ...(split
+      ? ['A key figure for all accounts is the sum of its accounts\' lines above it (a closing balance: each account\'s latest, added up); where an account\'s value is unknown, the total of the others says it lacks that account.']
+      : []),
+    ...(input.account === undefined ? [] : [`This workbook holds the rows of account ${input.account} only; ${report.name}-${input.period.label}.xlsx (without --account) holds every account, consolidated.`]),
     ...(report.notes ?? []),
     ...(input.notes ?? []),
   ];

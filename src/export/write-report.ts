@@ -6,7 +6,8 @@ import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts
 import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
-import { periodFilter, type ReportPeriod } from './period.ts';
+import { readSyncedAccounts } from '../store/synced-accounts.ts';
+import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
@@ -18,6 +19,12 @@ export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 1 - TOTALS_ROWS_RESERVED;
 /** Options of writeReport. */
 export interface WriteReportOptions {
   period: ReportPeriod;
+  /**
+   * One account of the database (`exledger report --account`): every sheet, figure, the chart and
+   * the freshness hold its rows only, and the file is `<report>-<period>-<account>.xlsx`.
+   * @default every account: the consolidated workbook `<report>-<period>.xlsx`
+   */
+  account?: string;
   /** The stream declarations (pipelines/): the Summary's freshness names them. */
   streams: readonly SummaryStream[];
   /** How many decimals each coin's amounts show (reports/coin-formats.ts). */
@@ -47,6 +54,8 @@ export interface WrittenSheet {
 /** What writeReport wrote. */
 export interface ReportResult {
   report: string;
+  /** The one account it covers (--account); null: every account, consolidated. */
+  account: string | null;
   file: string;
   period: ReportPeriod;
   sheets: WrittenSheet[];
@@ -66,13 +75,19 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const now = options.now ?? new Date();
   const reporting = await readReporting(db, report);
   await checkMarts(db, report);
-  const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period)));
-  const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36);
-  const figures = await readFigures(db, report, options.period);
-  const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins);
+  const account = options.account;
+  const accounts = await readSyncedAccounts(db);
+  if (account !== undefined && !accounts.includes(account)) throw unknownAccount(account, accounts);
+  const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period, account)));
+  const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36, account);
+  // A database of one account: its lines would repeat the totals, so there are none.
+  const figures = await readFigures(db, report, options.period, account === undefined ? { perAccount: accounts.length > 1 } : { account });
+  const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins, account);
 
-  const file = path.join(options.outDir, `${report.name}-${options.period.label}.xlsx`);
-  const temporary = path.join(options.outDir, `.${report.name}-${options.period.label}.xlsx.tmp-${process.pid}`);
+  // An account's workbook never takes the consolidated one's name (nor another account's).
+  const base = `${report.name}-${options.period.label}${account === undefined ? '' : `-${account}`}`;
+  const file = path.join(options.outDir, `${base}.xlsx`);
+  const temporary = path.join(options.outDir, `.${base}.xlsx.tmp-${process.pid}`);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
@@ -93,16 +108,16 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
-    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period) });
+    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account) });
     workbook.creator = 'exledger';
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
-      await writeDetailSheet(db, workbook, report, sheet, { period: options.period, rows, parts, maxRows, tableNames, coinFormats: options.coinFormats, onProgress: options.onProgress });
+      await writeDetailSheet(db, workbook, report, sheet, { period: options.period, account, rows, parts, maxRows, tableNames, coinFormats: options.coinFormats, onProgress: options.onProgress });
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();
@@ -111,8 +126,17 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     } catch (error) {
       throw outputError(file, error as NodeJS.ErrnoException);
     }
-    return { report: report.name, file, period: options.period, sheets, warnings, ms: performance.now() - started };
+    return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ms: performance.now() - started };
   }
+}
+
+/**
+ * `--account` naming no account of the database: bad input, named with the accounts it holds.
+ * Thrown before any workbook is opened.
+ */
+export function unknownAccount(account: string, accounts: readonly string[]): ConfigError {
+  const held = accounts.length === 0 ? 'it holds no synced account yet' : `its accounts are ${accounts.join(', ')}`;
+  return new ConfigError('--account', `"${account}" is not an account of this database; ${held}`, { hint: 'check the name (exledger status lists the accounts), or leave --account out for every account, consolidated' });
 }
 
 /** Creates the folder and opens the temporary file (refusing to write through an existing one). */
@@ -186,7 +210,8 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
   const columns = new Map<string, Set<string>>();
   for (const row of rows) columns.set(row.name, (columns.get(row.name) ?? new Set()).add(row.column_name));
   const needed: { mart: string; names: string[] }[] = [
-    ...report.sheets.map((sheet) => ({ mart: sheet.mart, names: [...sheet.columns.map((column) => column.column), ...sheet.orderBy, ...(sheet.period === null ? [] : [sheet.period.column])] })),
+    // Every figure is computed per account (and --account filters on it): each mart has `account`.
+    ...report.sheets.map((sheet) => ({ mart: sheet.mart, names: [...sheet.columns.map((column) => column.column), ...sheet.orderBy, ...(sheet.period === null ? [] : [sheet.period.column]), 'account'] })),
     { mart: report.chart.mart, names: [report.chart.monthColumn, report.chart.valueColumn, ...report.chart.seriesBy] },
   ];
   for (const { mart, names } of needed) {
@@ -203,7 +228,7 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
   }
 }
 
-async function countRows(db: Database, sheet: SheetSpec, period: ReportPeriod): Promise<number> {
-  const filter = periodFilter(sheet, period);
+async function countRows(db: Database, sheet: SheetSpec, period: ReportPeriod, account: string | undefined): Promise<number> {
+  const filter = rowFilter(sheet, period, account);
   return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${sheet.mart} WHERE ${filter.where}`, filter.values))[0]!.n);
 }

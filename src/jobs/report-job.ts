@@ -6,10 +6,11 @@ import type { CoinFormats } from '../export/cell-formats.ts';
 import type { SummaryStream } from '../export/summary-sheet.ts';
 import { parsePeriod, parseRange, type ReportPeriod } from '../export/period.ts';
 import { validateReports, type ReportSpec } from '../export/report-definition.ts';
-import { writeReport, type ReportResult } from '../export/write-report.ts';
+import { unknownAccount, writeReport, type ReportResult } from '../export/write-report.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
+import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { requireDatabase, requireOutputFolder } from './paths.ts';
 
 /** Callbacks of a report job. */
@@ -41,6 +42,20 @@ export function selectReports(reports: readonly ReportSpec[], streamNames: reado
   });
 }
 
+/**
+ * `--account NAME`: one account, given once. A workbook holds one account or all of them
+ * (consolidated); several accounts, each in its own workbook, are one command per account.
+ */
+export function accountOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const fix = 'name one account (exledger report pnl --period 2026-10 --account alpha): a workbook holds one account, or every account without --account; run the command once per account for several';
+  if (Array.isArray(value)) throw new ConfigError('--account', `given ${value.length} times (${value.join(', ')}); ${fix}`);
+  const name = String(value);
+  if (name.includes(',')) throw new ConfigError('--account', `"${name}" names several accounts; ${fix}`);
+  if (name.trim() === '') throw new ConfigError('--account', `is empty; ${fix}`);
+  return name;
+}
+
 /** `--period` or `--from`/`--to`, exactly one of them. */
 export function periodOf(request: { period?: string; from?: string; to?: string }): ReportPeriod {
   if (request.period !== undefined) {
@@ -51,24 +66,39 @@ export function periodOf(request: { period?: string; from?: string; to?: string 
   return parseRange(request.from, request.to);
 }
 
+/** Whose rows the workbooks hold. */
+export interface ReportScope {
+  /**
+   * One account of the database (`exledger report --account`): its rows only, in
+   * `<report>-<period>-<account>.xlsx`. @default every account, consolidated (what `exledger run` writes)
+   */
+  account?: string;
+}
+
 /**
  * The report job: writes one workbook per report from the built models of an existing
  * database, opened read-only (a sync writing it meanwhile gives one clear error). The output
- * folder is checked before anything is read; each workbook is written under a temporary name
- * and renamed, so an earlier good workbook is only ever replaced by a complete one.
+ * folder and the account (--account) are checked before anything is written; each workbook is
+ * written under a temporary name and renamed, so an earlier good workbook is only ever replaced
+ * by a complete one.
  */
-export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog, period: ReportPeriod, hooks: ReportHooks = {}): Promise<ReportResult[]> {
+export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog, period: ReportPeriod, hooks: ReportHooks = {}, scope: ReportScope = {}): Promise<ReportResult[]> {
   const { reports, streams, coinFormats } = catalog;
   requireDatabase(config.db);
   requireOutputFolder(config.reports.outDir, 'outDir');
-  removeLeftoverWorkbooks(config.reports.outDir);
   const db = await Database.open(config.db, { readOnly: true });
   try {
+    if (scope.account !== undefined) {
+      const accounts = await readSyncedAccounts(db);
+      if (!accounts.includes(scope.account)) throw unknownAccount(scope.account, accounts);
+    }
+    removeLeftoverWorkbooks(config.reports.outDir);
     const results: ReportResult[] = [];
     for (const report of reports) {
-      const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label} in ${config.reports.outDir}`, () =>
+      const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label}${scope.account === undefined ? '' : ` (account ${scope.account})`} in ${config.reports.outDir}`, () =>
         writeReport(db, report, {
           period,
+          ...(scope.account === undefined ? {} : { account: scope.account }),
           streams,
           coinFormats,
           outDir: config.reports.outDir,
@@ -85,7 +115,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
   }
 }
 
-/** The temporary name a workbook is written under (write-report.ts): `.<report>-<period>.xlsx.tmp-<pid>`. */
+/** The temporary name a workbook is written under (write-report.ts): `.<report>-<period>[-<account>].xlsx.tmp-<pid>`. */
 const TEMPORARY_WORKBOOK = /^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.xlsx\.tmp-(\d+)$/;
 
 /**
