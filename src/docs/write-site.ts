@@ -1,10 +1,9 @@
 import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError } from '../errors.ts';
-import { removeLeftoverExports } from '../export/write-dataset.ts';
-import { syncDirectory } from '../store/publish.ts';
+import { removeLeftoverExports, siblingNames, swapInFolder, writeSyncedFile } from '../export/write-dataset.ts';
 
 /**
  * The documentation site's folder, only ever replaced whole (as the dataset export's): written
@@ -48,10 +47,8 @@ export function requireSiteFolder(out: string, setting: string): void {
  */
 export async function writeSite(out: string, files: ReadonlyMap<string, string>, mark: unknown): Promise<void> {
   const folder = path.resolve(out);
-  const base = path.basename(folder);
   // The same names as the dataset export's, so its clean-up of killed runs serves both.
-  const temporary = path.join(path.dirname(folder), `.${base}.tmp-${process.pid}`);
-  const previous = path.join(path.dirname(folder), `.${base}.old-${process.pid}`);
+  const { temporary, previous } = siblingNames(folder);
   await removeLeftoverExports(folder);
   await rm(temporary, { recursive: true, force: true });
   await mkdir(temporary);
@@ -59,19 +56,9 @@ export async function writeSite(out: string, files: ReadonlyMap<string, string>,
     for (const [relative, content] of [...files, [SITE_MARK, `${JSON.stringify(mark, null, 2)}\n`] as const]) {
       const file = path.join(temporary, relative);
       await mkdir(path.dirname(file), { recursive: true });
-      const handle = await open(file, 'wx');
-      try {
-        await handle.writeFile(content);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await writeSyncedFile(file, content);
     }
-    const hadPrevious = existsSync(folder);
-    if (hadPrevious) await rename(folder, previous);
-    await rename(temporary, folder);
-    await syncDirectory(path.dirname(folder));
-    if (hadPrevious) await rm(previous, { recursive: true, force: true });
+    await swapInFolder(temporary, folder, previous);
   } catch (error) {
     await rm(temporary, { recursive: true, force: true });
     throw diskFullOf(error, { file: folder, doing: 'writing the documentation site', kept: 'the previous site in that folder is unchanged and no partial site is left' }) ?? error;

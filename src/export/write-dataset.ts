@@ -120,8 +120,11 @@ export function isEmptyFolder(folder: string): boolean {
   }
 }
 
-/** The temporary and the set-aside names beside the dataset folder `<name>`: `.<name>.tmp-<pid>`, `.<name>.old-<pid>`. */
-function siblingNames(folder: string): { temporary: string; previous: string; pattern: RegExp } {
+/**
+ * The temporary and the set-aside names beside a folder replaced whole (a dataset, the docs site)
+ * `<name>`: `.<name>.tmp-<pid>`, `.<name>.old-<pid>`; removeLeftoverExports cleans up both.
+ */
+export function siblingNames(folder: string): { temporary: string; previous: string; pattern: RegExp } {
   const base = path.basename(folder);
   const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return {
@@ -185,18 +188,8 @@ export async function writeDataset(db: Database, models: readonly ExportModel[],
       options.onModel?.(result);
     }
     const manifest: DatasetManifest = { version: 1, format, runId: options.runId, exportedAt, database: path.resolve(db.location), models: written };
-    const handle = await open(path.join(temporary, MANIFEST), 'wx');
-    try {
-      await writeFile(handle, `${JSON.stringify(manifest, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    const hadPrevious = existsSync(folder);
-    if (hadPrevious) await rename(folder, previous);
-    await rename(temporary, folder);
-    await syncDirectory(path.dirname(folder));
-    if (hadPrevious) await rm(previous, { recursive: true, force: true });
+    await writeSyncedFile(path.join(temporary, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    await swapInFolder(temporary, folder, previous);
     return manifest;
   } catch (error) {
     await rm(temporary, { recursive: true, force: true });
@@ -280,4 +273,28 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
       : `${quoteString(folder)} (${formatOptions}, PARTITION_BY (${partitionBy.join(', ')}), WRITE_PARTITION_COLUMNS true)`;
   await db.run(`COPY (SELECT ${select} FROM ${relation}) TO ${target}`);
   return { model: name, path: `${model.schema}/${model.table}`, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
+}
+
+/** Writes a new file and flushes it to disk (it must not exist yet). */
+export async function writeSyncedFile(file: string, content: string): Promise<void> {
+  const handle = await open(file, 'wx');
+  try {
+    await writeFile(handle, content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Puts the complete folder `temporary` in the place of `folder`: the earlier one (if any) is
+ * renamed aside to `previous`, the new one renamed in, the parent flushed, the earlier one
+ * deleted. A reader sees the earlier folder or the new one, never a mix.
+ */
+export async function swapInFolder(temporary: string, folder: string, previous: string): Promise<void> {
+  const hadPrevious = existsSync(folder);
+  if (hadPrevious) await rename(folder, previous);
+  await rename(temporary, folder);
+  await syncDirectory(path.dirname(folder));
+  if (hadPrevious) await rm(previous, { recursive: true, force: true });
 }
