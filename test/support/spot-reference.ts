@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 
 /**
- * A small, obviously correct reference for spot realized PnL (FIFO and moving weighted-average
- * cost), in exact rational arithmetic on BigInt, walking the fills one by one. The SQL models
+ * A small, obviously correct reference for spot realized PnL (FIFO, LIFO, HIFO and moving
+ * weighted-average cost), in exact rational arithmetic on BigInt, walking the fills one by one. The SQL models
  * (sql/intermediate/int_spot_*.sql) must agree with it to 1e-8 of the quote coin.
  *
  * Convention (README): a buy of q at price p with fee f (in the base coin) adds q - f units costing
@@ -104,7 +104,7 @@ export interface SellResult {
   cost: Rational;
   unmatchedQuantity: Rational;
   unmatchedProceeds: Rational;
-  /** FIFO only: the lots it consumed, oldest first ('opening' for the opening lot). */
+  /** Lot methods only: the lots it consumed, in the order taken ('opening' for the opening lot). */
   lots: { lot: string; quantity: Rational; cost: Rational; proceeds: Rational }[];
 }
 
@@ -128,25 +128,41 @@ export function notional(fill: SpotFill): Rational {
 
 /** FIFO: a queue of lots; a sell takes from the oldest, and what the queue lacks is unmatched. */
 export function referenceFifo(ledger: SpotLedger): LedgerResult {
+  return referenceLots(ledger, 'fifo');
+}
+
+/**
+ * A lot method: a sell takes from the oldest lot still holding units (fifo), the latest (lifo), or
+ * the one of highest unit cost, the earliest of equal ones (hifo); what the lots lack is unmatched.
+ */
+export function referenceLots(ledger: SpotLedger, method: 'fifo' | 'lifo' | 'hifo'): LedgerResult {
   const lots: { lot: string; units: Rational; cost: Rational; left: Rational }[] = [];
   if (ledger.opening !== undefined) {
     const units = parseDecimal(ledger.opening.quantity);
     lots.push({ lot: 'opening', units, cost: parseDecimal(ledger.opening.cost), left: units });
   }
+  const next = () => {
+    const held = lots.filter((lot) => !isZero(lot.left));
+    if (method === 'fifo') return held[0];
+    if (method === 'lifo') return held.at(-1);
+    // The first of the highest unit cost: a later one replaces it only when strictly higher. Unit
+    // costs compare the costs the models keep (to 1e-12), so two lots whose exact costs differ by
+    // less than that are ordered as the models order them.
+    const unitCost = (lot: (typeof held)[number]) => div(parseDecimal(toDecimal(lot.cost, 12)), lot.units);
+    return held.reduce<(typeof held)[number] | undefined>((best, lot) => (best === undefined || cmp(unitCost(lot), unitCost(best)) > 0 ? lot : best), undefined);
+  };
   const sells: SellResult[] = [];
   for (const fill of orderedFills(ledger.fills)) {
     const quantity = parseDecimal(fill.fillQuantity);
     if (fill.side === 'buy') {
       const units = sub(quantity, parseDecimal(fill.fees));
-      lots.push({ lot: fill.fillId, units, cost: notional(fill), left: units });
+      if (cmp(units, ZERO) > 0) lots.push({ lot: fill.fillId, units, cost: notional(fill), left: units });
       continue;
     }
     const proceeds = sub(notional(fill), parseDecimal(fill.fees));
     const result: SellResult = { fillId: fill.fillId, quantity, matchedQuantity: ZERO, matchedProceeds: ZERO, cost: ZERO, unmatchedQuantity: ZERO, unmatchedProceeds: ZERO, lots: [] };
     let wanted = quantity;
-    for (const lot of lots) {
-      if (isZero(wanted)) break;
-      if (isZero(lot.left)) continue;
+    for (let lot = next(); lot !== undefined && !isZero(wanted); lot = next()) {
       const taken = min(wanted, lot.left);
       const cost = mul(lot.cost, div(taken, lot.units));
       const share = mul(proceeds, div(taken, quantity));
