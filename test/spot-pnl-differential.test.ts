@@ -3,17 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
-import { closeTo, cmp, parseDecimal, referenceAverage, referenceLots, spotLedgerArbitrary, sub, ZERO, add, type LedgerResult, type Rational, type SpotLedger } from './support/spot-reference.ts';
+import { closeTo, cmp, parseDecimal, referenceAverage, referenceLots, referenceUk, spotLedgerArbitrary, sub, ZERO, add, type LedgerResult, type Rational, type SpotLedger } from './support/spot-reference.ts';
 
 /**
  * Differential test: on random ledgers (fast-check), the models' FIFO, LIFO, HIFO and moving-average
  * results equal those of the exact rational reference (test/support/spot-reference.ts) to 1e-8
  * of the quote coin, and quantities exactly. Each build holds LEDGERS_PER_BUILD ledgers, each its
- * own (account, symbol), so RUNS builds check RUNS * LEDGERS_PER_BUILD ledgers. uk is built too, so
- * its SQL checks (parts add up, lots never over-consumed, roll-forward) run on the same ledgers.
+ * own (account, symbol), so RUNS builds check RUNS * LEDGERS_PER_BUILD ledgers. uk (HMRC share
+ * pooling) is compared on its totals: realized PnL, unmatched quantity, open quantity and cost.
  */
 const RUNS = 12;
 const LEDGERS_PER_BUILD = 25;
+/** The reporting zone: uk's days are its calendar days. */
+const TIME_ZONE = 'America/New_York';
 
 let db: Database;
 beforeAll(async () => {
@@ -102,7 +104,9 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
       check(ledger, `average ${sell.fillId} unmatched quantity`, row?.unmatched_quantity, sell.unmatchedQuantity, true);
       check(ledger, `average ${sell.fillId} unmatched proceeds`, row?.unmatched_proceeds, sell.unmatchedProceeds);
     }
-    for (const [method, result] of [...lotResults, ['average', average] as [string, LedgerResult]]) {
+    // uk: the totals (its per-fill split is tested on hand ledgers in spot-cost-methods.test.ts).
+    const uk = referenceUk(ledger, TIME_ZONE);
+    for (const [method, result] of [...lotResults, ['average', average] as [string, LedgerResult], ['uk', uk] as [string, LedgerResult]]) {
       const row = totalsByKey.get(key(ledger.account, ledger.symbol, method));
       const realized = result.sells.reduce((sum, sell) => add(sum, sub(sell.matchedProceeds, sell.cost)), ZERO);
       const unmatched = result.sells.reduce((sum, sell) => add(sum, sell.unmatchedQuantity), ZERO);
@@ -117,12 +121,12 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
 }
 
 describe('spot PnL: SQL against the exact reference', () => {
-  it(`FIFO, LIFO, HIFO and moving average agree on ${RUNS * LEDGERS_PER_BUILD} random ledgers to 1e-8 (quantities exactly)`, async () => {
+  it(`FIFO, LIFO, HIFO, moving average and uk agree on ${RUNS * LEDGERS_PER_BUILD} random ledgers to 1e-8 (quantities exactly)`, async () => {
     await fc.assert(
       fc.asyncProperty(ledgersArbitrary, async (ledgers) => {
         await insertLedgers(ledgers);
         const openingPositions = ledgers.flatMap((ledger) => (ledger.opening === undefined ? [] : [{ account: ledger.account, symbol: ledger.symbol, ...ledger.opening }]));
-        await buildAll(db, { costMethods: ['fifo', 'average', 'lifo', 'hifo', 'uk'], openingPositions, reportingTimeZone: 'America/New_York' });
+        await buildAll(db, { costMethods: ['fifo', 'average', 'lifo', 'hifo', 'uk'], openingPositions, reportingTimeZone: TIME_ZONE });
         expect(await compare(ledgers)).toEqual([]);
         const failing = (await checkModels(db)).filter((result) => /\/(int_)?spot_|no_floating_point/.test(result.id) && result.status !== 'pass');
         expect(failing.map(({ id, status, sample }) => ({ id, status, sample }))).toEqual([]);

@@ -309,3 +309,91 @@ export function spotLedgerArbitrary(account: string, symbol: string): fc.Arbitra
       return ledger;
     });
 }
+
+/**
+ * HMRC share pooling (uk), per ledger totals: per calendar day (in `timeZone`) all buys are one
+ * acquisition and all sells one disposal; a disposal is matched with the day's acquisition, then
+ * with acquisitions of the next 30 days (earliest first, each after its own day's disposal), then
+ * with the section 104 pool at average cost (the opening position is the pool at the start); the
+ * rest is unmatched. Each day's matched units are the first of its sells in fill order, so the
+ * unmatched proceeds are the last sells' share. Returns the sells' totals (no lots) and the pool.
+ */
+export function referenceUk(ledger: SpotLedger, timeZone: string): LedgerResult {
+  const format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+  const dayOf = (ms: string) => Date.parse(`${format.format(new Date(Number(ms)))}T00:00:00Z`) / 86_400_000;
+  interface Day {
+    day: number;
+    units: Rational;
+    cost: Rational;
+    sells: { fill: SpotFill; quantity: Rational; proceeds: Rational }[];
+    disposed: Rational;
+    /** Units left for the 30-day rule and the pool after the same-day match. */
+    later: Rational;
+  }
+  const days: Day[] = [];
+  for (const fill of orderedFills(ledger.fills)) {
+    const day = dayOf(fill.cTime);
+    if (days.at(-1)?.day !== day) days.push({ day, units: ZERO, cost: ZERO, sells: [], disposed: ZERO, later: ZERO });
+    const today = days.at(-1)!;
+    const quantity = parseDecimal(fill.fillQuantity);
+    if (fill.side === 'buy') {
+      const units = sub(quantity, parseDecimal(fill.fees));
+      if (cmp(units, ZERO) <= 0) continue;
+      today.units = add(today.units, units);
+      today.cost = add(today.cost, notional(fill));
+    } else {
+      today.sells.push({ fill, quantity, proceeds: sub(notional(fill), parseDecimal(fill.fees)) });
+      today.disposed = add(today.disposed, quantity);
+    }
+  }
+  for (const day of days) day.later = sub(day.units, min(day.units, day.disposed));
+  const costOf = (day: Day, units: Rational) => mul(day.cost, div(units, day.units));
+  let poolUnits = ledger.opening === undefined ? ZERO : parseDecimal(ledger.opening.quantity);
+  let poolCost = ledger.opening === undefined ? ZERO : parseDecimal(ledger.opening.cost);
+  const sells: SellResult[] = [];
+  days.forEach((today, index) => {
+    if (!isZero(today.later)) {
+      poolUnits = add(poolUnits, today.later);
+      poolCost = add(poolCost, costOf(today, today.later));
+      today.later = ZERO;
+    }
+    if (isZero(today.disposed)) return;
+    const sameDay = min(today.units, today.disposed);
+    let cost = isZero(sameDay) ? ZERO : costOf(today, sameDay);
+    let wanted = sub(today.disposed, sameDay);
+    for (let next = index + 1; !isZero(wanted) && next < days.length && days[next]!.day <= today.day + 30; next += 1) {
+      const taken = min(wanted, days[next]!.later);
+      if (isZero(taken)) continue;
+      cost = add(cost, costOf(days[next]!, taken));
+      days[next]!.later = sub(days[next]!.later, taken);
+      wanted = sub(wanted, taken);
+    }
+    const fromPool = min(wanted, poolUnits);
+    if (!isZero(fromPool)) {
+      const poolShare = mul(poolCost, div(fromPool, poolUnits));
+      cost = add(cost, poolShare);
+      poolUnits = sub(poolUnits, fromPool);
+      poolCost = sub(poolCost, poolShare);
+      wanted = sub(wanted, fromPool);
+    }
+    // The day's matched units are its first sells' (fill order); the day's cost is on its first sell.
+    let matchedLeft = sub(today.disposed, wanted);
+    today.sells.forEach((sell, at) => {
+      const matched = min(sell.quantity, matchedLeft);
+      matchedLeft = sub(matchedLeft, matched);
+      const matchedProceeds = mul(sell.proceeds, div(matched, sell.quantity));
+      sells.push({
+        fillId: sell.fill.fillId,
+        quantity: sell.quantity,
+        matchedQuantity: matched,
+        matchedProceeds,
+        cost: at === 0 ? cost : ZERO,
+        unmatchedQuantity: sub(sell.quantity, matched),
+        unmatchedProceeds: sub(sell.proceeds, matchedProceeds),
+        lots: [],
+      });
+    });
+  });
+  // Units the 30-day rule took from later days are out of the pool; what the walk left is the pool.
+  return { sells, openQuantity: poolUnits, openCost: poolCost };
+}
