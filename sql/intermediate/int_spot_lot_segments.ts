@@ -5,9 +5,10 @@
 // settings.reporting (empty when none of these is chosen).
 // Key: (account, symbol, cost_method, sell_seq, match_rule, lot_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
 // The matching (src/models/lot-matching.ts) walks each (account, symbol)'s events in event_seq
-// order with BigInt on the integer units, exactly; one (account, symbol) is held in memory at a time.
+// order with BigInt on the integer units, exactly; one (account, symbol)'s events are held in memory
+// at a time, and segments are appended as they are found.
 import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
-import { LOT_METHODS, matchLots, type LotMethod, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 
@@ -67,19 +68,24 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
 
 function appendGroup(appender: DuckDBAppender, account: string, symbol: string, events: readonly TradeEvent[], methods: readonly LotMethod[]): void {
   for (const method of methods) {
-    for (const segment of matchLots(method, events)) {
-      appender.appendVarchar(account);
-      appender.appendVarchar(symbol);
-      appender.appendVarchar(method);
-      appender.appendBigInt(segment.sellSeq);
-      appender.appendVarchar(segment.rule);
-      if (segment.lotSeq === null) appender.appendNull();
-      else appender.appendBigInt(segment.lotSeq);
-      appender.appendHugeInt(segment.quantity);
-      if (segment.cost === null) appender.appendNull();
-      else appender.appendHugeInt(segment.cost);
-      appender.appendHugeInt(segment.proceeds);
-      appender.endRow();
-    }
+    // Each segment goes to the appender as it is found: a symbol's segments are never all held.
+    const push = (...segments: Segment[]): number => {
+      for (const segment of segments) {
+        appender.appendVarchar(account);
+        appender.appendVarchar(symbol);
+        appender.appendVarchar(method);
+        appender.appendBigInt(segment.sellSeq);
+        appender.appendVarchar(segment.rule);
+        if (segment.lotSeq === null) appender.appendNull();
+        else appender.appendBigInt(segment.lotSeq);
+        appender.appendHugeInt(segment.quantity);
+        if (segment.cost === null) appender.appendNull();
+        else appender.appendHugeInt(segment.cost);
+        appender.appendHugeInt(segment.proceeds);
+        appender.endRow();
+      }
+      return 0;
+    };
+    matchLots(method, events, { push });
   }
 }

@@ -101,6 +101,9 @@ class Spread {
   }
 }
 
+/** Where segments go, as they are found (an appender's row, or an array). */
+export type SegmentSink = Pick<Segment[], 'push'>;
+
 /** A sell being disposed of: its proceeds spread over its quantity. */
 interface Disposal {
   seq: bigint;
@@ -111,7 +114,7 @@ interface Disposal {
  * Takes `units` from `source` for the disposals in order (each its proceeds along its own
  * quantity), one segment per (disposal, source piece) pair; `units` is at most what both hold.
  */
-function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rule: MatchRule, out: Segment[]): void {
+function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rule: MatchRule, out: SegmentSink): void {
   let wanted = units;
   for (const disposal of disposals) {
     while (wanted > 0n && disposal.spread.left > 0n) {
@@ -126,7 +129,7 @@ function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rul
 }
 
 /** What a sell could not be matched with: its remaining units and proceeds, no cost. */
-function unmatched(disposals: readonly Disposal[], out: Segment[]): void {
+function unmatched(disposals: readonly Disposal[], out: SegmentSink): void {
   for (const disposal of disposals) {
     const left = disposal.spread.left;
     if (left > 0n) out.push({ sellSeq: disposal.seq, rule: 'unmatched', lotSeq: null, quantity: left, cost: null, proceeds: disposal.spread.take(left) });
@@ -136,17 +139,17 @@ function unmatched(disposals: readonly Disposal[], out: Segment[]): void {
 const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
 const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cost, [{ seq: event.seq, units: event.unitsIn }]);
 
-/** The segments of one (account, symbol)'s events under `method`, sells in order. */
-export function matchLots(method: LotMethod, events: readonly TradeEvent[]): Segment[] {
-  return method === 'uk' ? matchUk(events) : matchStack(method, events);
+/** Puts the segments of one (account, symbol)'s events under `method` into `out`, sells in order. */
+export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink): void {
+  if (method === 'uk') matchUk(events, out);
+  else matchStack(method, events, out);
 }
 
 /**
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
  * (cost / units), the earliest of equal ones. Units beyond the inventory are unmatched, as in FIFO.
  */
-function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[]): Segment[] {
-  const out: Segment[] = [];
+function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink): void {
   const lots: LotHeap | Spread[] = method === 'lifo' ? [] : new LotHeap();
   for (const event of events) {
     if (event.side === 'buy') {
@@ -163,7 +166,6 @@ function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[]): Seg
     }
     unmatched([disposal], out);
   }
-  return out;
 }
 
 /** A max-heap of lots by unit cost (cost / units), ties to the earliest (lowest seq). */
@@ -234,7 +236,7 @@ interface UkDay {
  * Per-fill detail splits the day's single disposal in fill order (the first sells of the day take
  * the same-day match, then the 30-day matches, then the pool), so the day's totals are HMRC's.
  */
-function matchUk(events: readonly TradeEvent[]): Segment[] {
+function matchUk(events: readonly TradeEvent[], out: SegmentSink): void {
   const days: UkDay[] = [];
   let poolUnits = 0n;
   let poolCost = 0n;
@@ -260,7 +262,6 @@ function matchUk(events: readonly TradeEvent[]): Segment[] {
     days.push({ day, acquisition, disposals, disposed, sameDay: units < disposed ? units : disposed });
   }
 
-  const out: Segment[] = [];
   for (let index = 0; index < days.length; index += 1) {
     const today = days[index]!;
     // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
@@ -287,7 +288,6 @@ function matchUk(events: readonly TradeEvent[]): Segment[] {
     }
     unmatched(today.disposals, out);
   }
-  return out;
 }
 
 /** A day's acquisition after its same-day part, as the 30-day rule and the pool take it. */
