@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.ts';
-import { buildModels } from '../src/models/build.ts';
+import { buildModels, createStagingViews } from '../src/models/build.ts';
 import { checkModels } from '../src/models/check.ts';
 import { declareModels, type LayerDeclaration } from '../src/models/declaration.ts';
 import { loadProject, REPOSITORY_DECLARATIONS, SQL_DIR } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
-import { buildAll, openModelDb } from './support/model-db.ts';
+import { buildAll, insertHistory, openModelDb } from './support/model-db.ts';
 
 let db: Database | undefined;
 afterEach(() => {
@@ -38,19 +38,34 @@ const MODEL_COLUMNS = `
   SELECT schema_name || '.' || table_name AS id, column_name, data_type, comment
   FROM duckdb_columns() WHERE schema_name IN ('staging', 'intermediate', 'marts') ORDER BY schema_name, table_name, column_index`;
 
+/** A spot fill, a futures fill and a bill as the exchange sends them, so the staging views' macros have rows to read. */
+async function insertSomeHistory(target: Database): Promise<void> {
+  await insertHistory(target, 'spot_fills', [
+    { accountId: '1', symbol: 'BTCUSDT_SPBL', baseCoin: 'BTC', quoteCoin: 'USDT', orderId: '11', fillId: '12', orderType: 'limit', side: 'buy', fillPrice: '65000.5', fillQuantity: '0.000000000000000001', fillTotalAmount: '0.0000000000000650', fees: '0', cTime: '1767225600000' },
+  ], { partition: 'symbol=BTCUSDT_SPBL' });
+  await insertHistory(target, 'futures_fills', [
+    { tradeId: '9223372036854775807', orderId: '21', symbol: 'BTCUSDT', positionSide: 'LONG', orderSide: 'BUY', fillSize: '1000000000000', fillValue: '1000000000000000000000', fillFee: '-0.25', realizePnl: '0', createdTime: '1767225600000' },
+  ]);
+  await insertHistory(target, 'funding_bills', [
+    { billId: '31', coinId: '2', coinName: 'USDT', bizType: 'deposit', deltaAmount: '12345678901234.123456789012345678', afterAmount: '12345678901234.123456789012345678', fees: '0', cTime: '1767225600000' },
+  ]);
+}
+
 describe('model declarations on the repository SQL project', () => {
-  it('comments every declared model and column, in the database as built, rebuilt and published by file copy', async () => {
+  it('comments every model and column of every layer, in the database as built, rebuilt and published by file copy', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'exledger-decl-db-')), 'ledger.duckdb');
     db = await openModelDb(file);
+    await insertSomeHistory(db);
     // Built twice: CREATE OR REPLACE drops a table's comments, the build writes them again.
     await buildAll(db, { costMethods: ['fifo', 'average'] });
     await buildAll(db, { costMethods: ['fifo', 'average'] });
     await db.checkpoint();
     db.close();
-    // The published copy is a file copy: its catalog holds the same comments.
+    // The published copy is a file copy, opened read-only: its catalog holds the same comments,
+    // and the macros the staging views call.
     const copy = `${file}.copy`;
     cpSync(file, copy);
-    db = await Database.open(copy);
+    db = await Database.open(copy, { readOnly: true });
 
     const columns = await db.all<ColumnRow>(MODEL_COLUMNS);
     const tables = await db.all<{ id: string; comment: string | null }>(
@@ -68,20 +83,46 @@ describe('model declarations on the repository SQL project', () => {
         }
       }
     }
-    expect(declaredColumns).toBeGreaterThan(250);
-    // An analyst's query: what a column of a mart holds and in which unit.
+    expect(REPOSITORY_DECLARATIONS.map((declaration) => declaration.layer)).toEqual(['staging', 'intermediate', 'marts']);
+    expect(declaredColumns).toBeGreaterThan(450);
+    // Whatever was built, every relation and every column of it is described.
+    expect(tables.filter((table) => (table.comment ?? '').trim() === '').map((table) => table.id)).toEqual([]);
+    expect(columns.filter((row) => (row.comment ?? '').trim() === '').map((row) => `${row.id}.${row.column_name}`)).toEqual([]);
+    expect(columns.length).toBe(declaredColumns);
+    // An analyst's query: what a column holds and in which unit, in a mart and in staging.
     expect(columns.find((row) => row.id === 'marts.spot_realized_pnl_daily' && row.column_name === 'realized_pnl')?.comment).toBe('proceeds - cost [coin: quote_coin]');
+    expect(columns.find((row) => row.id === 'staging.funding_bills' && row.column_name === 'delta_amount')?.comment).toMatch(/\[coin: coin_name\]$/);
+    // The staging views read through their macros (sql/macros/staging.sql) in the read-only copy, exactly.
+    expect(await db.all('SELECT fill_quantity::VARCHAR AS quantity, fill_quantity_e18::VARCHAR AS units FROM staging.spot_fills')).toEqual([{ quantity: '0.000000000000000001', units: '1' }]);
+    expect(await db.all('SELECT trade_id, fill_value::VARCHAR AS value, fill_fee::VARCHAR AS fee, liquidate_fee::VARCHAR AS liquidate_fee FROM staging.futures_fills')).toEqual([
+      { trade_id: '9223372036854775807', value: '1000000000000000000000.0000000000000000', fee: '-0.250000000000000000', liquidate_fee: '0.000000000000000000' },
+    ]);
+    expect(await db.all('SELECT delta_amount::VARCHAR AS delta FROM staging.funding_bills')).toEqual([{ delta: '12345678901234.123456789012345678' }]);
   });
 
-  it('declares every mart, every column it builds and the unit of every amount, date and instant', async () => {
-    const marts = loadProject().models.filter((model) => model.layer === 'marts');
-    expect(marts.length).toBeGreaterThan(10);
-    expect(marts.filter((model) => model.declaration === undefined).map((model) => model.id)).toEqual([]);
+  it('comments the staging views a sync creates before any build, macros first', async () => {
+    db = await openModelDb();
+    await insertSomeHistory(db);
+    await createStagingViews(db);
+    const views = await db.all<{ name: string; comment: string | null }>("SELECT view_name AS name, comment FROM duckdb_views() WHERE schema_name = 'staging' ORDER BY view_name");
+    const staging = REPOSITORY_DECLARATIONS.find((declaration) => declaration.layer === 'staging')!;
+    expect(views.map((view) => view.name)).toEqual(staging.models.map((model) => model.name).sort());
+    expect(views.filter((view) => (view.comment ?? '') === '').map((view) => view.name)).toEqual([]);
+    const columns = await db.all<ColumnRow>(MODEL_COLUMNS);
+    expect(columns.length).toBe(staging.models.reduce((sum, model) => sum + model.columns.length, 0));
+    expect(columns.filter((row) => (row.comment ?? '').trim() === '').map((row) => `${row.id}.${row.column_name}`)).toEqual([]);
+    expect(await db.all('SELECT fees_e18::VARCHAR AS fees FROM staging.spot_fills')).toEqual([{ fees: '0' }]);
+  });
+
+  it('declares every model of every layer, every column it builds and the unit of every amount, date and instant', async () => {
+    const models = loadProject().models;
+    for (const layer of ['staging', 'intermediate', 'marts']) expect(models.filter((model) => model.layer === layer).length, layer).toBeGreaterThan(7);
+    expect(models.filter((model) => model.declaration === undefined).map((model) => model.id)).toEqual([]);
 
     db = await openModelDb();
     await buildAll(db);
     const built = await db.all<ColumnRow>(MODEL_COLUMNS);
-    for (const model of marts) {
+    for (const model of models) {
       const columns = built.filter((row) => row.id === model.id);
       expect(columns.map((row) => row.column_name), model.id).toEqual(model.declaration!.columns.map((column) => column.name));
       const withoutUnit = columns.filter((row) => /^(DECIMAL|DATE|TIMESTAMP|HUGEINT)/.test(row.data_type) && model.declaration!.columns.find((column) => column.name === row.column_name)!.unit === undefined);

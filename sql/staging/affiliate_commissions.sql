@@ -2,12 +2,7 @@
 -- Key: (account, record_key) where record_key = time:content-hash:occurrence (no id on the wire).
 -- Input: raw.affiliate_commissions; product_type comes from the request (the record may not carry it).
 with source as (
-    select * from raw.affiliate_commissions
-),
-
-deduplicated as (
-    select * from source
-    qualify row_number() over (partition by _account, _partition, _key order by _fetched_at, _run_id) = 1
+    select * from first_fetches('raw.affiliate_commissions')
 ),
 
 final as (
@@ -19,15 +14,15 @@ final as (
         _record->>'coin' as coin,
         _record->>'symbol' as symbol,
         cast(_record->>'sourceType' as integer) as source_type,
-        cast(_record->>'fee' as decimal(38, 18)) as fee,
-        cast(_record->>'commission' as decimal(38, 18)) as commission,
-        cast(nullif(_record->>'rate', '') as decimal(38, 18)) as rate,
-        cast(nullif(_record->>'takerAmount', '') as decimal(38, 18)) as taker_amount,
-        cast(nullif(_record->>'makerAmount', '') as decimal(38, 18)) as maker_amount,
+        parse_decimal_18(_record->>'fee') as fee,
+        parse_decimal_18(_record->>'commission') as commission,
+        parse_decimal_18(nullif(_record->>'rate', '')) as rate,
+        parse_decimal_18(nullif(_record->>'takerAmount', '')) as taker_amount,
+        parse_decimal_18(nullif(_record->>'makerAmount', '')) as maker_amount,
         make_timestamptz(cast(coalesce(_record->>'dealTime', _record->>'date') as bigint) * 1000) as deal_time_at,
         _run_id,
         _fetched_at
-    from deduplicated
+    from source
 )
 
 select * from final

@@ -1,12 +1,9 @@
 -- Referral figures per invited user and UTC day (the exchange returns totals per requested range).
 -- Key: (account, uid, activity_date). Input: raw.affiliate_referrals.
+-- A re-read of a day replaces its stored totals (src/store/raw-store.ts replaceWindow), so the raw
+-- table holds one row per key and first_fetches, the rule of every stream, drops nothing here.
 with source as (
-    select * from raw.affiliate_referrals
-),
-
-deduplicated as (
-    select * from source
-    qualify row_number() over (partition by _account, _key order by _fetched_at desc, _run_id desc) = 1
+    select * from first_fetches('raw.affiliate_referrals')
 ),
 
 final as (
@@ -14,14 +11,14 @@ final as (
         _account as account,
         _record->>'uid' as uid,
         cast(make_timestamptz(_event_ms * 1000) at time zone 'UTC' as date) as activity_date,
-        cast(_record->>'depositAmount' as decimal(38, 18)) as deposit_amount,
-        cast(_record->>'withdrawalAmount' as decimal(38, 18)) as withdrawal_amount,
-        cast(_record->>'spotTradingAmount' as decimal(38, 18)) as spot_trading_amount,
-        cast(_record->>'futuresTradingAmount' as decimal(38, 18)) as futures_trading_amount,
-        cast(_record->>'commission' as decimal(38, 18)) as commission,
+        parse_decimal_18(_record->>'depositAmount') as deposit_amount,
+        parse_decimal_18(_record->>'withdrawalAmount') as withdrawal_amount,
+        parse_decimal_18(_record->>'spotTradingAmount') as spot_trading_amount,
+        parse_decimal_18(_record->>'futuresTradingAmount') as futures_trading_amount,
+        parse_decimal_18(_record->>'commission') as commission,
         _run_id,
         _fetched_at
-    from deduplicated
+    from source
 )
 
 select * from final

@@ -10,9 +10,9 @@ final as (
         _snapshot_at as snapshot_at,
         cast(_record->>'coinId' as bigint) as coin_id,
         _record->>'coinName' as coin_name,
-        cast(_record->>'available' as decimal(38, 18)) as available,
-        cast(_record->>'frozen' as decimal(38, 18)) as frozen,
-        cast(_record->>'equity' as decimal(38, 18)) as equity,
+        parse_decimal_18(_record->>'available') as available,
+        parse_decimal_18(_record->>'frozen') as frozen,
+        parse_decimal_18(_record->>'equity') as equity,
         _run_id,
         _fetched_at
     from source

@@ -3,40 +3,10 @@
 -- fill_price is null where the exchange sent an empty string (price = fill_total_amount / fill_quantity).
 -- Amounts also come as integer units (*_e18: value * 10^18, fill_total_amount_e16: * 10^16) for
 -- the exact arithmetic of the spot models (sql/macros/exact_arith.sql): DuckDB reads a DECIMAL(38,x)
--- back as an integer only through a 128-bit division of about 1 µs, and casts text to DECIMAL(38,x)
--- just as slowly, so plain decimal strings are parsed here as digits, the DECIMAL built from them.
+-- back as an integer only through a 128-bit division of about 1 µs, so the strings are parsed to
+-- units (parse_decimal_units, sql/macros/staging.sql) and the DECIMALs made from them.
 with source as (
-    select *, rowid as _row from raw.spot_fills
-),
-
--- The bookkeeping columns alone, read apart (a second reference to source would make DuckDB keep
--- every record in memory): deduplication looks for repeated keys without sorting the records.
-fetch_keys as (
-    select _account, _key from raw.spot_fills
-),
-
-fetches as (
-    select _account, _key, _fetched_at, _run_id, rowid as _row from raw.spot_fills
-),
-
-repeated_keys as (
-    select _account, _key
-    from fetch_keys
-    group by _account, _key
-    having count(*) > 1
-),
-
--- Of a key fetched more than once, the first fetch stays (then the first run; then the first stored row).
-superseded as (
-    select fetches._row
-    from fetches
-    semi join repeated_keys on repeated_keys._account = fetches._account and repeated_keys._key = fetches._key
-    qualify row_number() over (partition by fetches._account, fetches._key order by fetches._fetched_at, fetches._run_id, fetches._row) > 1
-),
-
-deduplicated as (
-    select * from source
-    anti join superseded on superseded._row = source._row
+    select * from first_fetches('raw.spot_fills')
 ),
 
 -- The record parsed once into a struct (each `->>` would parse the JSON text again).
@@ -49,9 +19,11 @@ fields as (
             "fillPrice": "VARCHAR", "fillQuantity": "VARCHAR", "fillTotalAmount": "VARCHAR", "fees": "VARCHAR",
             "cTime": "VARCHAR"
         }') as r
-    from deduplicated
+    from source
 ),
 
+-- The amount texts as columns of their own: a function of a field of the record (r.fees) is computed
+-- by DuckDB for every row, before the CASE inside the macro picks the rows that need it.
 amounts as (
     select
         *,
@@ -63,36 +35,12 @@ amounts as (
 ),
 
 units as (
-    -- A plain decimal with at most `scale` decimals is the integer of its digits times 10^(scale -
-    -- decimals), exactly (as exact_plain_units, written out: staging views are created without the
-    -- macros); anything else (an exponent, more decimals) goes through DECIMAL(38,scale), which
-    -- rounds. Text to DECIMAL(38,x) directly is ~5 µs.
     select
         *,
-        case
-            when regexp_full_match(fill_price_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(replace(fill_price_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fill_price_text) - coalesce(nullif(strpos(fill_price_text, '.'), 0), length(fill_price_text)))) as hugeint)
-            else cast(trunc(cast(fill_price_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
-                + cast((cast(fill_price_text as decimal(38, 18)) - trunc(cast(fill_price_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
-        end as fill_price_e18,
-        case
-            when regexp_full_match(fill_quantity_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(replace(fill_quantity_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fill_quantity_text) - coalesce(nullif(strpos(fill_quantity_text, '.'), 0), length(fill_quantity_text)))) as hugeint)
-            else cast(trunc(cast(fill_quantity_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
-                + cast((cast(fill_quantity_text as decimal(38, 18)) - trunc(cast(fill_quantity_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
-        end as fill_quantity_e18,
-        case
-            when regexp_full_match(fill_total_amount_text, '-?[0-9]+(\.[0-9]{0,16})?')
-                then cast(replace(fill_total_amount_text, '.', '') as hugeint) * cast(power(10, 16 - (length(fill_total_amount_text) - coalesce(nullif(strpos(fill_total_amount_text, '.'), 0), length(fill_total_amount_text)))) as hugeint)
-            else cast(trunc(cast(fill_total_amount_text as decimal(38, 16))) as hugeint) * cast(10000000000000000 as hugeint)
-                + cast((cast(fill_total_amount_text as decimal(38, 16)) - trunc(cast(fill_total_amount_text as decimal(38, 16)))) * cast(10000000000000000 as decimal(17, 0)) as hugeint)
-        end as fill_total_amount_e16,
-        case
-            when regexp_full_match(fees_text, '-?[0-9]+(\.[0-9]{0,18})?')
-                then cast(replace(fees_text, '.', '') as hugeint) * cast(power(10, 18 - (length(fees_text) - coalesce(nullif(strpos(fees_text, '.'), 0), length(fees_text)))) as hugeint)
-            else cast(trunc(cast(fees_text as decimal(38, 18))) as hugeint) * cast(1000000000000000000 as hugeint)
-                + cast((cast(fees_text as decimal(38, 18)) - trunc(cast(fees_text as decimal(38, 18)))) * cast(1000000000000000000 as decimal(19, 0)) as hugeint)
-        end as fees_e18
+        parse_decimal_units(fill_price_text, 18) as fill_price_e18,
+        parse_decimal_units(fill_quantity_text, 18) as fill_quantity_e18,
+        parse_decimal_units(fill_total_amount_text, 16) as fill_total_amount_e16,
+        parse_decimal_units(fees_text, 18) as fees_e18
     from amounts
 ),
 
@@ -107,10 +55,10 @@ final as (
         r.fillId as fill_id,
         nullif(r.orderType, '') as order_type,
         r.side,
-        cast(fill_price_e18 as decimal(38, 0)) * cast(0.000000000000000001 as decimal(19, 18)) as fill_price,
-        cast(fill_quantity_e18 as decimal(38, 0)) * cast(0.000000000000000001 as decimal(19, 18)) as fill_quantity,
-        cast(fill_total_amount_e16 as decimal(38, 0)) * cast(0.0000000000000001 as decimal(17, 16)) as fill_total_amount,
-        cast(fees_e18 as decimal(38, 0)) * cast(0.000000000000000001 as decimal(19, 18)) as fees,
+        exact_decimal_18(fill_price_e18) as fill_price,
+        exact_decimal_18(fill_quantity_e18) as fill_quantity,
+        exact_decimal_16(fill_total_amount_e16) as fill_total_amount,
+        exact_decimal_18(fees_e18) as fees,
         fill_price_e18,
         fill_quantity_e18,
         fill_total_amount_e16,

@@ -2,12 +2,7 @@
 -- Key: (account, record_key) where record_key = time:content-hash:occurrence (no id on the wire).
 -- Input: raw.transfer_records.
 with source as (
-    select * from raw.transfer_records
-),
-
-deduplicated as (
-    select * from source
-    qualify row_number() over (partition by _account, _key order by _fetched_at, _run_id) = 1
+    select * from first_fetches('raw.transfer_records')
 ),
 
 final as (
@@ -20,11 +15,11 @@ final as (
         nullif(_record->>'toSymbol', '') as to_symbol,
         nullif(_record->>'fromType', '') as from_type,
         nullif(_record->>'fromSymbol', '') as from_symbol,
-        cast(_record->>'amount' as decimal(38, 18)) as amount,
+        parse_decimal_18(_record->>'amount') as amount,
         make_timestamptz(cast(_record->>'tradeTime' as bigint) * 1000) as trade_time_at,
         _run_id,
         _fetched_at
-    from deduplicated
+    from source
 )
 
 select * from final

@@ -2,6 +2,7 @@ import { buildCommand } from './build-command.ts';
 import { checkCommand } from './check-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
+import { docsCommand } from './docs-command.ts';
 import { exportCommand } from './export-command.ts';
 import { lsCommand } from './ls-command.ts';
 import { reportCommand } from './report-command.ts';
@@ -12,4 +13,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, exportCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, exportCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];

@@ -55,7 +55,10 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
           },
           sync: { progress },
           build: { onModel: (result, index, total) => output.detail(formatModelResult(result, index, total)) },
-          check: { onTest: (result) => output.detail(formatTestResult(result)) },
+          check: {
+            onTest: (result) => output.detail(formatTestResult(result)),
+            onRecorded: (record) => record.error !== undefined && output.error(`warning: the check results could not be recorded in ${record.file}: ${record.error}`),
+          },
           report: { onWorkbook: (result) => output.detail(formatReportResult(result)), onRows: reportRowsProgress(output) },
         },
       );

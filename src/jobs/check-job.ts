@@ -1,15 +1,26 @@
 import type { Config } from '../config/config.ts';
 import { checkModels, type TestResult } from '../models/check.ts';
+import { checkResultsPath, recordCheckResults } from '../models/check-results.ts';
 import { loadProject } from '../models/project.ts';
 import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { requireDatabase } from './paths.ts';
 
+/** Where a check's results were recorded, or why they could not be. */
+export interface CheckRecord {
+  /** The results file (see checkResultsPath). */
+  file: string;
+  /** Why it could not be written (a read-only folder, a full disk); the check's own outcome stands. */
+  error?: string;
+}
+
 /** Callbacks of a check. */
 export interface CheckHooks {
   /** Told as each SQL test finishes. */
   onTest?: (result: TestResult, index: number, total: number) => void;
+  /** Told once the results are recorded beside the database, or could not be. */
+  onRecorded?: (record: CheckRecord) => void;
 }
 
 /** What a check runs: the tests of the selected models (src/models/select.ts), every test by default. */
@@ -17,16 +28,28 @@ export type CheckRequest = CheckHooks & ModelSelection;
 
 /**
  * The check job: runs the SQL tests (or those of the selected models) over the built models of an
- * existing database, read-only. A bad selector is told before the database is opened.
+ * existing database, read-only. A bad selector is told before the database is opened. Then it
+ * records their results beside the database (`<db stem>.check-results.json`, for `exledger
+ * docs`; a selected check updates only its tests' entries). A results file that cannot be
+ * written is told to `onRecorded`, not thrown: the check only reads, so it still works on a full
+ * disk or a read-only folder.
  */
 export async function checkJob(config: Readonly<Config>, request: CheckRequest = {}): Promise<TestResult[]> {
   const { select = [], exclude = [] } = request;
   if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
   requireDatabase(config.db);
+  const startedAt = new Date();
   const db = await Database.open(config.db, { readOnly: true });
+  let results: TestResult[];
   try {
-    return await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude }));
+    results = await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude }));
   } finally {
     db.close();
   }
+  try {
+    request.onRecorded?.({ file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0 })) });
+  } catch (error) {
+    request.onRecorded?.({ file: checkResultsPath(config.db), error: (error as Error).message.split('\n')[0]! });
+  }
+  return results;
 }

@@ -172,7 +172,8 @@ async function createModel(db: Database, model: Model): Promise<void> {
   const built = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index', [model.layer, model.name]);
   const disagreement = columnDisagreement(built.map((row) => row.column_name), model.declaration);
   if (disagreement !== undefined) throw new Error(`${model.id}: ${disagreement} (${path.relative(process.cwd(), path.join(path.dirname(model.file), '_models.ts'))})`);
-  for (const statement of commentStatements(model.id, materialization, model.declaration)) await db.run(statement);
+  // One round trip for all of them (a staging view has up to 30 columns, and a sync creates every view).
+  await db.run(commentStatements(model.id, materialization, model.declaration).join(';\n'));
 }
 
 /** What a build stopped by a full disk leaves: each model is replaced in its own transaction. */
@@ -185,11 +186,15 @@ function firstLine(error: unknown): string {
 
 /**
  * (Re)creates the staging views alone: they read the raw tables live, so a sync calls this to
- * make staging current without rebuilding intermediate and marts. Throws on the first failure.
+ * make staging current without rebuilding intermediate and marts. The macro files come first:
+ * the views call them (sql/macros/staging.sql), and a sync may run before any build. Throws on
+ * the first failure.
  */
 export async function createStagingViews(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
+  const project = loadProject(sqlDir);
+  for (const macro of project.macros) await db.transaction(() => db.run(macro.sql));
   await db.run('CREATE SCHEMA IF NOT EXISTS staging');
-  for (const model of loadProject(sqlDir).models.filter((candidate) => candidate.layer === 'staging')) {
+  for (const model of project.models.filter((candidate) => candidate.layer === 'staging')) {
     await db.transaction(() => createModel(db, model));
   }
 }

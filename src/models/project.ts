@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.ts';
 import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
 import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
 import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.ts';
+import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
 import type { ProgramModel } from './program-model.ts';
 
@@ -16,15 +17,16 @@ export const LAYERS = ['staging', 'intermediate', 'marts'] as const;
 export type Layer = (typeof LAYERS)[number];
 
 /**
+ * The repository's model declarations (sql/<layer>/_models.ts), one per layer: every model is
+ * declared, so each is checked against its columns and commented, staging views (at every sync
+ * too) as well as tables. A project without declarations (another folder) still builds.
+ */
+export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DECLARATIONS, INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
+
+/**
  * How each layer is materialized. Staging stays views so it is current right after every sync;
  * intermediate and marts are tables, so reports and analysts read stored results.
  */
-/**
- * The repository's model declarations (sql/<layer>/_models.ts). A layer without one still builds
- * (its models are neither checked against columns nor commented): staging is not declared yet.
- */
-export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
-
 /**
  * The models computed in TypeScript (sql/<layer>/<name>.ts), by id. They are imported here, as the
  * declarations are, so that loading a project stays synchronous; a project folder (a copy of
