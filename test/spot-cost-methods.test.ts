@@ -1,7 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
+import { runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
+import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
+import { queryDatabase } from './support/sync-harness.ts';
 
 /**
  * The lot methods lifo, hifo and uk (sql/intermediate/int_spot_lot_segments.ts) on published worked
@@ -300,4 +306,51 @@ describe('edge cases, every lot method', () => {
     const failing = (await checkModels(db)).filter((result) => result.status !== 'pass' && /spot|no_floating_point/.test(result.id));
     expect(failing.map(({ id, status, sample }) => ({ id, status, sample }))).toEqual([]);
   });
+});
+
+describe('exledger build --cost-method, as deployed', () => {
+  let exchange: SandboxProcess;
+  let dir: string;
+  const cli = (args: string[]) => runCli(args, { cwd: dir, env: exchange.settings });
+  const database = () => path.join(dir, 'ledger.duckdb');
+
+  beforeAll(async () => {
+    exchange = await startSandboxProcess(['--end', '2026-11-01']);
+    dir = mkdtempSync(path.join(tmpdir(), 'exledger-cost-methods-'));
+    writeFileSync(
+      path.join(dir, 'exledger.config.json'),
+      JSON.stringify({ db: './ledger.duckdb', retry: { retries: 8, minTimeoutMs: 50, maxTimeoutMs: 500 }, sync: { startDate: '2026-10-01' }, models: { costMethods: ['hifo'] } }),
+    );
+    const sync = await cli(['sync', '--quiet', '--streams', 'currencies,spot_assets,spot_fills']);
+    expect(sync.code, sync.stderr).toBe(0);
+  }, 180_000);
+  afterAll(async () => {
+    expect(await exchange?.stop()).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('builds the configured method, then every lot method side by side; an unknown one is exit 2 and changes nothing', async () => {
+    const configured = await cli(['build', '--quiet']);
+    expect(configured.code, configured.stderr).toBe(0);
+    expect(await queryDatabase(database(), 'SELECT DISTINCT cost_method FROM marts.spot_realized_pnl_daily')).toEqual([{ cost_method: 'hifo' }]);
+
+    const all = await cli(['build', '--quiet', '--cost-method', 'fifo', 'lifo', 'hifo', 'uk']);
+    expect(all.code, all.stderr).toBe(0);
+    expect((await cli(['check', '--quiet'])).code).toBe(0);
+    // Each method disposes of every unit sold exactly once: matched plus unmatched is what was sold.
+    const sold = await queryDatabase<{ cost_method: string; quantity: string; rows: string }>(
+      database(),
+      'SELECT cost_method, sum(quantity)::VARCHAR AS quantity, (count(*) > 0)::VARCHAR AS rows FROM marts.spot_lot_matches GROUP BY ALL ORDER BY cost_method',
+    );
+    const [total] = await queryDatabase<{ quantity: string }>(database(), "SELECT sum(quantity_out_e18)::VARCHAR AS quantity FROM intermediate.int_spot_trades WHERE side = 'sell'");
+    expect(sold.map((row) => row.cost_method)).toEqual(['fifo', 'hifo', 'lifo', 'uk']);
+    for (const row of sold) expect(BigInt(row.quantity.replace('.', '')) * 10n ** BigInt(18 - (row.quantity.split('.')[1]?.length ?? 0))).toBe(BigInt(total!.quantity));
+
+    const before = await queryDatabase(database(), 'SELECT model, cost_methods, built_at::VARCHAR AS built_at FROM settings.model_builds ORDER BY model');
+    const bad = await cli(['build', '--cost-method', 'lofo']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/lofo/);
+    expect(bad.stderr).toMatch(/fifo, average, lifo, hifo, uk|"fifo", "average", "lifo", "hifo", "uk"/);
+    expect(await queryDatabase(database(), 'SELECT model, cost_methods, built_at::VARCHAR AS built_at FROM settings.model_builds ORDER BY model')).toEqual(before);
+  }, 240_000);
 });
