@@ -6,8 +6,9 @@
  *
  * The fills are written straight into raw.spot_fills by DuckDB (buys and sells interleaved, the
  * buys a little larger so inventory grows while sells still run past it now and then, fees on both
- * sides, 2% without a price, some fills sharing a millisecond). Every spot model is built twice:
- * once with cost methods ['fifo'], once with ['fifo', 'average']; the table shows each model's time.
+ * sides, 2% without a price, some fills sharing a millisecond). Every spot model is built three
+ * times: with cost methods ['fifo'], ['fifo', 'average'], then ['fifo', 'lifo', 'hifo', 'uk'] (the
+ * TypeScript model int_spot_lot_segments); the table shows each model's time.
  * Prints, never asserts: other processes share the machine's 2 cores (the load average is shown).
  */
 import { loadavg } from 'node:os';
@@ -69,14 +70,14 @@ async function buildSpot(db: Database, costMethods: CostMethod[]): Promise<Model
   return results.filter((result) => /spot/.test(result.id));
 }
 
-/** Prints the time of every spot model for FIFO alone and for FIFO and average, on `count` fills. */
+/** Prints the time of every spot model for each set of cost methods, on `count` fills. */
 export async function benchSpotPnl(count = 1_000_000): Promise<void> {
   console.log(`\n== spot PnL models over ${count.toLocaleString('en-US')} fills of one symbol (load average ${loadavg()[0]!.toFixed(2)})`);
   const db = await Database.open(':memory:');
   try {
     await writeSpotBenchFills(db, count);
     const rows: Record<string, string | number>[] = [];
-    for (const methods of [['fifo'], ['fifo', 'average']] as CostMethod[][]) {
+    for (const methods of [['fifo'], ['fifo', 'average'], ['fifo', 'lifo', 'hifo', 'uk']] as CostMethod[][]) {
       const started = performance.now();
       const results = await buildSpot(db, methods);
       for (const result of results) rows.push({ cost_methods: methods.join('+'), model: result.id, seconds: Number((result.ms / 1000).toFixed(2)), rows: result.rows ?? '' });

@@ -1,6 +1,6 @@
 import { defineReport } from '../src/export/report-definition.ts';
 
-/** Realized PnL: spot by symbol and month with the FIFO lot detail, futures by contract and month. */
+/** Realized PnL: spot by symbol and month with the lot detail of each lot-based cost method, futures by contract and month. */
 export const pnlReport = defineReport({
   name: 'pnl',
   title: 'Realized profit and loss',
@@ -35,16 +35,18 @@ export const pnlReport = defineReport({
     },
     {
       name: 'Spot lot detail',
-      description: 'FIFO: each sell fill against the buy fills or opening lot it consumed; unmatched parts have no cost',
+      description: 'Per lot-based cost method (fifo, lifo, hifo, uk): each sell fill against the buy fills, opening lot or uk pool it consumed, and the rule that matched them; unmatched parts have no cost',
       mart: 'marts.spot_lot_matches',
       period: { column: 'sell_date', grain: 'day' },
-      orderBy: ['quote_coin', 'account', 'symbol', 'sell_at', 'sell_fill_id', 'lot_source', 'buy_at', 'buy_fill_id'],
+      orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'sell_at', 'sell_fill_id', 'lot_source', 'buy_at', 'buy_fill_id'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
+        { column: 'cost_method', header: 'Cost method', format: 'text' },
         { column: 'symbol', header: 'Symbol', format: 'text', width: 16 },
         { column: 'sell_at', header: 'Sold at (UTC)', format: 'datetime' },
         { column: 'sell_fill_id', header: 'Sell fill', format: 'id' },
         { column: 'lot_source', header: 'Lot', format: 'text' },
+        { column: 'match_rule', header: 'Rule', format: 'text' },
         { column: 'buy_at', header: 'Bought at (UTC)', format: 'datetime' },
         { column: 'buy_fill_id', header: 'Buy fill', format: 'id' },
         { column: 'base_coin', header: 'Base coin', format: 'text' },
@@ -54,6 +56,7 @@ export const pnlReport = defineReport({
         { column: 'proceeds', header: 'Proceeds', format: 'amount', coinColumn: 'quote_coin', total: true },
         { column: 'realized_pnl', header: 'Realized PnL', format: 'amount', coinColumn: 'quote_coin', total: true },
       ],
+      totalsPer: ['cost_method'],
     },
     {
       name: 'Futures PnL by month',

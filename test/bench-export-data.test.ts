@@ -88,7 +88,7 @@ describe('bench export data', () => {
     const detail = result.sheets.find((sheet) => sheet.name === 'Spot lot detail')!;
     expect(detail.rows).toBe(ROWS);
     expect(result.warnings).toEqual([]);
-    // Header in row 1, rows 2 to 3,001 (the table), the totals per quote coin below it; 13 columns (A to M).
-    expect(await inspectWorkbook(result.file, 'Spot lot detail')).toMatchObject({ dataRows: ROWS, tableRows: ROWS, tableRef: 'A1:M3001' });
+    // Header in row 1, rows 2 to 3,001 (the table), the totals per quote coin below it; 15 columns (A to O).
+    expect(await inspectWorkbook(result.file, 'Spot lot detail')).toMatchObject({ dataRows: ROWS, tableRows: ROWS, tableRef: 'A1:O3001' });
   });
 });

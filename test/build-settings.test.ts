@@ -161,5 +161,5 @@ describe('a build killed after the settings changed (exledger build, SIGKILL, in
 
     expect((await cli(['build', '--time-zone', 'Europe/Paris'])).code).toBe(0);
     expect(await expectTruthfulWorkbooks(folder())).toEqual(['pnl: Europe/Paris', 'fees: Europe/Paris', 'rebates: Europe/Paris', 'balances: Europe/Paris']);
-  });
+  }, 120_000);
 });

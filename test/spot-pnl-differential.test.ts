@@ -3,16 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
-import { closeTo, cmp, parseDecimal, referenceAverage, referenceFifo, spotLedgerArbitrary, sub, ZERO, add, type Rational, type SpotLedger } from './support/spot-reference.ts';
+import { closeTo, cmp, parseDecimal, referenceAverage, referenceLots, referenceUk, spotLedgerArbitrary, sub, ZERO, add, type LedgerResult, type Rational, type SpotLedger } from './support/spot-reference.ts';
 
 /**
- * Differential test: on random ledgers (fast-check), the SQL models' FIFO and moving-average
+ * Differential test: on random ledgers (fast-check), the models' FIFO, LIFO, HIFO and moving-average
  * results equal those of the exact rational reference (test/support/spot-reference.ts) to 1e-8
  * of the quote coin, and quantities exactly. Each build holds LEDGERS_PER_BUILD ledgers, each its
- * own (account, symbol), so RUNS builds check RUNS * LEDGERS_PER_BUILD ledgers.
+ * own (account, symbol), so RUNS builds check RUNS * LEDGERS_PER_BUILD ledgers. uk (HMRC share
+ * pooling) is compared on its totals: realized PnL, unmatched quantity, open quantity and cost.
  */
 const RUNS = 12;
 const LEDGERS_PER_BUILD = 25;
+/** The reporting zone: uk's days are its calendar days. */
+const TIME_ZONE = 'America/New_York';
 
 let db: Database;
 beforeAll(async () => {
@@ -53,7 +56,7 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
   const check = (ledger: SpotLedger, what: string, sqlValue: string | null | undefined, expected: Rational, exact = false) => {
     if (!(exact ? exactly(sqlValue, expected) : closeTo(sqlValue, expected))) mismatches.push({ ledger: `${ledger.account}/${ledger.symbol}`, what, sql: sqlValue, expected: show(expected) });
   };
-  const matches = await queryRows(db, 'select account, symbol, sell_fill_id, lot_source, buy_fill_id, quantity, cost, proceeds from marts.spot_lot_matches');
+  const matches = await queryRows(db, "select account, cost_method, symbol, sell_fill_id, lot_source, buy_fill_id, quantity, cost, proceeds from marts.spot_lot_matches where cost_method <> 'uk'");
   const averageSells = await queryRows(
     db,
     `select t.account, t.symbol, t.fill_id, exact_decimal_18(t.quantity_out_e18 - t.unmatched_e18) as matched_quantity, exact_decimal_12(t.matched_proceeds_e12) as matched_proceeds,
@@ -67,25 +70,29 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
       from marts.spot_realized_pnl_daily group by all`,
   );
   const key = (...parts: (string | null | undefined)[]) => parts.join('|');
-  const matchByKey = new Map(matches.map((row) => [key(row.account, row.symbol, row.sell_fill_id, row.lot_source === 'fill' ? row.buy_fill_id : row.lot_source), row]));
+  const matchByKey = new Map(matches.map((row) => [key(row.cost_method, row.account, row.symbol, row.sell_fill_id, row.lot_source === 'fill' ? row.buy_fill_id : row.lot_source), row]));
   const averageBySell = new Map(averageSells.map((row) => [key(row.account, row.symbol, row.fill_id), row]));
   const totalsByKey = new Map(totals.map((row) => [key(row.account, row.symbol, row.cost_method), row]));
   let expectedMatchRows = 0;
   for (const ledger of ledgers) {
-    const fifo = referenceFifo(ledger);
-    for (const sell of fifo.sells) {
-      for (const lot of sell.lots) {
-        expectedMatchRows += 1;
-        const row = matchByKey.get(key(ledger.account, ledger.symbol, sell.fillId, lot.lot));
-        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} quantity`, row?.quantity, lot.quantity, true);
-        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} cost`, row?.cost, lot.cost);
-        check(ledger, `fifo ${sell.fillId} <- ${lot.lot} proceeds`, row?.proceeds, lot.proceeds);
-      }
-      if (cmp(sell.unmatchedQuantity, ZERO) > 0) {
-        expectedMatchRows += 1;
-        const row = matchByKey.get(key(ledger.account, ledger.symbol, sell.fillId, 'unmatched'));
-        check(ledger, `fifo ${sell.fillId} unmatched quantity`, row?.quantity, sell.unmatchedQuantity, true);
-        check(ledger, `fifo ${sell.fillId} unmatched proceeds`, row?.proceeds, sell.unmatchedProceeds);
+    const lotResults: [string, LedgerResult][] = [];
+    for (const method of ['fifo', 'lifo', 'hifo'] as const) {
+      const result = referenceLots(ledger, method);
+      lotResults.push([method, result]);
+      for (const sell of result.sells) {
+        for (const lot of sell.lots) {
+          expectedMatchRows += 1;
+          const row = matchByKey.get(key(method, ledger.account, ledger.symbol, sell.fillId, lot.lot));
+          check(ledger, `${method} ${sell.fillId} <- ${lot.lot} quantity`, row?.quantity, lot.quantity, true);
+          check(ledger, `${method} ${sell.fillId} <- ${lot.lot} cost`, row?.cost, lot.cost);
+          check(ledger, `${method} ${sell.fillId} <- ${lot.lot} proceeds`, row?.proceeds, lot.proceeds);
+        }
+        if (cmp(sell.unmatchedQuantity, ZERO) > 0) {
+          expectedMatchRows += 1;
+          const row = matchByKey.get(key(method, ledger.account, ledger.symbol, sell.fillId, 'unmatched'));
+          check(ledger, `${method} ${sell.fillId} unmatched quantity`, row?.quantity, sell.unmatchedQuantity, true);
+          check(ledger, `${method} ${sell.fillId} unmatched proceeds`, row?.proceeds, sell.unmatchedProceeds);
+        }
       }
     }
     const average = referenceAverage(ledger);
@@ -97,7 +104,9 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
       check(ledger, `average ${sell.fillId} unmatched quantity`, row?.unmatched_quantity, sell.unmatchedQuantity, true);
       check(ledger, `average ${sell.fillId} unmatched proceeds`, row?.unmatched_proceeds, sell.unmatchedProceeds);
     }
-    for (const [method, result] of [['fifo', fifo], ['average', average]] as const) {
+    // uk: the totals (its per-fill split is tested on hand ledgers in spot-cost-methods.test.ts).
+    const uk = referenceUk(ledger, TIME_ZONE);
+    for (const [method, result] of [...lotResults, ['average', average] as [string, LedgerResult], ['uk', uk] as [string, LedgerResult]]) {
       const row = totalsByKey.get(key(ledger.account, ledger.symbol, method));
       const realized = result.sells.reduce((sum, sell) => add(sum, sub(sell.matchedProceeds, sell.cost)), ZERO);
       const unmatched = result.sells.reduce((sum, sell) => add(sum, sell.unmatchedQuantity), ZERO);
@@ -112,17 +121,17 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
 }
 
 describe('spot PnL: SQL against the exact reference', () => {
-  it(`FIFO and moving average agree on ${RUNS * LEDGERS_PER_BUILD} random ledgers to 1e-8 (quantities exactly)`, async () => {
+  it(`FIFO, LIFO, HIFO, moving average and uk agree on ${RUNS * LEDGERS_PER_BUILD} random ledgers to 1e-8 (quantities exactly)`, async () => {
     await fc.assert(
       fc.asyncProperty(ledgersArbitrary, async (ledgers) => {
         await insertLedgers(ledgers);
         const openingPositions = ledgers.flatMap((ledger) => (ledger.opening === undefined ? [] : [{ account: ledger.account, symbol: ledger.symbol, ...ledger.opening }]));
-        await buildAll(db, { costMethods: ['fifo', 'average'], openingPositions, reportingTimeZone: 'America/New_York' });
+        await buildAll(db, { costMethods: ['fifo', 'average', 'lifo', 'hifo', 'uk'], openingPositions, reportingTimeZone: TIME_ZONE });
         expect(await compare(ledgers)).toEqual([]);
         const failing = (await checkModels(db)).filter((result) => /\/(int_)?spot_|no_floating_point/.test(result.id) && result.status !== 'pass');
         expect(failing.map(({ id, status, sample }) => ({ id, status, sample }))).toEqual([]);
       }),
       { numRuns: RUNS },
     );
-  }, 120_000);
+  }, 180_000);
 });

@@ -45,7 +45,7 @@ const futuresColumns = (period: 'pnl_date' | 'pnl_month'): ColumnDeclaration[] =
 
 const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
   account,
-  { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'average'] },
+  { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
   { name: 'symbol', description: 'Spot symbol, e.g. BTCUSDT_SPBL', notNull: true },
   ...(period === 'daily' ? [{ name: 'trade_date', description: 'Day of the trades', unit: DAY, notNull: true }] : []),
   { name: 'trade_month', description: 'Month of the trades', unit: MONTH, notNull: true },
@@ -236,11 +236,12 @@ export default declareModels('marts', [
   {
     name: 'spot_lot_matches',
     tags: ['spot', 'report'],
-    description: 'FIFO lot matches: the units each sell took from each buy or opening lot, and each part sold beyond the inventory.',
-    grain: 'one row per sell fill and lot it consumed, plus one per unmatched sell part (fifo only)',
-    key: ['account', 'symbol', 'sell_fill_id', 'lot_source', 'buy_fill_id'],
+    description: 'Lot matches of every lot-based cost method (fifo, lifo, hifo, uk): the units each sell took from each buy, opening lot or pool, and each part sold beyond what was known.',
+    grain: 'one row per cost method, sell fill and lot (or pool) it consumed, plus one per unmatched sell part',
+    key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'buy_fill_id'],
     columns: [
       account,
+      { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'lifo', 'hifo', 'uk'] },
       { name: 'symbol', description: 'Spot symbol, e.g. BTCUSDT_SPBL', notNull: true },
       { name: 'base_coin', description: 'Coin sold: the unit of quantity', unit: 'coin code' },
       { name: 'quote_coin', description: 'Coin of cost, proceeds and PnL', unit: 'coin code' },
@@ -248,7 +249,18 @@ export default declareModels('marts', [
       { name: 'sell_at', description: 'When the sell was filled', unit: UTC },
       { name: 'sell_date', description: 'Day of the sell', unit: DAY },
       { name: 'sell_month', description: 'Month of the sell', unit: MONTH },
-      { name: 'lot_source', description: 'What the units were taken from: a buy fill, the opening position, or nothing known', notNull: true, acceptedValues: ['fill', 'opening', 'unmatched'] },
+      {
+        name: 'lot_source',
+        description: 'What the units were taken from: a buy fill, the opening position, the section 104 pool (uk), or nothing known',
+        notNull: true,
+        acceptedValues: ['fill', 'opening', 'pool', 'unmatched'],
+      },
+      {
+        name: 'match_rule',
+        description: 'Why: a lot taken in the method\'s order (fifo, lifo, hifo); for uk same-day, 30-day or section 104 pool; unmatched',
+        notNull: true,
+        acceptedValues: ['lot', 'same_day', 'thirty_day', 'pool', 'unmatched'],
+      },
       { name: 'buy_fill_id', description: 'The buy fill the units were taken from (lot_source fill)' },
       { name: 'buy_at', description: 'When that buy was filled', unit: UTC },
       { name: 'quantity', description: 'Units matched', unit: 'coin: base_coin' },

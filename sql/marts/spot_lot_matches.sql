@@ -1,10 +1,17 @@
--- FIFO lot matches: one row per (sell fill, buy fill or opening lot) whose units the sell disposed
--- of, plus one row per sell part beyond the known inventory (lot_source 'unmatched': no cost and no
--- PnL, never a silent zero). Empty unless 'fifo' is a reporting cost method.
--- Key: (account, symbol, sell_fill_id, lot_source, buy_fill_id). Inputs: intermediate.int_spot_fifo_segments, intermediate.int_spot_trades.
+-- Lot matches of every lot-based cost method: one row per (cost method, sell fill, buy fill or
+-- opening lot or pool) whose units the sell disposed of, plus one row per sell part beyond what was
+-- known (lot_source 'unmatched': no cost and no PnL, never a silent zero). A method's rows exist
+-- when it is a reporting cost method (fifo from int_spot_fifo_segments; lifo, hifo and uk from
+-- int_spot_lot_segments); average has no lots.
+-- Key: (account, cost_method, symbol, sell_fill_id, lot_source, buy_fill_id).
+-- Inputs: intermediate.int_spot_fifo_segments, intermediate.int_spot_lot_segments, intermediate.int_spot_trades.
 -- Convention: see int_spot_trades (cost of a buy q*p for q - fee units, proceeds q*p - fee).
 with segments as (
-    select * from intermediate.int_spot_fifo_segments
+    select account, symbol, 'fifo' as cost_method, sell_seq, case when lot_seq is null then 'unmatched' else 'lot' end as match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
+    from intermediate.int_spot_fifo_segments
+    union all
+    select account, symbol, cost_method, sell_seq, match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
+    from intermediate.int_spot_lot_segments
 ),
 
 -- Sells and lots read apart, each only its rows and columns (one shared CTE would be kept in memory whole).
@@ -23,6 +30,7 @@ lot_trades as (
 final as (
     select
         s.account,
+        s.cost_method,
         s.symbol,
         sell.base_coin,
         sell.quote_coin,
@@ -30,7 +38,8 @@ final as (
         sell.event_at as sell_at,
         sell.event_date as sell_date,
         cast(date_trunc('month', sell.event_date) as date) as sell_month,
-        case when s.lot_seq is null then 'unmatched' else lot.lot_source end as lot_source,
+        case s.match_rule when 'unmatched' then 'unmatched' when 'pool' then 'pool' else lot.lot_source end as lot_source,
+        s.match_rule,
         lot.fill_id as buy_fill_id,
         lot.event_at as buy_at,
         exact_decimal_18(s.quantity_e18) as quantity,

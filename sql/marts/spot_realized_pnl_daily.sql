@@ -2,12 +2,15 @@
 -- with the open inventory and its cost at the end of the day. A day with any trade has a row
 -- (buys alone change the inventory). One set of rows per cost method of settings.reporting.
 -- Key: (account, cost_method, symbol, trade_date). Inputs: intermediate.int_spot_trades,
--- intermediate.int_spot_fifo_segments, intermediate.int_spot_average_cost, settings.reporting.
+-- intermediate.int_spot_fifo_segments, intermediate.int_spot_average_cost,
+-- intermediate.int_spot_lot_segments (lifo, hifo, uk), settings.reporting.
 -- quantity_sold, proceeds, cost and realized_pnl (= proceeds - cost) cover the units matched to
 -- inventory; unmatched_quantity and unmatched_proceeds the units sold beyond it (no cost known),
 -- so everything sold is quantity_sold + unmatched_quantity. opening_* is a declared opening
 -- position (on the day of the symbol's first fill), quantity_bought the units buys added (q - fee)
 -- and cost_bought their cost, so open_cost rolls forward: previous + opening_cost + cost_bought - cost.
+-- For lifo, hifo and uk the sells' matched and unmatched parts come from their lot segments (uk's
+-- 30-day rule matches a sell with later buys, so its unmatched part can differ from the others').
 -- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
 with fifo_trades as (
     select * from intermediate.int_spot_trades
@@ -24,6 +27,30 @@ fifo_segments as (
 
 average_cost as (
     select * from intermediate.int_spot_average_cost
+),
+
+-- The lot methods chosen, and each sell's parts under each.
+lot_methods as (
+    select unnest(list_filter(any_value(cost_methods), m -> m in ('lifo', 'hifo', 'uk'))) as cost_method
+    from settings.reporting
+),
+
+lot_trades as (
+    select * from intermediate.int_spot_trades
+    where exists (select 1 from lot_methods)
+),
+
+lot_sells as (
+    select
+        account,
+        symbol,
+        cost_method,
+        sell_seq,
+        coalesce(sum(proceeds_e12) filter (where match_rule <> 'unmatched'), 0) as matched_proceeds_e12,
+        coalesce(sum(cost_e12), 0) as cost_e12,
+        coalesce(sum(quantity_e18) filter (where match_rule = 'unmatched'), 0) as unmatched_e18
+    from intermediate.int_spot_lot_segments
+    group by account, symbol, cost_method, sell_seq
 ),
 
 fifo_sell_costs as (
@@ -43,6 +70,15 @@ costed as (
     select t.*, 'average' as cost_method, coalesce(a.cost_e12, 0) as disposed_cost_e12, a.inventory_cost_e12
     from average_trades as t
     inner join average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
+    union all
+    select
+        t.* replace (coalesce(l.unmatched_e18, 0) as unmatched_e18, coalesce(l.matched_proceeds_e12, 0) as matched_proceeds_e12),
+        m.cost_method,
+        coalesce(l.cost_e12, 0) as disposed_cost_e12,
+        cast(null as hugeint) as inventory_cost_e12
+    from lot_trades as t
+    cross join lot_methods as m
+    left join lot_sells as l on l.account = t.account and l.symbol = t.symbol and l.cost_method = m.cost_method and l.sell_seq = t.event_seq
 ),
 
 days as (
@@ -87,7 +123,16 @@ final as (
         exact_decimal_12(proceeds_e12 - cost_e12) as realized_pnl,
         exact_decimal_18(unmatched_quantity_e18) as unmatched_quantity,
         exact_decimal_12(unmatched_proceeds_e12) as unmatched_proceeds,
-        exact_decimal_18(open_quantity_e18) as open_quantity,
+        -- FIFO and average: the inventory after the day's last event. The lot methods roll their
+        -- own (uk's can be below zero between a sell and the later buys its 30-day rule matched).
+        exact_decimal_18(
+            case
+                when cost_method in ('fifo', 'average') then open_quantity_e18
+                else sum(opening_quantity_e18 + quantity_bought_e18 - quantity_sold_e18) over (
+                    partition by account, cost_method, symbol order by trade_date rows unbounded preceding
+                )
+            end
+        ) as open_quantity,
         exact_decimal_12(
             case
                 when cost_method = 'average' then average_open_cost_e12

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { ConfigOverrides } from '../config/config.ts';
-import type { CostMethod } from '../models/settings.ts';
+import { COST_METHODS, type CostMethod } from '../models/settings.ts';
 
 /** Adds the options every command that reads configuration takes. */
 export function withConfigOptions<T>(yargs: Argv<T>) {
@@ -18,7 +18,7 @@ export function configOverrides(args: { config?: string; db?: string }): ConfigO
 export function withModelOptions<T>(yargs: Argv<T>) {
   return withConfigOptions(yargs)
     .option('time-zone', { type: 'string', describe: 'Reporting time zone for days and months (IANA name) [default: models.reportingTimeZone, else UTC]' })
-    .option('cost-method', { type: 'array', string: true, choices: ['fifo', 'average'], describe: 'Spot cost methods to build [default: models.costMethods, else fifo]' });
+    .option('cost-method', { type: 'array', string: true, choices: [...COST_METHODS], describe: 'Spot cost methods to build [default: models.costMethods, else fifo]' });
 }
 
 /** The common and model flags as configuration overrides. */

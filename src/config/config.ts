@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
-import { DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
+import { COST_METHODS, DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
 
@@ -140,7 +140,7 @@ const fileSchema = z.strictObject({
   models: z
     .strictObject({
       reportingTimeZone: z.string().refine(isTimeZone, 'an IANA time zone such as "UTC" or "Europe/Paris"').optional(),
-      costMethods: z.array(z.enum(['fifo', 'average'])).min(1, 'name at least one of "fifo", "average"').optional(),
+      costMethods: z.array(z.enum(COST_METHODS)).min(1, `name at least one of ${COST_METHODS.map((method) => `"${method}"`).join(', ')}`).optional(),
       openingPositions: z
         .array(
           z.strictObject({

@@ -155,13 +155,19 @@ async function buildModel(db: Database, model: Model, settings: ModelSettings, o
 }
 
 /**
- * Creates or replaces a model's view or table; a declared model must have built exactly its
+ * Creates or replaces a model's view or table (a TypeScript model: an empty table its program
+ * fills); a declared model must have built exactly its
  * declared columns (else this throws naming them, and the transaction keeps the previous one), and
  * gets its declared descriptions as comments (CREATE OR REPLACE drops the previous ones).
  */
 async function createModel(db: Database, model: Model): Promise<void> {
   const materialization = MATERIALIZATION[model.layer];
-  await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+  if (model.program !== undefined) {
+    await db.run(`CREATE OR REPLACE TABLE ${model.id} (${model.program.columns})`);
+    await model.program.build(db);
+  } else {
+    await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
+  }
   if (model.declaration === undefined) return;
   const built = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index', [model.layer, model.name]);
   const disagreement = columnDisagreement(built.map((row) => row.column_name), model.declaration);

@@ -4,8 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
 import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
 import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
+import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.ts';
 import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
+import type { ProgramModel } from './program-model.ts';
 
 /** The folder of the SQL project: macros/, staging/, intermediate/, marts/ and their tests/. */
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
@@ -25,9 +27,16 @@ export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DEC
  * How each layer is materialized. Staging stays views so it is current right after every sync;
  * intermediate and marts are tables, so reports and analysts read stored results.
  */
+/**
+ * The models computed in TypeScript (sql/<layer>/<name>.ts), by id. They are imported here, as the
+ * declarations are, so that loading a project stays synchronous; a project folder (a copy of
+ * sql/ too) has such a model where it has its file.
+ */
+export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_SPOT_LOT_SEGMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
+
 export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
 
-/** One model: one `select` in sql/<layer>/<name>.sql, materialized as <layer>.<name>. */
+/** One model: one `select` in sql/<layer>/<name>.sql (or a program in sql/<layer>/<name>.ts), materialized as <layer>.<name>. */
 export interface Model {
   /** `<layer>.<name>`, the relation it becomes. */
   id: string;
@@ -39,6 +48,8 @@ export interface Model {
   references: readonly string[];
   /** Its declaration (sql/<layer>/_models.ts), if its layer declares it. */
   declaration?: ModelDeclaration;
+  /** For a model computed in TypeScript (sql/<layer>/<name>.ts): the program; its `sql` is then the file's text. */
+  program?: ProgramModel;
 }
 
 /**
@@ -83,6 +94,13 @@ export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly Lay
       const sql = readFileSync(file, 'utf8');
       const id = `${layer}.${baseName(file)}`;
       models.push({ id, layer, name: baseName(file), file, sql, references: findReferences(sql).filter((reference) => reference !== id) });
+    }
+    for (const file of programFiles(path.join(sqlDir, layer))) {
+      const name = path.basename(file, '.ts');
+      const id = `${layer}.${name}`;
+      const program = PROGRAM_MODELS.get(id);
+      if (program === undefined) throw projectError(file, `is not a known TypeScript model (they are listed in src/models/project.ts PROGRAM_MODELS); a helper file's name starts with _`);
+      models.push({ id, layer, name, file, sql: readFileSync(file, 'utf8'), references: [...program.references], program });
     }
     for (const file of sqlFiles(path.join(sqlDir, layer, 'tests'))) {
       const sql = readFileSync(file, 'utf8');
@@ -150,6 +168,15 @@ function sqlFiles(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    .map((entry) => path.join(folder, entry.name))
+    .sort();
+}
+
+/** TypeScript models of a layer folder: .ts files, except declarations and helpers (_models.ts). */
+function programFiles(folder: string): string[] {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.startsWith('_'))
     .map((entry) => path.join(folder, entry.name))
     .sort();
 }

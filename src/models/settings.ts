@@ -1,7 +1,12 @@
 import type { Database } from '../store/database.ts';
 
-/** How spot disposals are costed. */
-export type CostMethod = 'fifo' | 'average';
+/**
+ * How spot disposals are costed: first in first out, moving weighted average, last in first out,
+ * highest unit cost first (ties: the earliest lot), or HMRC share pooling (same day, 30 days,
+ * section 104 pool). README "Spot PnL conventions".
+ */
+export const COST_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
+export type CostMethod = (typeof COST_METHODS)[number];
 
 /** A position held before the first synced day: a lot placed before every fill of its symbol. */
 export interface OpeningPosition {

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { diskFullOf } from '../disk-full.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
 
@@ -66,6 +66,31 @@ export class Database {
   /** Runs a query and returns its rows as objects; DECIMAL, BIGINT and times come back as exact strings. */
   all<T = Record<string, unknown>>(sql: string, values?: DuckDBValue[]): Promise<T[]> {
     return this.exclusive(() => this.guarded(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as T[]));
+  }
+
+  /**
+   * Streams a query's rows, chunk by chunk, on a connection of its own: it reads what is committed
+   * (not an open transaction of this one), and the main connection stays free to write meanwhile
+   * (a statement there would end a stream of its own). For a model computed in TypeScript reading
+   * an upstream model's table while it appends its own.
+   */
+  async *streamCommitted(sql: string, values?: DuckDBValue[]): AsyncGenerator<DuckDBValue[][]> {
+    const reader = await this.instance.connect();
+    try {
+      const result = await this.guarded(() => reader.stream(sql, values));
+      for (;;) {
+        const chunk = await this.guarded(() => result.fetchChunk());
+        if (chunk === null || chunk.rowCount === 0) return;
+        yield chunk.getRows();
+      }
+    } finally {
+      reader.closeSync();
+    }
+  }
+
+  /** An appender into a table on the main connection: its rows belong to the open transaction. */
+  appender(schema: string, table: string): Promise<DuckDBAppender> {
+    return this.guarded(() => this.connection.createAppender(table, schema));
   }
 
   /**

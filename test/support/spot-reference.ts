@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 
 /**
- * A small, obviously correct reference for spot realized PnL (FIFO and moving weighted-average
- * cost), in exact rational arithmetic on BigInt, walking the fills one by one. The SQL models
+ * A small, obviously correct reference for spot realized PnL (FIFO, LIFO, HIFO and moving
+ * weighted-average cost), in exact rational arithmetic on BigInt, walking the fills one by one. The SQL models
  * (sql/intermediate/int_spot_*.sql) must agree with it to 1e-8 of the quote coin.
  *
  * Convention (README): a buy of q at price p with fee f (in the base coin) adds q - f units costing
@@ -104,7 +104,7 @@ export interface SellResult {
   cost: Rational;
   unmatchedQuantity: Rational;
   unmatchedProceeds: Rational;
-  /** FIFO only: the lots it consumed, oldest first ('opening' for the opening lot). */
+  /** Lot methods only: the lots it consumed, in the order taken ('opening' for the opening lot). */
   lots: { lot: string; quantity: Rational; cost: Rational; proceeds: Rational }[];
 }
 
@@ -128,25 +128,41 @@ export function notional(fill: SpotFill): Rational {
 
 /** FIFO: a queue of lots; a sell takes from the oldest, and what the queue lacks is unmatched. */
 export function referenceFifo(ledger: SpotLedger): LedgerResult {
+  return referenceLots(ledger, 'fifo');
+}
+
+/**
+ * A lot method: a sell takes from the oldest lot still holding units (fifo), the latest (lifo), or
+ * the one of highest unit cost, the earliest of equal ones (hifo); what the lots lack is unmatched.
+ */
+export function referenceLots(ledger: SpotLedger, method: 'fifo' | 'lifo' | 'hifo'): LedgerResult {
   const lots: { lot: string; units: Rational; cost: Rational; left: Rational }[] = [];
   if (ledger.opening !== undefined) {
     const units = parseDecimal(ledger.opening.quantity);
     lots.push({ lot: 'opening', units, cost: parseDecimal(ledger.opening.cost), left: units });
   }
+  const next = () => {
+    const held = lots.filter((lot) => !isZero(lot.left));
+    if (method === 'fifo') return held[0];
+    if (method === 'lifo') return held.at(-1);
+    // The first of the highest unit cost: a later one replaces it only when strictly higher. Unit
+    // costs compare the costs the models keep (to 1e-12), so two lots whose exact costs differ by
+    // less than that are ordered as the models order them.
+    const unitCost = (lot: (typeof held)[number]) => div(parseDecimal(toDecimal(lot.cost, 12)), lot.units);
+    return held.reduce<(typeof held)[number] | undefined>((best, lot) => (best === undefined || cmp(unitCost(lot), unitCost(best)) > 0 ? lot : best), undefined);
+  };
   const sells: SellResult[] = [];
   for (const fill of orderedFills(ledger.fills)) {
     const quantity = parseDecimal(fill.fillQuantity);
     if (fill.side === 'buy') {
       const units = sub(quantity, parseDecimal(fill.fees));
-      lots.push({ lot: fill.fillId, units, cost: notional(fill), left: units });
+      if (cmp(units, ZERO) > 0) lots.push({ lot: fill.fillId, units, cost: notional(fill), left: units });
       continue;
     }
     const proceeds = sub(notional(fill), parseDecimal(fill.fees));
     const result: SellResult = { fillId: fill.fillId, quantity, matchedQuantity: ZERO, matchedProceeds: ZERO, cost: ZERO, unmatchedQuantity: ZERO, unmatchedProceeds: ZERO, lots: [] };
     let wanted = quantity;
-    for (const lot of lots) {
-      if (isZero(wanted)) break;
-      if (isZero(lot.left)) continue;
+    for (let lot = next(); lot !== undefined && !isZero(wanted); lot = next()) {
       const taken = min(wanted, lot.left);
       const cost = mul(lot.cost, div(taken, lot.units));
       const share = mul(proceeds, div(taken, quantity));
@@ -292,4 +308,92 @@ export function spotLedgerArbitrary(account: string, symbol: string): fc.Arbitra
       }
       return ledger;
     });
+}
+
+/**
+ * HMRC share pooling (uk), per ledger totals: per calendar day (in `timeZone`) all buys are one
+ * acquisition and all sells one disposal; a disposal is matched with the day's acquisition, then
+ * with acquisitions of the next 30 days (earliest first, each after its own day's disposal), then
+ * with the section 104 pool at average cost (the opening position is the pool at the start); the
+ * rest is unmatched. Each day's matched units are the first of its sells in fill order, so the
+ * unmatched proceeds are the last sells' share. Returns the sells' totals (no lots) and the pool.
+ */
+export function referenceUk(ledger: SpotLedger, timeZone: string): LedgerResult {
+  const format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+  const dayOf = (ms: string) => Date.parse(`${format.format(new Date(Number(ms)))}T00:00:00Z`) / 86_400_000;
+  interface Day {
+    day: number;
+    units: Rational;
+    cost: Rational;
+    sells: { fill: SpotFill; quantity: Rational; proceeds: Rational }[];
+    disposed: Rational;
+    /** Units left for the 30-day rule and the pool after the same-day match. */
+    later: Rational;
+  }
+  const days: Day[] = [];
+  for (const fill of orderedFills(ledger.fills)) {
+    const day = dayOf(fill.cTime);
+    if (days.at(-1)?.day !== day) days.push({ day, units: ZERO, cost: ZERO, sells: [], disposed: ZERO, later: ZERO });
+    const today = days.at(-1)!;
+    const quantity = parseDecimal(fill.fillQuantity);
+    if (fill.side === 'buy') {
+      const units = sub(quantity, parseDecimal(fill.fees));
+      if (cmp(units, ZERO) <= 0) continue;
+      today.units = add(today.units, units);
+      today.cost = add(today.cost, notional(fill));
+    } else {
+      today.sells.push({ fill, quantity, proceeds: sub(notional(fill), parseDecimal(fill.fees)) });
+      today.disposed = add(today.disposed, quantity);
+    }
+  }
+  for (const day of days) day.later = sub(day.units, min(day.units, day.disposed));
+  const costOf = (day: Day, units: Rational) => mul(day.cost, div(units, day.units));
+  let poolUnits = ledger.opening === undefined ? ZERO : parseDecimal(ledger.opening.quantity);
+  let poolCost = ledger.opening === undefined ? ZERO : parseDecimal(ledger.opening.cost);
+  const sells: SellResult[] = [];
+  days.forEach((today, index) => {
+    if (!isZero(today.later)) {
+      poolUnits = add(poolUnits, today.later);
+      poolCost = add(poolCost, costOf(today, today.later));
+      today.later = ZERO;
+    }
+    if (isZero(today.disposed)) return;
+    const sameDay = min(today.units, today.disposed);
+    let cost = isZero(sameDay) ? ZERO : costOf(today, sameDay);
+    let wanted = sub(today.disposed, sameDay);
+    for (let next = index + 1; !isZero(wanted) && next < days.length && days[next]!.day <= today.day + 30; next += 1) {
+      const taken = min(wanted, days[next]!.later);
+      if (isZero(taken)) continue;
+      cost = add(cost, costOf(days[next]!, taken));
+      days[next]!.later = sub(days[next]!.later, taken);
+      wanted = sub(wanted, taken);
+    }
+    const fromPool = min(wanted, poolUnits);
+    if (!isZero(fromPool)) {
+      const poolShare = mul(poolCost, div(fromPool, poolUnits));
+      cost = add(cost, poolShare);
+      poolUnits = sub(poolUnits, fromPool);
+      poolCost = sub(poolCost, poolShare);
+      wanted = sub(wanted, fromPool);
+    }
+    // The day's matched units are its first sells' (fill order); the day's cost is on its first sell.
+    let matchedLeft = sub(today.disposed, wanted);
+    today.sells.forEach((sell, at) => {
+      const matched = min(sell.quantity, matchedLeft);
+      matchedLeft = sub(matchedLeft, matched);
+      const matchedProceeds = mul(sell.proceeds, div(matched, sell.quantity));
+      sells.push({
+        fillId: sell.fill.fillId,
+        quantity: sell.quantity,
+        matchedQuantity: matched,
+        matchedProceeds,
+        cost: at === 0 ? cost : ZERO,
+        unmatchedQuantity: sub(sell.quantity, matched),
+        unmatchedProceeds: sub(sell.proceeds, matchedProceeds),
+        lots: [],
+      });
+    });
+  });
+  // Units the 30-day rule took from later days are out of the pool; what the walk left is the pool.
+  return { sells, openQuantity: poolUnits, openCost: poolCost };
 }

@@ -1,8 +1,8 @@
--- The summaries agree with their details: FIFO per day equals the lot matches of that day's sells,
+-- The summaries agree with their details: each lot method per day equals the lot matches of that day's sells,
 -- and each month equals the sum of its days (open figures from its last day).
 with matches as (
     select
-        account, symbol, sell_date,
+        account, cost_method, symbol, sell_date,
         sum(quantity) filter (where lot_source <> 'unmatched') as quantity_sold,
         sum(proceeds) filter (where lot_source <> 'unmatched') as proceeds,
         sum(cost) as cost,
@@ -23,8 +23,8 @@ months as (
 
 select 'day vs lot matches' as check_name, d.account, d.symbol, d.trade_date as period
 from marts.spot_realized_pnl_daily as d
-left join matches as m on m.account = d.account and m.symbol = d.symbol and m.sell_date = d.trade_date
-where d.cost_method = 'fifo'
+left join matches as m on m.account = d.account and m.cost_method = d.cost_method and m.symbol = d.symbol and m.sell_date = d.trade_date
+where d.cost_method <> 'average'
     and (coalesce(m.quantity_sold, 0) <> d.quantity_sold
         or coalesce(m.proceeds, 0) <> d.proceeds
         or coalesce(m.cost, 0) <> d.cost

@@ -1,0 +1,303 @@
+/**
+ * Stateful spot cost methods (LIFO, HIFO, the UK's share pooling), exact on the integer units of
+ * int_spot_trades: quantities in 1e-18, money in 1e-12, BigInt throughout. Shares of an amount are
+ * read off its cumulative function F(x) = round(amount * x / units) (half away from zero, F(units)
+ * = amount), as exact_arith.sql's exact_share does, so the pieces of a lot or a sell consumed in full
+ * add up to its amount exactly. What is read and written lives in int_spot_lot_segments.ts.
+ */
+
+/** A cost method computed here (fifo and average are set-based SQL models). */
+export type LotMethod = 'lifo' | 'hifo' | 'uk';
+export const LOT_METHODS: readonly LotMethod[] = ['lifo', 'hifo', 'uk'];
+
+/** One event of int_spot_trades, in cost-basis order within its (account, symbol). */
+export interface TradeEvent {
+  seq: bigint;
+  /** An opening lot is a buy placed before every fill. */
+  isOpening: boolean;
+  side: 'buy' | 'sell';
+  /** Reporting-zone calendar day, as days since 1970-01-01 (the UK rules count calendar days). */
+  day: number;
+  /** Units a buy added (quantity - fee) and their cost. */
+  unitsIn: bigint;
+  cost: bigint;
+  /** Units a sell disposed of and its proceeds (net of its fee). */
+  quantityOut: bigint;
+  proceeds: bigint;
+}
+
+/**
+ * How a segment's units were identified: with one lot (lifo, hifo), with acquisitions of the same
+ * day or of the 30 days after (uk), with the section 104 pool (uk), or with nothing known.
+ */
+export type MatchRule = 'lot' | 'same_day' | 'thirty_day' | 'pool' | 'unmatched';
+
+/** Units of one sell identified with one lot (lotSeq null: the pool, or nothing known). */
+export interface Segment {
+  sellSeq: bigint;
+  rule: MatchRule;
+  lotSeq: bigint | null;
+  quantity: bigint;
+  /** null where unmatched: no cost is known, never a silent zero. */
+  cost: bigint | null;
+  proceeds: bigint;
+}
+
+/** round(m * n / d), halves away from zero, for d > 0. */
+export function shareOf(m: bigint, n: bigint, d: bigint): bigint {
+  if (n === d) return m;
+  const product = m * n;
+  const magnitude = product < 0n ? -product : product;
+  const rounded = (2n * magnitude + d) / (2n * d);
+  return product < 0n ? -rounded : rounded;
+}
+
+/**
+ * An amount spread over units and taken from in order (a lot's cost, a sell's proceeds, a day's
+ * acquisitions): take(t) returns F(taken + t) - F(taken). Pieces name whose units they are (the
+ * buy fills of a day's acquisition), so a take can be attributed piece by piece.
+ */
+class Spread {
+  private taken = 0n;
+  private piece = 0;
+  private pieceTaken = 0n;
+
+  constructor(
+    readonly units: bigint,
+    readonly amount: bigint,
+    readonly pieces: readonly { seq: bigint | null; units: bigint }[],
+  ) {}
+
+  get left(): bigint {
+    return this.units - this.taken;
+  }
+
+  /** Units left in the current piece (pieces of no units are skipped). */
+  currentPiece(): { seq: bigint | null; left: bigint } {
+    while (this.piece < this.pieces.length - 1 && this.pieceTaken >= this.pieces[this.piece]!.units) {
+      this.piece += 1;
+      this.pieceTaken = 0n;
+    }
+    const piece = this.pieces[this.piece]!;
+    return { seq: piece.seq, left: piece.units - this.pieceTaken };
+  }
+
+  /** Moves the start on by `units` (a day's acquisition: the 30-day rule takes after the same-day part). */
+  skip(units: bigint): void {
+    while (units > 0n) {
+      const { left } = this.currentPiece();
+      const step = left < units ? left : units;
+      this.pieceTaken += step;
+      this.taken += step;
+      units -= step;
+    }
+  }
+
+  take(units: bigint): bigint {
+    const before = shareOf(this.amount, this.taken, this.units);
+    this.taken += units;
+    this.pieceTaken += units;
+    return shareOf(this.amount, this.taken, this.units) - before;
+  }
+}
+
+/** Where segments go, as they are found (an appender's row, or an array). */
+export type SegmentSink = Pick<Segment[], 'push'>;
+
+/** A sell being disposed of: its proceeds spread over its quantity. */
+interface Disposal {
+  seq: bigint;
+  spread: Spread;
+}
+
+/**
+ * Takes `units` from `source` for the disposals in order (each its proceeds along its own
+ * quantity), one segment per (disposal, source piece) pair; `units` is at most what both hold.
+ */
+function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rule: MatchRule, out: SegmentSink): void {
+  let wanted = units;
+  for (const disposal of disposals) {
+    while (wanted > 0n && disposal.spread.left > 0n) {
+      const piece = source.currentPiece();
+      let step = piece.left < disposal.spread.left ? piece.left : disposal.spread.left;
+      if (wanted < step) step = wanted;
+      out.push({ sellSeq: disposal.seq, rule, lotSeq: piece.seq, quantity: step, cost: source.take(step), proceeds: disposal.spread.take(step) });
+      wanted -= step;
+    }
+    if (wanted === 0n) return;
+  }
+}
+
+/** What a sell could not be matched with: its remaining units and proceeds, no cost. */
+function unmatched(disposals: readonly Disposal[], out: SegmentSink): void {
+  for (const disposal of disposals) {
+    const left = disposal.spread.left;
+    if (left > 0n) out.push({ sellSeq: disposal.seq, rule: 'unmatched', lotSeq: null, quantity: left, cost: null, proceeds: disposal.spread.take(left) });
+  }
+}
+
+const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
+const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cost, [{ seq: event.seq, units: event.unitsIn }]);
+
+/** Puts the segments of one (account, symbol)'s events under `method` into `out`, sells in order. */
+export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink): void {
+  if (method === 'uk') matchUk(events, out);
+  else matchStack(method, events, out);
+}
+
+/**
+ * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
+ * (cost / units), the earliest of equal ones. Units beyond the inventory are unmatched, as in FIFO.
+ */
+function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink): void {
+  const lots: LotHeap | Spread[] = method === 'lifo' ? [] : new LotHeap();
+  for (const event of events) {
+    if (event.side === 'buy') {
+      if (event.unitsIn > 0n) lots.push(lotOf(event));
+      continue;
+    }
+    if (event.quantityOut <= 0n) continue;
+    const disposal = disposalOf(event);
+    for (;;) {
+      const lot = Array.isArray(lots) ? lots.at(-1) : lots.peek();
+      if (lot === undefined || disposal.spread.left === 0n) break;
+      pair([disposal], lot, lot.left < disposal.spread.left ? lot.left : disposal.spread.left, 'lot', out);
+      if (lot.left === 0n) lots.pop();
+    }
+    unmatched([disposal], out);
+  }
+}
+
+/** A max-heap of lots by unit cost (cost / units), ties to the earliest (lowest seq). */
+class LotHeap {
+  private readonly items: { lot: Spread; seq: bigint }[] = [];
+
+  push(lot: Spread): void {
+    const seq = lot.currentPiece().seq!;
+    this.items.push({ lot, seq });
+    let index = this.items.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!this.before(index, parent)) break;
+      [this.items[index], this.items[parent]] = [this.items[parent]!, this.items[index]!];
+      index = parent;
+    }
+  }
+
+  peek(): Spread | undefined {
+    return this.items[0]?.lot;
+  }
+
+  pop(): void {
+    const last = this.items.pop();
+    if (last === undefined || this.items.length === 0) return;
+    this.items[0] = last;
+    let index = 0;
+    for (;;) {
+      const left = 2 * index + 1;
+      const right = left + 1;
+      let best = index;
+      if (left < this.items.length && this.before(left, best)) best = left;
+      if (right < this.items.length && this.before(right, best)) best = right;
+      if (best === index) return;
+      [this.items[index], this.items[best]] = [this.items[best]!, this.items[index]!];
+      index = best;
+    }
+  }
+
+  /** Whether item a comes out before item b: a higher unit cost, or the same and earlier. */
+  private before(a: number, b: number): boolean {
+    const x = this.items[a]!;
+    const y = this.items[b]!;
+    const difference = x.lot.amount * y.lot.units - y.lot.amount * x.lot.units;
+    return difference > 0n || (difference === 0n && x.seq < y.seq);
+  }
+}
+
+/** The events of one reporting-zone day: its acquisitions as one, its disposals in order. */
+interface UkDay {
+  day: number;
+  acquisition: Spread;
+  disposals: Disposal[];
+  disposed: bigint;
+  /** Units of the acquisition the same-day rule takes (the first ones). */
+  sameDay: bigint;
+  /** Its units after the same-day part, taken by the 30-day rule for earlier disposals (created on first use). */
+  later?: Spread;
+}
+
+/**
+ * HMRC share pooling (Cryptoassets Manual CRYPTO22200+, TCGA 1992 s105, s106A): per day, all
+ * acquisitions are one acquisition and all disposals one disposal. A disposal is identified first
+ * with the same day's acquisition, then with acquisitions of the 30 days after it (earliest day
+ * first; each such day's acquisition first serves its own day's disposal), then with the section
+ * 104 pool at its average cost; what the pool lacks is unmatched. An acquisition joins the pool on
+ * its day with what those rules left of it; an opening position is the pool at the start.
+ * Per-fill detail splits the day's single disposal in fill order (the first sells of the day take
+ * the same-day match, then the 30-day matches, then the pool), so the day's totals are HMRC's.
+ */
+function matchUk(events: readonly TradeEvent[], out: SegmentSink): void {
+  const days: UkDay[] = [];
+  let poolUnits = 0n;
+  let poolCost = 0n;
+  for (let index = 0; index < events.length; ) {
+    const day = events[index]!.day;
+    const buys: TradeEvent[] = [];
+    const disposals: Disposal[] = [];
+    let disposed = 0n;
+    for (; index < events.length && events[index]!.day === day; index += 1) {
+      const event = events[index]!;
+      if (event.isOpening) {
+        poolUnits += event.unitsIn;
+        poolCost += event.cost;
+      } else if (event.side === 'buy') {
+        if (event.unitsIn > 0n) buys.push(event);
+      } else if (event.quantityOut > 0n) {
+        disposals.push(disposalOf(event));
+        disposed += event.quantityOut;
+      }
+    }
+    const units = buys.reduce((sum, buy) => sum + buy.unitsIn, 0n);
+    const acquisition = new Spread(units, buys.reduce((sum, buy) => sum + buy.cost, 0n), buys.length === 0 ? [{ seq: null, units: 0n }] : buys.map((buy) => ({ seq: buy.seq, units: buy.unitsIn })));
+    days.push({ day, acquisition, disposals, disposed, sameDay: units < disposed ? units : disposed });
+  }
+
+  for (let index = 0; index < days.length; index += 1) {
+    const today = days[index]!;
+    // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
+    const later = laterPart(today);
+    if (later.left > 0n) {
+      poolUnits += later.left;
+      poolCost += later.take(later.left);
+    }
+    if (today.disposed === 0n) continue;
+    pair(today.disposals, today.acquisition, today.sameDay, 'same_day', out);
+    let wanted = today.disposed - today.sameDay;
+    for (let next = index + 1; wanted > 0n && next < days.length && days[next]!.day <= today.day + 30; next += 1) {
+      const source = laterPart(days[next]!);
+      const step = source.left < wanted ? source.left : wanted;
+      if (step > 0n) pair(today.disposals, source, step, 'thirty_day', out);
+      wanted -= step;
+    }
+    const fromPool = poolUnits < wanted ? poolUnits : wanted;
+    if (fromPool > 0n) {
+      const cost = shareOf(poolCost, fromPool, poolUnits);
+      pair(today.disposals, new Spread(fromPool, cost, [{ seq: null, units: fromPool }]), fromPool, 'pool', out);
+      poolUnits -= fromPool;
+      poolCost -= cost;
+    }
+    unmatched(today.disposals, out);
+  }
+}
+
+/** A day's acquisition after its same-day part, as the 30-day rule and the pool take it. */
+function laterPart(day: UkDay): Spread {
+  if (day.later === undefined) {
+    // A second view of the same units and cost, starting after the same-day part (which the
+    // same-day rule takes later through `acquisition`): both read one cumulative cost function.
+    const view = new Spread(day.acquisition.units, day.acquisition.amount, day.acquisition.pieces);
+    view.skip(day.sameDay);
+    day.later = view;
+  }
+  return day.later;
+}
