@@ -3,13 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadProject } from '../src/models/project.ts';
 import { runCli } from './support/cli-process.ts';
+import { BUILD_STEPS } from './support/model-db.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 import { compareDatabases, martRows, mountSmallDisk, SMALL_DISK_UNAVAILABLE, type SmallDisk } from './support/small-disk.ts';
-
-/** What a whole build does: every macro file, then every model (a line each). */
-const BUILD_STEPS = (({ macros, models }) => macros.length + models.length)(loadProject());
 
 /**
  * Full disks (issue 12), in the deployed shape: each command is the `exledger` executable in a

@@ -4,6 +4,7 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliResult } from './support/cli-process.ts';
+import { BUILD_STEPS } from './support/model-db.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 import { compareDatabases, martRows } from './support/small-disk.ts';
 
@@ -81,14 +82,14 @@ describe('build, report and publish killed outright (SIGKILL): the next run comp
   });
 
   it('build killed after its 20th model: no half table (the database equals a clean run at once), and the next build completes', async () => {
-    const killed = await killAt(['build'], options(), { stdout: /^\[20\/38\]/m });
+    const killed = await killAt(['build'], options(), { stdout: new RegExp(`^\\[20/${BUILD_STEPS}\\]`, 'm') });
     expect(killed.signal).toBe('SIGKILL');
     expect(killed.stdout).not.toMatch(/^build:/m);
     // Each model is replaced in its own transaction: what the kill left reads as a whole build.
     expect(await compareDatabases(db, reference)).toEqual([]);
     const next = await cli(['build', '--quiet']);
     expect(next).toMatchObject({ code: 0, stderr: '' });
-    expect(next.stdout).toMatch(/^build: 38 ok, 0 failed, 0 skipped/m);
+    expect(next.stdout).toMatch(new RegExp(`^build: ${BUILD_STEPS} ok, 0 failed, 0 skipped`, 'm'));
     expect(await compareDatabases(db, reference)).toEqual([]);
     expect(leftovers()).toEqual([]);
   });

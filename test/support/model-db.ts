@@ -1,8 +1,12 @@
 import { STREAMS } from '../../pipelines/index.ts';
 import { ensureRawTables } from '../../src/extract/sync.ts';
 import { buildModels, type ModelResult } from '../../src/models/build.ts';
+import { loadProject } from '../../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../../src/models/settings.ts';
 import { Database } from '../../src/store/database.ts';
+
+/** The lines of a whole build (`[i/N]`, `build: N ok`): every macro file, then every model. */
+export const BUILD_STEPS = (({ macros, models }) => macros.length + models.length)(loadProject());
 
 /**
  * A real DuckDB (in memory) with every raw table, for model tests: hand-written ledgers go into
