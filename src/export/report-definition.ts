@@ -118,6 +118,13 @@ export interface SummaryFigure {
    */
   unknown?: string;
   /**
+   * For a sum of values in the reporting currency (`*_rc`, NULL where a row has no price): says
+   * where the rows lacking a price are listed. Those rows are left out of the sum and counted, and
+   * the figure says "Incomplete: N rows need a price" (unknown when no row has one), never a
+   * silent 0. @default none (not a reporting-currency figure)
+   */
+  unpriced?: string;
+  /**
    * Labels of other figures of this report that are part of this one (the futures funding in the
    * net result). Where one of them is unknown for the same group, this figure says it excludes it. @default []
    */
@@ -217,6 +224,7 @@ const reportSchema = z.strictObject({
       where: identifier.optional(),
       note: z.string().min(1).optional(),
       unknown: z.string().min(1).optional(),
+      unpriced: z.string().min(1).optional(),
       includes: z.array(z.string()).optional(),
     }),
   ),
@@ -283,6 +291,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         if (column !== undefined && !columns.includes(column)) throw new ConfigError(at, `"${column}" is not a column of the sheet "${sheet.name}"`);
       }
       if ((figure.by ?? []).includes('account')) throw new ConfigError(`${at}.by`, 'leave "account" out: every figure is given per account and consolidated by the writer (a --account workbook: one account)');
+      if (figure.unpriced !== undefined && figure.sum === undefined) throw new ConfigError(`${at}.unpriced`, 'only a sum counts its rows without a price');
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
       for (const part of figure.includes ?? []) {
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);

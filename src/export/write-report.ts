@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
+import { describeBuildSettings, type BuildSettingsRow } from '../models/settings.ts';
 import type { Database } from '../store/database.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
@@ -113,7 +114,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
@@ -181,17 +182,17 @@ function outputError(file: string, error: NodeJS.ErrnoException): OutputError | 
  * table). Marts built with different settings (a build that failed or was killed part-way after
  * the settings changed) are refused: no workbook may describe settings its figures lack.
  */
-async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[] }> {
+async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[]; reportingCurrency: string | null; prices: string | null }> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
   const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
-  const rows = await db.all<{ model: string; time_zone: string; cost_methods: string[]; opening_positions: string }>(
-    "SELECT model, time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
+  const rows = await db.all<BuildSettingsRow & { model: string }>(
+    "SELECT model, time_zone, cost_methods, opening_positions, reporting_currency, prices FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
     [marts.join(',')],
   );
   const unbuilt = marts.filter((mart) => !rows.some((row) => row.model === mart));
   if (unbuilt.length > 0) throw new DataError(`${unbuilt.join(', ')} ${unbuilt.length === 1 ? 'has' : 'have'} not been built (report ${report.name})`, { hint: 'run exledger build first (exledger run does it)' });
-  const describe = (row: (typeof rows)[number]) => `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}, opening positions ${row.opening_positions === '[]' ? 'none' : row.opening_positions}`;
+  const describe = describeBuildSettings;
   const variants = [...new Set(rows.map(describe))];
   if (variants.length > 1) {
     throw new DataError(
@@ -199,7 +200,7 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
       { hint: 'run exledger build (exledger run does it), then the report again; no workbook was written' },
     );
   }
-  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods };
+  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency, prices: rows[0]!.prices };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */

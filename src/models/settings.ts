@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.ts';
+import type { PricesFile } from './prices-file.ts';
 
 /**
  * How spot disposals are costed: first in first out, moving weighted average, last in first out,
@@ -28,9 +29,25 @@ export interface ModelSettings {
   costMethods: readonly CostMethod[];
   /** Declared opening positions. @default [] */
   openingPositions: readonly OpeningPosition[];
+  /**
+   * The currency the marts' `*_rc` columns are valued in (README "Reporting currency"); null: no
+   * valuation (those columns are NULL, marts.needs_price is empty). @default null
+   */
+  reportingCurrency: string | null;
+  /** The prices file (models.pricesFile), read and validated; null: none. @default null */
+  prices: PricesFile | null;
 }
 
-export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({ reportingTimeZone: 'UTC', costMethods: Object.freeze(['fifo'] as CostMethod[]), openingPositions: Object.freeze([]) });
+export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
+  reportingTimeZone: 'UTC',
+  costMethods: Object.freeze(['fifo'] as CostMethod[]),
+  openingPositions: Object.freeze([]),
+  reportingCurrency: null,
+  prices: null,
+});
+
+/** Rows of the prices file per INSERT statement (bound parameters, 6 a row). */
+const PRICE_ROWS_PER_INSERT = 500;
 
 /**
  * Writes the settings tables the models read: `settings.reporting` (one row: time_zone,
@@ -40,8 +57,18 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({ r
 export async function writeSettings(db: Database, settings: ModelSettings): Promise<void> {
   await db.transaction(async () => {
     await db.run('CREATE SCHEMA IF NOT EXISTS settings');
-    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL)');
-    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ',')", [settings.reportingTimeZone, settings.costMethods.join(',')]);
+    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, reporting_currency VARCHAR)');
+    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3", [settings.reportingTimeZone, settings.costMethods.join(','), settings.reportingCurrency]);
+    // The prices file, each line a row: a day's close (price_date) or an instant (price_at).
+    await db.run(
+      'CREATE OR REPLACE TABLE settings.prices (line INTEGER NOT NULL, price_date DATE, price_at TIMESTAMPTZ, coin VARCHAR NOT NULL, currency VARCHAR NOT NULL, price DECIMAL(38, 18) NOT NULL)',
+    );
+    const rows = settings.prices?.rows ?? [];
+    for (let start = 0; start < rows.length; start += PRICE_ROWS_PER_INSERT) {
+      const batch = rows.slice(start, start + PRICE_ROWS_PER_INSERT);
+      const values = batch.map((_, index) => `($${index * 6 + 1}, CAST($${index * 6 + 2} AS DATE), CAST($${index * 6 + 3} AS TIMESTAMPTZ), $${index * 6 + 4}, $${index * 6 + 5}, CAST($${index * 6 + 6} AS DECIMAL(38, 18)))`);
+      await db.run(`INSERT INTO settings.prices VALUES ${values.join(', ')}`, batch.flatMap((row) => [row.line, row.date, row.at, row.coin, row.currency, row.price]));
+    }
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -51,6 +78,9 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     await db.run(
       'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL)',
     );
+    // Added with the reporting currency: a database built before keeps its rows (NULL: none).
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS reporting_currency VARCHAR');
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS prices VARCHAR');
   });
 }
 
@@ -61,12 +91,10 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
  * a build that did not reach them.
  */
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
-  await db.run("INSERT OR REPLACE INTO settings.model_builds VALUES ($1, $2, string_split($3, ','), $4, now())", [
-    model,
-    settings.reportingTimeZone,
-    settings.costMethods.join(','),
-    openingPositionsText(settings.openingPositions),
-  ]);
+  await db.run(
+    "INSERT OR REPLACE INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, reporting_currency, prices) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6)",
+    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.reportingCurrency, pricesText(settings.prices)],
+  );
 }
 
 /**
@@ -75,15 +103,38 @@ export async function recordModelBuild(db: Database, model: string, settings: Mo
  * this build has time zone Europe/Paris, …`), or saying that no settings are recorded for it.
  */
 export async function otherBuildSettings(db: Database, model: string, settings: ModelSettings): Promise<string | undefined> {
-  const [row] = await db.all<{ time_zone: string; cost_methods: string[]; opening_positions: string }>('SELECT time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE model = $1', [model]);
+  const [row] = await db.all<BuildSettingsRow>('SELECT time_zone, cost_methods, opening_positions, reporting_currency, prices FROM settings.model_builds WHERE model = $1', [model]);
   if (row === undefined) return 'has no record of the settings it was built with';
-  const built = describeSettings(row.time_zone, row.cost_methods, row.opening_positions);
-  const wanted = describeSettings(settings.reportingTimeZone, settings.costMethods, openingPositionsText(settings.openingPositions));
+  const built = describeBuildSettings(row);
+  const wanted = describeBuildSettings({
+    time_zone: settings.reportingTimeZone,
+    cost_methods: [...settings.costMethods],
+    opening_positions: openingPositionsText(settings.openingPositions),
+    reporting_currency: settings.reportingCurrency,
+    prices: pricesText(settings.prices),
+  });
   return built === wanted ? undefined : `was built with ${built}; this build has ${wanted}`;
 }
 
-function describeSettings(timeZone: string, costMethods: readonly string[], openingPositions: string): string {
-  return `time zone ${timeZone}, cost methods ${costMethods.join(', ')}, opening positions ${openingPositions === '[]' ? 'none' : openingPositions}`;
+/** A row of settings.model_builds, without its model and time. */
+export interface BuildSettingsRow {
+  time_zone: string;
+  cost_methods: string[];
+  opening_positions: string;
+  reporting_currency: string | null;
+  prices: string | null;
+}
+
+/** The settings a model was built with, as one comparable phrase (also in the reports' refusals). */
+export function describeBuildSettings(row: BuildSettingsRow): string {
+  const opening = row.opening_positions === '[]' ? 'none' : row.opening_positions;
+  const valuation = row.reporting_currency === null ? '' : `, reporting currency ${row.reporting_currency}, prices ${row.prices ?? 'none'}`;
+  return `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}, opening positions ${opening}${valuation}`;
+}
+
+/** The prices file as recorded with each model: its name and the start of its SHA-256 (what was read, not only where). */
+export function pricesText(prices: PricesFile | null): string | null {
+  return prices === null ? null : `${prices.file.split(/[\\/]/).pop()!} sha256:${prices.sha256.slice(0, 16)}`;
 }
 
 /** The opening positions as one comparable text (sorted JSON). */
