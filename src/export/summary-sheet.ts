@@ -151,7 +151,8 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     // A count over no rows at all is 0 (one line, as count(*) gives), a sum over none NULL.
     const totalValue = figure.sum === undefined && figure.last === undefined ? 'coalesce(sum(value), 0)' : 'sum(value)';
     // A reporting-currency sum counts the rows it leaves out for lack of a price.
-    const unpriced = figure.unpriced !== undefined && figure.sum !== undefined ? `count(*) FILTER (WHERE ${figure.sum} IS NULL)` : '0';
+    // (Rows without a reporting currency are not valued at all: they need no price.)
+    const unpriced = figure.unpriced !== undefined && figure.sum !== undefined ? `count(*) FILTER (WHERE ${figure.sum} IS NULL AND reporting_currency IS NOT NULL)` : '0';
     const total = `SELECT ${[...keys, 'NULL AS account', `CAST(${totalValue} AS VARCHAR) AS value`, 'list(account ORDER BY account) FILTER (WHERE value IS NULL) AS unknown_accounts', 'CAST(sum(unpriced) AS VARCHAR) AS unpriced', '1 AS line'].join(', ')}
        FROM per_account ${keys.length === 0 ? '' : `GROUP BY ${keys.join(', ')}`}`;
     const lines = split ? `SELECT ${[...keys, 'account', 'CAST(value AS VARCHAR) AS value', 'NULL AS unknown_accounts', 'CAST(unpriced AS VARCHAR) AS unpriced', '0 AS line'].join(', ')} FROM per_account UNION ALL ${total}` : total;
@@ -179,7 +180,7 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
         account: row.account ?? null,
         coin: figure.coinColumn === undefined ? undefined : (row[`g${by.indexOf(figure.coinColumn)}`] ?? undefined),
         value: row.value ?? null,
-        ...(row.value === null ? { unknownReason: unpricedRows > 0 ? needPrice : unknownReason } : {}),
+        ...(row.value === null ? { unknownReason: unpricedRows > 0 ? needPrice : figure.unpriced !== undefined ? 'no reporting currency is set (models.reportingCurrency)' : unknownReason } : {}),
         excludes: unknownAccounts.map((account) => `account ${account}`),
         ...(unknownAccounts.length === 0 ? {} : { unknownAccounts }),
         ...(unpricedRows > 0 && row.value !== null ? { incomplete: needPrice } : {}),
