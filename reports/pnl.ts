@@ -102,7 +102,7 @@ export const pnlReport = defineReport({
       by: ['reporting_currency'],
       coinColumn: 'reporting_currency',
       unpriced: UNPRICED,
-      note: 'Realized PnL − fees + funding, each day at the margin coin\'s price that day.',
+      note: 'Realized PnL − fees + funding where known (see Futures funding), each day at the margin coin\'s price that day.',
     },
     { label: 'Spot realized PnL', sheet: 'Spot PnL by month', sum: 'realized_pnl', by: ['cost_method', 'quote_coin'], coinColumn: 'quote_coin' },
     { label: 'Spot unmatched proceeds (sold beyond inventory)', sheet: 'Spot PnL by month', sum: 'unmatched_proceeds', by: ['cost_method', 'quote_coin'], coinColumn: 'quote_coin' },
