@@ -1,12 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import ExcelJS from 'exceljs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
 import type { Database } from '../src/store/database.ts';
+import { runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
+import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
+import { queryDatabase } from './support/sync-harness.ts';
 
 /**
  * Reporting currency (README "Reporting currency") on a hand-made ledger, reporting zone UTC, currency USD.
@@ -145,5 +149,116 @@ describe('reporting currency', () => {
     expect(() => resolve({ pricesFile: 'prices.csv' })).toThrow('models.pricesFile: is set but models.reportingCurrency is not');
 
 
+  });
+});
+
+describe('deployed: exledger build and exledger report pnl in processes of their own, against the sandbox in another', () => {
+  let exchange: SandboxProcess;
+  let dir: string;
+  const cli = (args: string[]) => runCli(args, { cwd: dir, env: exchange.settings });
+  const database = () => path.join(dir, 'ledger.duckdb');
+
+  /** Daily USDT closes for September and October 2026, except the days `missing`. */
+  function usdtCloses(missing: readonly string[] = []): string {
+    const lines = ['date,coin,currency,price'];
+    for (let day = Date.parse('2026-09-01T00:00:00Z'); day <= Date.parse('2026-10-31T00:00:00Z'); day += 86_400_000) {
+      const date = new Date(day).toISOString().slice(0, 10);
+      if (!missing.includes(date)) lines.push(`${date},USDT,USD,0.99${String(((day / 86_400_000) % 90) + 10)}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
+  /** The Summary's lines (columns A to E) and the "Needs a price" sheet's (coin, day) rows. */
+  async function readWorkbook(): Promise<{ summary: unknown[][]; needs: string[][] }> {
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(path.join(dir, 'out', 'pnl-2026-10.xlsx'));
+    const summary: unknown[][] = [];
+    workbook.getWorksheet('Summary')!.eachRow((row) => summary.push([1, 2, 3, 4, 5].map((column) => row.getCell(column).value)));
+    const needs: string[][] = [];
+    workbook.getWorksheet('Needs a price')!.eachRow((row, index) => {
+      const day = row.getCell(3).value;
+      if (index > 1 && day instanceof Date) needs.push([String(row.getCell(2).value), day.toISOString().slice(0, 10)]);
+    });
+    return { summary, needs };
+  }
+
+  /** The fifo figure over the mart, in SQL: its sum and its rows without a price. */
+  const martTotal = async () =>
+    (
+      await queryDatabase<{ total: string; unpriced: string }>(
+        database(),
+        "select cast(sum(realized_pnl_rc) as varchar) as total, cast(count(*) filter (where realized_pnl_rc is null) as varchar) as unpriced from marts.spot_realized_pnl_monthly where trade_month = '2026-10-01' and cost_method = 'fifo'",
+      )
+    )[0]!;
+
+  beforeAll(async () => {
+    exchange = await startSandboxProcess(['--end', '2026-11-01']);
+    dir = mkdtempSync(path.join(tmpdir(), 'exledger-rc-deployed-'));
+    writeFileSync(path.join(dir, 'prices.csv'), usdtCloses());
+    writeFileSync(
+      path.join(dir, 'exledger.config.json'),
+      JSON.stringify({
+        db: './ledger.duckdb',
+        retry: { retries: 8, minTimeoutMs: 50, maxTimeoutMs: 500 },
+        sync: { startDate: '2026-09-01' },
+        models: { reportingCurrency: 'USD', pricesFile: 'prices.csv' },
+      }),
+    );
+    const sync = await cli(['sync', '--streams', 'currencies,futures_contracts,spot_fills,futures_fills,futures_accounts,funding_bills']);
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    expect(await exchange?.stop()).toBe(0);
+    if (process.env.KEEP_RC_DIR === undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the workbook\'s reporting-currency figure is the sum over the mart; with days left out of the prices file it says how many rows need a price and lists them on "Needs a price"; a bad prices file stops the build naming file:line', async () => {
+    const build = await cli(['build']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    const report = await cli(['report', 'pnl', '--period', '2026-10', '--out', 'out']);
+    expect(report.code, report.stdout + report.stderr).toBe(0);
+    const complete = await martTotal();
+    expect(complete.unpriced).toBe('0');
+    let { summary, needs } = await readWorkbook();
+    let figure = summary.find((line) => line[0] === 'Spot realized PnL in the reporting currency')!;
+    expect(figure.slice(1, 4)).toEqual(['fifo · USD', expect.any(Number), complete.total.replace(/\.?0+$/, '')]);
+    expect(String(figure[4] ?? '')).not.toContain('Incomplete');
+    expect(summary.find((line) => line[0] === 'Reporting currency')?.[1]).toBe('USD');
+    expect(needs).toEqual([]);
+
+    // Two October days with fifo PnL in USDT lose their USDT close: their rows (and what is derived from USDT) need a price.
+    const days = (
+      await queryDatabase<{ day: string }>(
+        database(),
+        "select distinct cast(trade_date as varchar) as day from marts.spot_realized_pnl_daily where cost_method = 'fifo' and quote_coin = 'USDT' and realized_pnl <> 0 and trade_month = '2026-10-01' order by day limit 2",
+      )
+    ).map((row) => row.day);
+    expect(days).toHaveLength(2);
+    writeFileSync(path.join(dir, 'prices.csv'), usdtCloses(days));
+    expect((await cli(['build'])).code).toBe(0);
+    expect((await cli(['report', 'pnl', '--period', '2026-10', '--out', 'out'])).code).toBe(0);
+    const partial = await martTotal();
+    expect(Number(partial.unpriced)).toBeGreaterThan(0);
+    ({ summary, needs } = await readWorkbook());
+    figure = summary.find((line) => line[0] === 'Spot realized PnL in the reporting currency')!;
+    expect(figure[3]).toBe(partial.total.replace(/\.?0+$/, ''));
+    expect(figure[4]).toContain(`Incomplete: ${partial.unpriced} ${partial.unpriced === '1' ? 'row needs' : 'rows need'} a price`);
+    const listed = await queryDatabase<{ coin: string; day: string }>(
+      database(),
+      "select coin, cast(needed_date as varchar) as day from marts.needs_price where needed_month = '2026-10-01' and mart in ('marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily') order by coin, needed_date, account, mart",
+    );
+    expect(needs).toEqual(listed.map((row) => [row.coin, row.day]));
+    expect(needs.map(([coin]) => coin)).toContain('USDT');
+    expect(needs.every(([, day]) => days.includes(day!))).toBe(true);
+
+    // A bad line: one error naming the file and line, exit 2, nothing rebuilt.
+    const builtAt = "select cast(max(built_at) as varchar) as built_at from settings.model_builds";
+    const before = await queryDatabase(database(), builtAt);
+    const text = usdtCloses(days);
+    writeFileSync(path.join(dir, 'prices.csv'), `${text}2026-10-11,USDT,USD,1,0\n`);
+    const bad = await cli(['build']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout + bad.stderr).toContain(`${path.join(dir, 'prices.csv')}:${text.trim().split('\n').length + 1}: has 5 fields, not 4`);
+    expect(await queryDatabase(database(), builtAt)).toEqual(before);
   });
 });
