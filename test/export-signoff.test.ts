@@ -164,7 +164,7 @@ async function expectSignable(db: Database, report: ReportSpec, result: ReportRe
       const totalRows = below.filter((row) => row.getCell(1).value === 'Total');
       if (totalled.length === 0 || dataCount === 0) {
         expect(totalRows, `${report.name} '${partName}' has no totals row`).toEqual([]);
-        expect(below.map((row) => row.getCell(1).value).filter((value) => value !== null && value !== 'No rows in this period.'), `${report.name} '${partName}' below its table`).toEqual([]);
+        expect(below.map((row) => row.getCell(1).value).filter((value) => value !== null && value !== (spec.emptyText ?? 'No rows in this period.')), `${report.name} '${partName}' below its table`).toEqual([]);
         continue;
       }
       const covered = new Map<number, number>();
