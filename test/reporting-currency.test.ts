@@ -242,7 +242,7 @@ describe('deployed: exledger build and exledger report pnl in processes of their
     ({ summary, needs } = await readWorkbook());
     figure = summary.find((line) => line[0] === 'Spot realized PnL in the reporting currency')!;
     expect(figure[3]).toBe(partial.total.replace(/\.?0+$/, ''));
-    expect(figure[4]).toContain(`Incomplete: ${partial.unpriced} ${partial.unpriced === '1' ? 'row needs' : 'rows need'} a price`);
+    expect(figure[4]).toContain(`Incomplete: ${partial.unpriced} ${partial.unpriced === '1' ? 'row of "Spot PnL by month" needs' : 'rows of "Spot PnL by month" need'} a price`);
     const listed = await queryDatabase<{ coin: string; day: string }>(
       database(),
       "select coin, cast(needed_date as varchar) as day from marts.needs_price where needed_month = '2026-10-01' and mart in ('marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily') order by coin, needed_date, account, mart",

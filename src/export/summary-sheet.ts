@@ -173,7 +173,7 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
       if (notApplicable && row.value === null) continue;
       const unknownAccounts = notApplicable || row.value === null ? [] : (row.unknown_accounts ?? []);
       const unpricedRows = Number(row.unpriced ?? '0');
-      const needPrice = `${unpricedRows} ${unpricedRows === 1 ? 'row needs' : 'rows need'} a price (${figure.unpriced ?? ''})`;
+      const needPrice = `${unpricedRows} ${unpricedRows === 1 ? 'row' : 'rows'} of "${sheet.name}" ${unpricedRows === 1 ? 'needs' : 'need'} a price (${figure.unpriced ?? ''})`;
       figures.push({
         ...described,
         group: by.map((_, index) => row[`g${index}`] ?? '(none)').join(' · '),
