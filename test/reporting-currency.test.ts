@@ -19,6 +19,7 @@ import { queryDatabase } from './support/sync-harness.ts';
  *   2025-01-20T08:00:00Z  USDT 0.997  (an instant: the day's last one wins)
  *   2025-01-20T15:00:00Z  USDT 0.998
  *   2025-01-20            BTC  50000 EUR (another currency: not used for USD)
+ *   2025-01-10T20:00:00Z  USDT 0.5   (an instant on a day with a close line: the close wins)
  * Spot fills (account main):
  *   2025-01-10 buy  1 BTC for 30000 USDT, fee 0 BTC
  *   2025-01-10 buy  2 ETH for 6000 USDT, fee 0.002 ETH; buy 1 ETH for 3100 USDT, fee 0 ETH
@@ -30,7 +31,7 @@ import { queryDatabase } from './support/sync-harness.ts';
  *   2025-01-25: neither USDT nor BTC has a file price: nothing derived, the day needs a price.
  */
 
-const PRICES = ['date,coin,currency,price', '2025-01-10,USDT,USD,0.999', '2025-01-20T08:00:00Z,USDT,USD,0.997', '2025-01-20T15:00:00Z,USDT,USD,0.998', '2025-01-20,BTC,EUR,50000', ''].join('\n');
+const PRICES = ['date,coin,currency,price', '2025-01-10,USDT,USD,0.999', '2025-01-20T08:00:00Z,USDT,USD,0.997', '2025-01-20T15:00:00Z,USDT,USD,0.998', '2025-01-20,BTC,EUR,50000', '2025-01-10T20:00:00Z,USDT,USD,0.5', ''].join('\n');
 
 let db: Database | undefined;
 const folders: string[] = [];
@@ -118,6 +119,17 @@ describe('reporting currency', () => {
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.fees_daily', row_count: '1' },
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.spot_realized_pnl_daily', row_count: '1' },
     ]);
+  });
+
+  it('a price derived for the quote coin: with only BTC in the file, USDT is derived from the BTCUSDT fills, and nothing is derived from a derived price', async () => {
+    const database = await ledger();
+    await buildAll(database, { reportingCurrency: 'USD', prices: readPricesFile(pricesFile('date,coin,currency,price\n2025-01-25,BTC,USD,43956\n')) });
+    // USDT on Jan 25 = 0.25 BTC * 43956 / 11000 USDT = 0.999; the PnL 3489 USDT * 0.999 = 3485.511.
+    expect(trimmed(await queryRows(database, "select coin, cast(price_date as varchar) as price_date, price, price_source from intermediate.int_prices order by coin"))).toEqual([
+      { coin: 'BTC', price_date: '2025-01-25', price: '43956', price_source: 'file' },
+      { coin: 'USDT', price_date: '2025-01-25', price: '0.999', price_source: 'derived' },
+    ]);
+    expect(trimmed(await queryRows(database, "select realized_pnl_rc, price_source from marts.spot_realized_pnl_daily where trade_date = '2025-01-25'"))).toEqual([{ realized_pnl_rc: '3485.511', price_source: 'derived' }]);
   });
 
   it('reporting in USDT: USDT is priced 1 (identity), other coins derived from their USDT pairs', async () => {
