@@ -5,6 +5,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
+import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
 import type { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
@@ -119,6 +120,12 @@ describe('reporting currency', () => {
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.fees_daily', row_count: '1' },
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.spot_realized_pnl_daily', row_count: '1' },
     ]);
+
+    // The singular check (sql/marts/tests/reporting_currency_consistent.sql) passes, and fails once needs_price loses a day.
+    const consistent = async () => (await checkModels(database)).find((result) => result.id === 'marts/reporting_currency_consistent');
+    expect(await consistent()).toMatchObject({ status: 'pass' });
+    await database.run("DELETE FROM marts.needs_price WHERE mart = 'marts.spot_realized_pnl_daily'");
+    expect(await consistent()).toMatchObject({ status: 'fail', offending: 1 });
   });
 
   it('a price derived for the quote coin: with only BTC in the file, USDT is derived from the BTCUSDT fills, and nothing is derived from a derived price', async () => {
