@@ -5,8 +5,10 @@ import ExcelJS from 'exceljs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
+import { buildModels } from '../src/models/build.ts';
 import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
+import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
@@ -137,6 +139,22 @@ describe('reporting currency', () => {
       { coin: 'USDT', price_date: '2025-01-25', price: '0.999', price_source: 'derived' },
     ]);
     expect(trimmed(await queryRows(database, "select realized_pnl_rc, price_source from marts.spot_realized_pnl_daily where trade_date = '2025-01-25'"))).toEqual([{ realized_pnl_rc: '3485.511', price_source: 'derived' }]);
+  });
+
+  it('prices are settings: each model records the currency and the prices file\'s hash, and a partial build with other prices refuses to read tables valued with the old ones', async () => {
+    const database = await ledger();
+    const first = readPricesFile(pricesFile(PRICES));
+    await buildAll(database, { reportingCurrency: 'USD', prices: first });
+    expect(await queryRows(database, "select reporting_currency, prices from settings.model_builds where model = 'marts.fees_daily'")).toEqual([
+      { reporting_currency: 'USD', prices: `prices.csv sha256:${first.sha256.slice(0, 16)}` },
+    ]);
+    const other = readPricesFile(pricesFile(PRICES.replace('0.999', '0.9991')));
+    expect(other.sha256).not.toBe(first.sha256);
+    const results = await buildModels(database, { ...DEFAULT_MODEL_SETTINGS, reportingCurrency: 'USD', prices: other }, { select: ['marts.fees_daily'] });
+    expect(results.find((result) => result.id === 'marts.fees_daily')).toMatchObject({
+      status: 'failed',
+      message: expect.stringContaining(`which was built with time zone UTC, cost methods fifo, opening positions none, reporting currency USD, prices prices.csv sha256:${first.sha256.slice(0, 16)}; this build has time zone UTC, cost methods fifo, opening positions none, reporting currency USD, prices prices.csv sha256:${other.sha256.slice(0, 16)}`),
+    });
   });
 
   it('reporting in USDT: USDT is priced 1 (identity), other coins derived from their USDT pairs', async () => {
