@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
+import { REPORTS } from '../reports/index.ts';
 import { resolveConfig } from '../src/config/config.ts';
+import { writeReport } from '../src/export/write-report.ts';
 import { ConfigError } from '../src/errors.ts';
 import { buildModels } from '../src/models/build.ts';
 import { checkModels } from '../src/models/check.ts';
@@ -155,6 +159,18 @@ describe('reporting currency', () => {
       status: 'failed',
       message: expect.stringContaining(`which was built with time zone UTC, cost methods fifo, opening positions none, reporting currency USD, prices prices.csv sha256:${first.sha256.slice(0, 16)}; this build has time zone UTC, cost methods fifo, opening positions none, reporting currency USD, prices prices.csv sha256:${other.sha256.slice(0, 16)}`),
     });
+  });
+
+  it('a database whose models an earlier version built (no valuation recorded) is refused by a report, naming the fix', async () => {
+    const database = await ledger();
+    await buildAll(database);
+    await database.run('ALTER TABLE settings.model_builds DROP COLUMN prices');
+    const outDir = mkdtempSync(path.join(tmpdir(), 'exledger-rc-old-'));
+    folders.push(outDir);
+    const pnl = REPORTS.find((candidate) => candidate.name === 'pnl')!;
+    await expect(writeReport(database, pnl, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { label: '2025-01', from: '2025-01-01', to: '2025-01-31' }, outDir })).rejects.toThrow(
+      'the models were built by an earlier version of exledger (no reporting currency recorded)',
+    );
   });
 
   it('reporting in USDT: USDT is priced 1 (identity), other coins derived from their USDT pairs', async () => {

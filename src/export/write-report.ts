@@ -185,6 +185,9 @@ function outputError(file: string, error: NodeJS.ErrnoException): OutputError | 
 async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[]; reportingCurrency: string | null; prices: string | null }> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
+  // A database whose models an earlier version built has no valuation settings recorded (nor marts with its columns).
+  const valued = await db.all("SELECT 1 FROM information_schema.columns WHERE table_schema = 'settings' AND table_name = 'model_builds' AND column_name = 'prices'");
+  if (valued.length === 0) throw new DataError('the models were built by an earlier version of exledger (no reporting currency recorded)', { hint: 'run exledger build first (exledger run does it)' });
   const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
   const rows = await db.all<BuildSettingsRow & { model: string }>(
     "SELECT model, time_zone, cost_methods, opening_positions, reporting_currency, prices FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
