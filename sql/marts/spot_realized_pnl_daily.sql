@@ -12,6 +12,10 @@
 -- For lifo, hifo and uk the sells' matched and unmatched parts come from their lot segments (uk's
 -- 30-day rule matches a sell with later buys, so its unmatched part can differ from the others').
 -- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
+-- Under pooling 'universal' the lots are every account's (int_spot_trades' pool '*'): a sell's
+-- figures stay on the selling account's rows, a buy's on the buyer's, and open_quantity and
+-- open_cost are each account's running contribution to the pool (what it put in less what its sells
+-- took out), so they add up over the accounts to the pool's, and one account's may be below zero.
 with fifo_trades as (
     select * from intermediate.int_spot_trades
     where list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -42,7 +46,7 @@ lot_trades as (
 
 lot_sells as (
     select
-        account,
+        pool,
         symbol,
         cost_method,
         sell_seq,
@@ -50,14 +54,14 @@ lot_sells as (
         coalesce(sum(cost_e12), 0) as cost_e12,
         coalesce(sum(quantity_e18) filter (where match_rule = 'unmatched'), 0) as unmatched_e18
     from intermediate.int_spot_lot_segments
-    group by account, symbol, cost_method, sell_seq
+    group by pool, symbol, cost_method, sell_seq
 ),
 
 fifo_sell_costs as (
-    select account, symbol, sell_seq, sum(cost_e12) as cost_e12
+    select pool, symbol, sell_seq, sum(cost_e12) as cost_e12
     from fifo_segments
     where lot_seq is not null
-    group by account, symbol, sell_seq
+    group by pool, symbol, sell_seq
 ),
 
 -- Each trade once per cost method, with the cost its sell disposed of. FIFO's inventory cost is
@@ -65,11 +69,11 @@ fifo_sell_costs as (
 costed as (
     select t.*, 'fifo' as cost_method, coalesce(f.cost_e12, 0) as disposed_cost_e12, cast(null as hugeint) as inventory_cost_e12
     from fifo_trades as t
-    left join fifo_sell_costs as f on f.account = t.account and f.symbol = t.symbol and f.sell_seq = t.event_seq
+    left join fifo_sell_costs as f on f.pool = t.pool and f.symbol = t.symbol and f.sell_seq = t.event_seq
     union all
     select t.*, 'average' as cost_method, coalesce(a.cost_e12, 0) as disposed_cost_e12, a.inventory_cost_e12
     from average_trades as t
-    inner join average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
+    inner join average_cost as a on a.pool = t.pool and a.symbol = t.symbol and a.event_seq = t.event_seq
     union all
     select
         t.* replace (coalesce(l.unmatched_e18, 0) as unmatched_e18, coalesce(l.matched_proceeds_e12, 0) as matched_proceeds_e12),
@@ -78,7 +82,7 @@ costed as (
         cast(null as hugeint) as inventory_cost_e12
     from lot_trades as t
     cross join lot_methods as m
-    left join lot_sells as l on l.account = t.account and l.symbol = t.symbol and l.cost_method = m.cost_method and l.sell_seq = t.event_seq
+    left join lot_sells as l on l.pool = t.pool and l.symbol = t.symbol and l.cost_method = m.cost_method and l.sell_seq = t.event_seq
 ),
 
 days as (
@@ -123,11 +127,12 @@ final as (
         exact_decimal_12(proceeds_e12 - cost_e12) as realized_pnl,
         exact_decimal_18(unmatched_quantity_e18) as unmatched_quantity,
         exact_decimal_12(unmatched_proceeds_e12) as unmatched_proceeds,
-        -- FIFO and average: the inventory after the day's last event. The lot methods roll their
-        -- own (uk's can be below zero between a sell and the later buys its 30-day rule matched).
+        -- FIFO and average per account: the inventory after the day's last event. The lot methods
+        -- roll their own (uk's can be below zero between a sell and the later buys its 30-day rule
+        -- matched), as does every method under pooling universal (the account's contribution).
         exact_decimal_18(
             case
-                when cost_method in ('fifo', 'average') then open_quantity_e18
+                when cost_method in ('fifo', 'average') and pooling = 'account' then open_quantity_e18
                 else sum(opening_quantity_e18 + quantity_bought_e18 - quantity_sold_e18) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
@@ -135,13 +140,14 @@ final as (
         ) as open_quantity,
         exact_decimal_12(
             case
-                when cost_method = 'average' then average_open_cost_e12
+                when cost_method = 'average' and pooling = 'account' then average_open_cost_e12
                 else sum(opening_cost_e12 + cost_bought_e12 - cost_e12) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
             end
         ) as open_cost
     from days
+    cross join (select any_value(pooling) as pooling from settings.reporting)
 )
 
 select * from final

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import { describeSettings } from '../models/settings.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
@@ -185,13 +186,14 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
   const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
-  const rows = await db.all<{ model: string; time_zone: string; cost_methods: string[]; opening_positions: string }>(
-    "SELECT model, time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
+  // SELECT *: a database last built before pooling existed has no pooling column (its tables are per account).
+  const rows = await db.all<{ model: string; time_zone: string; cost_methods: string[]; opening_positions: string; pooling?: string | null }>(
+    "SELECT * FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
     [marts.join(',')],
   );
   const unbuilt = marts.filter((mart) => !rows.some((row) => row.model === mart));
   if (unbuilt.length > 0) throw new DataError(`${unbuilt.join(', ')} ${unbuilt.length === 1 ? 'has' : 'have'} not been built (report ${report.name})`, { hint: 'run exledger build first (exledger run does it)' });
-  const describe = (row: (typeof rows)[number]) => `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}, opening positions ${row.opening_positions === '[]' ? 'none' : row.opening_positions}`;
+  const describe = (row: (typeof rows)[number]) => describeSettings(row.time_zone, row.cost_methods, row.opening_positions, row.pooling ?? 'account');
   const variants = [...new Set(rows.map(describe))];
   if (variants.length > 1) {
     throw new DataError(

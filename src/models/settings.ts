@@ -8,6 +8,14 @@ import type { Database } from '../store/database.ts';
 export const COST_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 export type CostMethod = (typeof COST_METHODS)[number];
 
+/**
+ * Which units a spot sell is matched with: those of its own account (`account`), or those of
+ * every account holding the symbol (`universal`: one inventory per symbol, as HMRC pools per
+ * person, not per exchange account). README "Spot PnL conventions".
+ */
+export const POOLINGS = ['account', 'universal'] as const;
+export type Pooling = (typeof POOLINGS)[number];
+
 /** A position held before the first synced day: a lot placed before every fill of its symbol. */
 export interface OpeningPosition {
   /** The account it belongs to (an account name of the configuration). */
@@ -28,20 +36,27 @@ export interface ModelSettings {
   costMethods: readonly CostMethod[];
   /** Declared opening positions. @default [] */
   openingPositions: readonly OpeningPosition[];
+  /** Spot inventory per account, or one per symbol across accounts. @default 'account' */
+  pooling: Pooling;
 }
 
-export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({ reportingTimeZone: 'UTC', costMethods: Object.freeze(['fifo'] as CostMethod[]), openingPositions: Object.freeze([]) });
+export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
+  reportingTimeZone: 'UTC',
+  costMethods: Object.freeze(['fifo'] as CostMethod[]),
+  openingPositions: Object.freeze([]),
+  pooling: 'account',
+});
 
 /**
  * Writes the settings tables the models read: `settings.reporting` (one row: time_zone,
- * cost_methods) and `settings.opening_positions`. Values come from validated configuration and
+ * cost_methods, pooling) and `settings.opening_positions`. Values come from validated configuration and
  * go in as parameters; amounts are cast from their decimal strings, never through a JS number.
  */
 export async function writeSettings(db: Database, settings: ModelSettings): Promise<void> {
   await db.transaction(async () => {
     await db.run('CREATE SCHEMA IF NOT EXISTS settings');
-    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL)');
-    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ',')", [settings.reportingTimeZone, settings.costMethods.join(',')]);
+    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, pooling VARCHAR NOT NULL)');
+    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3", [settings.reportingTimeZone, settings.costMethods.join(','), settings.pooling]);
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -49,8 +64,10 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
       await db.run('INSERT INTO settings.opening_positions VALUES ($1, $2, CAST($3 AS DECIMAL(38, 18)), CAST($4 AS DECIMAL(38, 12)))', [position.account, position.symbol, position.quantity, position.cost]);
     }
     await db.run(
-      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
     );
+    // A database whose builds predate pooling: its tables were built per account (a null pooling reads as 'account').
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS pooling VARCHAR');
   });
 }
 
@@ -61,11 +78,12 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
  * a build that did not reach them.
  */
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
-  await db.run("INSERT OR REPLACE INTO settings.model_builds VALUES ($1, $2, string_split($3, ','), $4, now())", [
+  await db.run("INSERT OR REPLACE INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling) VALUES ($1, $2, string_split($3, ','), $4, now(), $5)", [
     model,
     settings.reportingTimeZone,
     settings.costMethods.join(','),
     openingPositionsText(settings.openingPositions),
+    settings.pooling,
   ]);
 }
 
@@ -75,15 +93,20 @@ export async function recordModelBuild(db: Database, model: string, settings: Mo
  * this build has time zone Europe/Paris, …`), or saying that no settings are recorded for it.
  */
 export async function otherBuildSettings(db: Database, model: string, settings: ModelSettings): Promise<string | undefined> {
-  const [row] = await db.all<{ time_zone: string; cost_methods: string[]; opening_positions: string }>('SELECT time_zone, cost_methods, opening_positions FROM settings.model_builds WHERE model = $1', [model]);
+  const [row] = await db.all<{ time_zone: string; cost_methods: string[]; opening_positions: string; pooling: string }>(
+    "SELECT time_zone, cost_methods, opening_positions, coalesce(pooling, 'account') AS pooling FROM settings.model_builds WHERE model = $1",
+    [model],
+  );
   if (row === undefined) return 'has no record of the settings it was built with';
-  const built = describeSettings(row.time_zone, row.cost_methods, row.opening_positions);
-  const wanted = describeSettings(settings.reportingTimeZone, settings.costMethods, openingPositionsText(settings.openingPositions));
+  const built = describeSettings(row.time_zone, row.cost_methods, row.opening_positions, row.pooling);
+  const wanted = describeSettings(settings.reportingTimeZone, settings.costMethods, openingPositionsText(settings.openingPositions), settings.pooling);
   return built === wanted ? undefined : `was built with ${built}; this build has ${wanted}`;
 }
 
-function describeSettings(timeZone: string, costMethods: readonly string[], openingPositions: string): string {
-  return `time zone ${timeZone}, cost methods ${costMethods.join(', ')}, opening positions ${openingPositions === '[]' ? 'none' : openingPositions}`;
+/** The settings as one phrase; pooling is named only when universal, so per-account builds read as before. */
+export function describeSettings(timeZone: string, costMethods: readonly string[], openingPositions: string, pooling: string): string {
+  const pooled = pooling === 'account' ? '' : `, pooling ${pooling}`;
+  return `time zone ${timeZone}, cost methods ${costMethods.join(', ')}${pooled}, opening positions ${openingPositions === '[]' ? 'none' : openingPositions}`;
 }
 
 /** The opening positions as one comparable text (sorted JSON). */
