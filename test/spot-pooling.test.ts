@@ -6,7 +6,7 @@ import { checkModels } from '../src/models/check.ts';
 import type { Pooling } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
-import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
  * models.pooling on a hand-made two-account ledger, built once per account and once universal
@@ -17,21 +17,7 @@ import { buildAll, insertHistory, openModelDb, queryRows } from './support/model
  *       4 Mar b sells 1 @ 300 (4); 5 Mar a sells 2 @ 250 = 500 (5).
  * YUSD: opening positions a 1 costing 50 and b 1 costing 80; 1 Mar b sells 1 @ 100 (6).
  */
-const fill = (symbol: string, fillId: string, day: string, side: 'buy' | 'sell', quantity: string, price: string): object => ({
-  accountId: '1',
-  symbol,
-  baseCoin: symbol.replace(/USD_SPBL$/, ''),
-  quoteCoin: 'USD',
-  orderId: `o${fillId}`,
-  fillId,
-  orderType: 'limit',
-  side,
-  fillPrice: price,
-  fillQuantity: quantity,
-  fillTotalAmount: '0',
-  fees: '0',
-  cTime: String(Date.parse(`2025-03-0${day}T10:00:00Z`)),
-});
+const fill = (symbol: string, fillId: string, day: string, side: 'buy' | 'sell', quantity: string, price: string): object => spotFill(symbol, fillId, `2025-03-0${day}T10:00:00Z`, side, quantity, price);
 
 const FILLS: Record<string, object[]> = {
   a: [fill('XUSD_SPBL', '1', '1', 'buy', '1', '100'), fill('XUSD_SPBL', '3', '3', 'buy', '1', '150'), fill('XUSD_SPBL', '5', '5', 'sell', '2', '250')],
