@@ -246,6 +246,8 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
       const sql = /<pre class="sql">([\s\S]*?)<\/pre>/.exec(page)![1]!;
       expect(unescapeHtml(sql), model.id).toBe(model.sql.trimEnd());
       expect(sql).not.toMatch(/<(?!\/pre)/);
+      // Headed as what it is: SQL, or the code of a model computed in TypeScript (sql/<layer>/<name>.ts).
+      expect(page, model.id).toContain(model.file.endsWith('.ts') ? '<h2>Code (a model computed in TypeScript) <small>' : '<h2>SQL <small>');
       // Its tests: every test reading it, each with the status the check gave it.
       const rowsOfTests = [...page.matchAll(/<tr data-test="([^"]+)" data-status="([^"]+)">/g)].map((match) => [match[1], match[2]]);
       expect(rowsOfTests, model.id).toEqual(project.tests.filter((test) => test.references.includes(model.id)).map((test) => [test.id, byStatus.get(test.id)!.status]));

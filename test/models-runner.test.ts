@@ -109,8 +109,9 @@ describe('the model runner', () => {
 
   it('writes the settings the models read, amounts exact', async () => {
     await freshDb();
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, reportingTimeZone: 'America/New_York', costMethods: ['fifo', 'average'], openingPositions: [{ account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' }] }, { sqlDir: project(PROJECT) });
-    expect(await db.all('SELECT time_zone, cost_methods, reporting_currency FROM settings.reporting')).toEqual([{ time_zone: 'America/New_York', cost_methods: ['fifo', 'average'], reporting_currency: null }]);
+    const openingPositions = [{ account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' }];
+    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, reportingTimeZone: 'America/New_York', costMethods: ['fifo', 'average'], openingPositions, pooling: 'universal' }, { sqlDir: project(PROJECT) });
+    expect(await db.all('SELECT time_zone, cost_methods, pooling, reporting_currency FROM settings.reporting')).toEqual([{ time_zone: 'America/New_York', cost_methods: ['fifo', 'average'], pooling: 'universal', reporting_currency: null }]);
     expect(await db.all('SELECT account, symbol, quantity, cost FROM settings.opening_positions')).toEqual([
       { account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' },
     ]);

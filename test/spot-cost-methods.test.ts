@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
-import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 import { queryDatabase } from './support/sync-harness.ts';
 
@@ -19,24 +19,8 @@ import { queryDatabase } from './support/sync-harness.ts';
 
 let db: Database;
 
-/** A spot fill of `symbol` (base coin = symbol without its quote 'USD' and '_SPBL'). */
-function fill(symbol: string, fillId: string, at: string, side: 'buy' | 'sell', quantity: string, price: string, fees = '0'): object {
-  return {
-    accountId: '1',
-    symbol,
-    baseCoin: symbol.replace(/USD_SPBL$/, ''),
-    quoteCoin: 'USD',
-    orderId: `o${fillId}`,
-    fillId,
-    orderType: 'limit',
-    side,
-    fillPrice: price,
-    fillQuantity: quantity,
-    fillTotalAmount: '0',
-    fees,
-    cTime: String(Date.parse(at)),
-  };
-}
+/** A spot fill of `symbol` in USD (`XUSD_SPBL`: X), without fees by default. */
+const fill = (symbol: string, fillId: string, at: string, side: 'buy' | 'sell', quantity: string, price: string, fees = '0'): object => spotFill(symbol, fillId, at, side, quantity, price, fees);
 
 // HMRC Cryptoassets Manual, pooling examples (gov.uk/hmrc-internal-manuals/cryptoassets-manual/crypto22250):
 // each opening position is the example's section 104 pool; "20XX" is 2025; amounts are £ as USD

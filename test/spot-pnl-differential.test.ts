@@ -61,7 +61,7 @@ async function compare(ledgers: readonly SpotLedger[]): Promise<Mismatch[]> {
     db,
     `select t.account, t.symbol, t.fill_id, exact_decimal_18(t.quantity_out_e18 - t.unmatched_e18) as matched_quantity, exact_decimal_12(t.matched_proceeds_e12) as matched_proceeds,
         exact_decimal_12(a.cost_e12) as cost, exact_decimal_18(t.unmatched_e18) as unmatched_quantity, exact_decimal_12(t.proceeds_e12 - t.matched_proceeds_e12) as unmatched_proceeds
-      from intermediate.int_spot_trades as t join intermediate.int_spot_average_cost as a using (account, symbol, event_seq) where t.side = 'sell'`,
+      from intermediate.int_spot_trades as t join intermediate.int_spot_average_cost as a using (pool, symbol, event_seq) where t.side = 'sell'`,
   );
   const totals = await queryRows(
     db,

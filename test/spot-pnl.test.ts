@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, insertHistory, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
  * Spot realized PnL (marts.spot_lot_matches, spot_realized_pnl_daily / _monthly) on hand-computed
@@ -28,24 +28,7 @@ function trimmed<T extends Record<string, unknown>>(rows: T[]): T[] {
   return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' && /^-?\d+\.\d+$/.test(value) ? value.replace(/\.?0+$/, '') : value])) as T);
 }
 
-function fill(symbol: string, fillId: string, at: string, side: 'buy' | 'sell', quantity: string, price: string, fees: string, total?: string): object {
-  const [base, quote] = symbol === 'ETHUSDT_SPBL' ? ['ETH', 'USDT'] : symbol === 'WXTUSDT_SPBL' ? ['WXT', 'USDT'] : ['BTC', 'USDT'];
-  return {
-    accountId: '590105411156181178',
-    symbol,
-    baseCoin: base,
-    quoteCoin: quote,
-    orderId: `9${fillId}`,
-    fillId,
-    orderType: price === '' ? '' : 'limit',
-    side,
-    fillPrice: price,
-    fillQuantity: quantity,
-    fillTotalAmount: total ?? '0',
-    fees,
-    cTime: String(Date.parse(at)),
-  };
-}
+const fill = spotFill;
 
 async function ledger(): Promise<void> {
   db = await openModelDb();

@@ -4,6 +4,7 @@ import { declareModels, type ColumnDeclaration } from '../../src/models/declarat
 // HUGEINT amounts scaled by 10^18, 10^16 or 10^12 (sql/macros/exact_arith.sql).
 
 const account: ColumnDeclaration = { name: 'account', description: 'Account name of the configuration', notNull: true };
+const pool: ColumnDeclaration = { name: 'pool', description: 'Whose units form one spot inventory: the account (pooling account), or * for every account (pooling universal)', notNull: true };
 const UTC = 'UTC';
 const DAY = 'local day, reporting zone';
 const MONTH = 'first day of the month, reporting zone';
@@ -125,9 +126,9 @@ export default declareModels('intermediate', [
     tags: ['spot'],
     description: 'Moving weighted-average cost: the cost each sell disposed of and the inventory\'s cost after each event (cost method average).',
     grain: 'one row per spot trade event',
-    key: ['account', 'symbol', 'event_seq'],
+    key: ['pool', 'symbol', 'event_seq'],
     columns: [
-      account,
+      pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'event_seq', description: 'The event in int_spot_trades', unit: 'count', notNull: true },
       { name: 'cost_e12', description: 'Cost of the units the event disposed of (sells)', unit: QUOTE_E12 },
@@ -139,9 +140,9 @@ export default declareModels('intermediate', [
     tags: ['spot'],
     description: 'FIFO lot matches by quantity interval, plus each sell part beyond the inventory (cost method fifo).',
     grain: 'one row per sell and lot whose quantity intervals overlap, plus one per unmatched sell part',
-    key: ['account', 'symbol', 'sell_seq', 'lot_seq'],
+    key: ['pool', 'symbol', 'sell_seq', 'lot_seq'],
     columns: [
-      account,
+      pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'sell_seq', description: 'The sell\'s event_seq in int_spot_trades', unit: 'count', notNull: true },
       { name: 'lot_seq', description: 'The lot\'s event_seq in int_spot_trades (null: unmatched)', unit: 'count' },
@@ -170,9 +171,9 @@ export default declareModels('intermediate', [
     tags: ['spot'],
     description: 'Lot matches of the stateful cost methods lifo, hifo and uk (computed in TypeScript), plus each sell part nothing was found for.',
     grain: 'one row per cost method, sell, match rule and lot (the pool and nothing known: no lot)',
-    key: ['account', 'symbol', 'cost_method', 'sell_seq', 'match_rule', 'lot_seq'],
+    key: ['pool', 'symbol', 'cost_method', 'sell_seq', 'match_rule', 'lot_seq'],
     columns: [
-      account,
+      pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['lifo', 'hifo', 'uk'] },
       { name: 'sell_seq', description: 'The sell\'s event_seq in int_spot_trades', unit: 'count', notNull: true },
@@ -193,13 +194,14 @@ export default declareModels('intermediate', [
     tags: ['spot'],
     description: 'Spot fills and declared opening lots in cost-basis order, with running inventory.',
     grain: 'one row per spot fill, plus one per declared opening position',
-    key: ['account', 'symbol', 'event_seq'],
+    key: ['pool', 'symbol', 'event_seq'],
     columns: [
+      pool,
       account,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'base_coin', description: 'Coin bought and sold', unit: 'coin code' },
       { name: 'quote_coin', description: 'Coin prices are in', unit: 'coin code' },
-      { name: 'event_seq', description: 'Position in cost-basis order, 1..n per account and symbol', unit: 'count', notNull: true },
+      { name: 'event_seq', description: 'Position in cost-basis order, 1..n per pool and symbol', unit: 'count', notNull: true },
       { name: 'lot_source', description: 'A fill, or a declared opening position', notNull: true, acceptedValues: ['fill', 'opening'] },
       { name: 'fill_id', description: 'Exchange id of the fill (null: opening)' },
       { name: 'side', description: 'buy or sell (an opening lot is a buy)', acceptedValues: ['buy', 'sell'] },

@@ -1,6 +1,6 @@
 -- Moving weighted-average cost: one row per spot trade event with the cost its sell disposed of
 -- and the inventory's cost after it. Built only when 'average' is a reporting cost method.
--- Key: (account, symbol, event_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
+-- Key: (pool, symbol, event_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
 -- The inventory cost C evolves by affine maps: a buy adds its cost (C -> C + c), a sell keeps the
 -- average (C -> C * Q_after / Q_before, 0 when emptied). Consecutive sells telescope into one
 -- fraction, so each group (a run of sells, then a run of buys) is one map C -> rho * C + c. The maps
@@ -20,16 +20,16 @@ grouped as (
     select
         *,
         sum(case when side = 'sell' and previous_side = 'buy' then 1 else 0 end)
-            over (partition by account, symbol order by event_seq rows between unbounded preceding and current row) as group_idx
+            over (partition by pool, symbol order by event_seq rows between unbounded preceding and current row) as group_idx
     from (
-        select *, lag(side) over (partition by account, symbol order by event_seq) as previous_side
+        select *, lag(side) over (partition by pool, symbol order by event_seq) as previous_side
         from trades
     )
 ),
 
 groups as (
     select
-        account,
+        pool,
         symbol,
         group_idx,
         -- Inventory before the group, and after its sells.
@@ -37,12 +37,12 @@ groups as (
         coalesce(arg_max(inventory_e18, event_seq) filter (where side = 'sell'), arg_min(inventory_e18 - units_in_e18 + quantity_out_e18 - unmatched_e18, event_seq)) as after_sells_e18,
         coalesce(sum(cost_e12) filter (where side = 'buy'), 0) as cost_e12
     from grouped
-    group by account, symbol, group_idx
+    group by pool, symbol, group_idx
 ),
 
 group_maps as (
     select
-        account,
+        pool,
         symbol,
         group_idx,
         start_e18,
@@ -55,34 +55,34 @@ group_maps as (
 ),
 
 -- Level L + 1 node i composes level L nodes 2i (first) and 2i + 1: (a, b) = (a1 * a2, b1 * a2 + b2).
-up(account, symbol, level, idx, a, b) as (
-    select account, symbol, 0, group_idx, rho, cost_e12 from group_maps
+up(pool, symbol, level, idx, a, b) as (
+    select pool, symbol, 0, group_idx, rho, cost_e12 from group_maps
     union all
     select
-        account,
+        pool,
         symbol,
         level + 1,
         idx // 2,
         case when count(*) = 1 then any_value(a) else exact_mul_fraction(arg_min(a, idx), arg_max(a, idx)) end,
         case when count(*) = 1 then any_value(b) else exact_mul_fraction(arg_min(b, idx), arg_max(a, idx)) + arg_max(b, idx) end
-    from (select *, max(idx) over (partition by account, symbol) as last_idx from up)
+    from (select *, max(idx) over (partition by pool, symbol) as last_idx from up)
     where last_idx > 0
-    group by account, symbol, level, idx // 2
+    group by pool, symbol, level, idx // 2
 ),
 
 tops as (
-    select account, symbol, max(level) as level
+    select pool, symbol, max(level) as level
     from up
-    group by account, symbol
+    group by pool, symbol
 ),
 
 -- C before node i of level L: a left child inherits its parent's, a right child applies its left
 -- sibling's map to it.
-down(account, symbol, level, idx, c_before) as (
-    select account, symbol, level, 0, cast(0 as hugeint) from tops
+down(pool, symbol, level, idx, c_before) as (
+    select pool, symbol, level, 0, cast(0 as hugeint) from tops
     union all
     select
-        child.account,
+        child.pool,
         child.symbol,
         child.level,
         child.idx,
@@ -92,19 +92,19 @@ down(account, symbol, level, idx, c_before) as (
         end
     from down as parent
     inner join up as child
-        on child.account = parent.account and child.symbol = parent.symbol
+        on child.pool = parent.pool and child.symbol = parent.symbol
         and child.level = parent.level - 1 and child.idx // 2 = parent.idx
     -- Every child gets the node before it (an equi-join): only a right child uses it.
     left join up as sibling
-        on sibling.account = child.account and sibling.symbol = child.symbol
+        on sibling.pool = child.pool and sibling.symbol = child.symbol
         and sibling.level = child.level and sibling.idx = child.idx - 1
     where parent.level > 0
 ),
 
 group_starts as (
-    select g.account, g.symbol, g.group_idx, g.start_e18, g.after_sells_e18, d.c_before as c_start_e12
+    select g.pool, g.symbol, g.group_idx, g.start_e18, g.after_sells_e18, d.c_before as c_start_e12
     from groups as g
-    inner join down as d on d.account = g.account and d.symbol = g.symbol and d.level = 0 and d.idx = g.group_idx
+    inner join down as d on d.pool = g.pool and d.symbol = g.symbol and d.level = 0 and d.idx = g.group_idx
 ),
 
 -- Inside a group C = C_start * n / start: after a sell n is the inventory after it, at a buy the
@@ -112,19 +112,19 @@ group_starts as (
 -- fraction n / start runs in six long-division steps, one per CTE (see exact_fraction_start).
 events as (
     select
-        t.account,
+        t.pool,
         t.symbol,
         t.event_seq,
         t.side,
         t.group_idx,
         s.c_start_e12,
-        case when t.side = 'buy' then sum(t.cost_e12) over (partition by t.account, t.symbol, t.group_idx order by t.event_seq rows unbounded preceding) else 0 end as added_e12,
+        case when t.side = 'buy' then sum(t.cost_e12) over (partition by t.pool, t.symbol, t.group_idx order by t.event_seq rows unbounded preceding) else 0 end as added_e12,
         exact_fraction_start(
             case when s.start_e18 = 0 then 1 when t.side = 'sell' then t.inventory_e18 else s.after_sells_e18 end,
             case when s.start_e18 = 0 then 1 else s.start_e18 end
         ) as kept
     from grouped as t
-    inner join group_starts as s on s.account = t.account and s.symbol = t.symbol and s.group_idx = t.group_idx
+    inner join group_starts as s on s.pool = t.pool and s.symbol = t.symbol and s.group_idx = t.group_idx
 ),
 
 step_1 as (select * replace (exact_fraction_step(kept) as kept) from events),
@@ -146,12 +146,12 @@ costed as (
 
 final as (
     select
-        account,
+        pool,
         symbol,
         event_seq,
         case
             when side = 'sell' then
-                coalesce(lag(inventory_cost_e12) over (partition by account, symbol, group_idx order by event_seq), c_start_e12) - inventory_cost_e12
+                coalesce(lag(inventory_cost_e12) over (partition by pool, symbol, group_idx order by event_seq), c_start_e12) - inventory_cost_e12
         end as cost_e12,
         inventory_cost_e12
     from costed

@@ -1,6 +1,6 @@
 -- FIFO lot matches: one row per (sell, lot) pair whose quantity intervals overlap, plus one row per
 -- sell part beyond the inventory (lot_seq null). Built only when 'fifo' is a reporting cost method.
--- Key: (account, symbol, sell_seq, lot_seq). Input: intermediate.int_spot_trades, settings.reporting.
+-- Key: (pool, symbol, sell_seq, lot_seq). Input: intermediate.int_spot_trades, settings.reporting.
 -- Lot i holds the cumulative units [B(i-1), B(i)) of all buys; the matched part of sell j takes the
 -- cumulative matched quantity [MS(j-1), MS(j)). Inventory never goes below zero, so MS(j) <= B at
 -- the time of j, and matching unit for unit in cumulative order is FIFO. Every lot start and sell
@@ -11,7 +11,7 @@
 -- proceeds are shared the same way along the sell. No step is quadratic.
 -- Three reads of int_spot_trades, each with its filter (one shared CTE would be kept in memory whole).
 with lots as (
-    select account, symbol, event_seq as lot_seq, cum_in_e18 - units_in_e18 as lot_start_e18, units_in_e18, cost_e12
+    select pool, symbol, event_seq as lot_seq, cum_in_e18 - units_in_e18 as lot_start_e18, units_in_e18, cost_e12
     from intermediate.int_spot_trades
     where units_in_e18 > 0
         and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -19,7 +19,7 @@ with lots as (
 
 sells as (
     select
-        account,
+        pool,
         symbol,
         event_seq as sell_seq,
         cum_out_e18 - cum_unmatched_e18 - (quantity_out_e18 - unmatched_e18) as sell_start_e18,
@@ -33,7 +33,7 @@ sells as (
 ),
 
 unmatched_sells as (
-    select account, symbol, event_seq, unmatched_e18, proceeds_e12, matched_proceeds_e12
+    select pool, symbol, event_seq, unmatched_e18, proceeds_e12, matched_proceeds_e12
     from intermediate.int_spot_trades
     where unmatched_e18 > 0
         and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -44,7 +44,7 @@ unmatched_sells as (
 -- a matched sell has no segment).
 breakpoints as (
     select
-        account,
+        pool,
         symbol,
         lot_start_e18 as x_e18,
         0 as kind,
@@ -53,7 +53,7 @@ breakpoints as (
     from lots
     union all
     select
-        account,
+        pool,
         symbol,
         sell_start_e18,
         1,
@@ -69,7 +69,7 @@ breakpoints as (
 -- segment and is dropped; the second sees both.
 located as (
     select
-        account,
+        pool,
         symbol,
         x_e18,
         kind,
@@ -78,7 +78,7 @@ located as (
         lead(x_e18) over w as next_x_e18,
         lead(kind) over w as next_kind
     from breakpoints
-    window w as (partition by account, symbol order by x_e18, kind rows between unbounded preceding and current row)
+    window w as (partition by pool, symbol order by x_e18, kind rows between unbounded preceding and current row)
 ),
 
 -- Past the last breakpoint, and past the end of the last sell (lots bought after every matched
@@ -99,7 +99,7 @@ ends as (
 -- end needs one fraction: of the sell's quantity at a lot start, of the lot's units otherwise.
 segments as (
     select
-        account,
+        pool,
         symbol,
         x_e18,
         kind,
@@ -175,7 +175,7 @@ cumulative as (
 
 matches as (
     select
-        account,
+        pool,
         symbol,
         sell_seq,
         lot_seq,
@@ -187,7 +187,7 @@ matches as (
 
 unmatched as (
     select
-        account,
+        pool,
         symbol,
         event_seq as sell_seq,
         cast(null as bigint) as lot_seq,

@@ -3,43 +3,44 @@
 // nothing was found for (rule 'unmatched', lot_seq and cost null). Same shape as
 // int_spot_fifo_segments plus cost_method and match_rule. Built for the cost methods of
 // settings.reporting (empty when none of these is chosen).
-// Key: (account, symbol, cost_method, sell_seq, match_rule, lot_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
-// The matching (src/models/lot-matching.ts) walks each (account, symbol)'s events in event_seq
-// order with BigInt on the integer units, exactly; one (account, symbol)'s events are held in memory
-// at a time, and segments are appended as they are found.
+// Key: (pool, symbol, cost_method, sell_seq, match_rule, lot_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
+// The matching (src/models/lot-matching.ts) walks each (pool, symbol)'s events in event_seq order
+// with BigInt on the integer units, exactly; one (pool, symbol)'s events are held in memory at a
+// time, and segments are appended as they are found. A pool is an account, or '*' (every account:
+// pooling 'universal'); the sells and lots of a segment are found by (pool, symbol, seq).
 import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 
 const EVENTS = `
-select account, symbol, event_seq, lot_source = 'opening' as is_opening, side,
+select pool, symbol, event_seq, lot_source = 'opening' as is_opening, side,
     datediff('day', date '1970-01-01', event_date) as day, units_in_e18, cost_e12, quantity_out_e18, proceeds_e12
 from intermediate.int_spot_trades
-order by account, symbol, event_seq`;
+order by pool, symbol, event_seq`;
 
 export default declareProgramModel({
   name: 'int_spot_lot_segments',
   layer: 'intermediate',
   references: ['intermediate.int_spot_trades'],
-  columns: `account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, sell_seq BIGINT NOT NULL, match_rule VARCHAR NOT NULL,
+  columns: `pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, sell_seq BIGINT NOT NULL, match_rule VARCHAR NOT NULL,
     lot_seq BIGINT, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
   async build(db: Database) {
     const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
     const methods = LOT_METHODS.filter((method) => reporting?.cost_methods.includes(method) === true);
     if (methods.length === 0) return;
     const appender = await db.appender('intermediate', 'int_spot_lot_segments');
-    let group: { account: string; symbol: string; events: TradeEvent[] } | undefined;
+    let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
     const flush = () => {
-      if (group !== undefined) appendGroup(appender, group.account, group.symbol, group.events, methods);
+      if (group !== undefined) appendGroup(appender, group.pool, group.symbol, group.events, methods);
     };
     try {
       for await (const rows of db.streamCommitted(EVENTS)) {
         for (const row of rows) {
-          const [account, symbol] = row as [string, string];
-          if (group === undefined || group.account !== account || group.symbol !== symbol) {
+          const [pool, symbol] = row as [string, string];
+          if (group === undefined || group.pool !== pool || group.symbol !== symbol) {
             flush();
-            group = { account, symbol, events: [] };
+            group = { pool, symbol, events: [] };
           }
           group.events.push(eventOf(row));
         }
@@ -66,12 +67,12 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
   };
 }
 
-function appendGroup(appender: DuckDBAppender, account: string, symbol: string, events: readonly TradeEvent[], methods: readonly LotMethod[]): void {
+function appendGroup(appender: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], methods: readonly LotMethod[]): void {
   for (const method of methods) {
     // Each segment goes to the appender as it is found: a symbol's segments are never all held.
     const push = (...segments: Segment[]): number => {
       for (const segment of segments) {
-        appender.appendVarchar(account);
+        appender.appendVarchar(pool);
         appender.appendVarchar(symbol);
         appender.appendVarchar(method);
         appender.appendBigInt(segment.sellSeq);

@@ -1,11 +1,14 @@
 -- Spot trades in cost-basis order: one row per fill, plus one per declared opening position (an
--- opening lot placed before every fill of its account and symbol), with running inventory.
--- Key: (account, symbol, event_seq). Inputs: staging.spot_fills, settings.opening_positions, settings.reporting.
+-- opening lot placed before every fill of its pool and symbol), with running inventory per pool.
+-- Key: (pool, symbol, event_seq). Inputs: staging.spot_fills, settings.opening_positions, settings.reporting.
+-- The pool is the account (pooling 'account') or '*', every account's units of the symbol as one
+-- inventory (pooling 'universal'): each row keeps its account, to which a sell's PnL belongs.
 -- Convention (README): a buy of q at price p with fee f (charged in the base coin) adds q - f units
 -- costing q*p; a sell of q at p with fee f (charged in the quote coin) disposes of q units for
--- proceeds q*p - f. A fill without a price uses fill_total_amount for q*p. Order within (account,
--- symbol): the opening lot, then c_time_at, then fill_id as a number (by length, then as text: ids
--- are decimal integers without leading zeros). Quantity sold beyond the inventory is unmatched: the
+-- proceeds q*p - f. A fill without a price uses fill_total_amount for q*p. Order within (pool,
+-- symbol): the opening lots (by account), then c_time_at, then fill_id as a number (by length, then
+-- as text: ids are decimal integers without leading zeros), then account (two accounts' fills of one
+-- instant and id). Quantity sold beyond the inventory is unmatched: the
 -- inventory stays at zero (those units were bought before the history) and later buys are not used
 -- for it. Amounts are integer units (exact_arith.sql): *_e18 of 1e-18 (quantities), *_e12 of 1e-12
 -- (quote-coin money); the marts turn them into DECIMALs. The fill's own quantity, fee (in the coin
@@ -45,7 +48,7 @@ fill_events as (
 ),
 
 -- An opening lot takes its coins and its day from the first fill of its symbol (next to it in the
--- order below), and is dropped where its symbol has no fill.
+-- order below, after the other opening lots of its pool), and is dropped where its symbol has no fill.
 opening_events as (
     select
         account,
@@ -74,6 +77,12 @@ events as (
     from fill_events
 ),
 
+pooled as (
+    select e.*, case when r.pooling = 'universal' then '*' else e.account end as pool
+    from events as e
+    cross join reporting as r
+),
+
 -- One sort for the order and the running sums of units in and out. A buy whose fee reaches its
 -- quantity adds no units (never negative ones; a test lists such buys). Fills of another side than
 -- buy or sell (none are known) count for nothing.
@@ -84,8 +93,8 @@ running as (
         sum(case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
             over (w rows unbounded preceding) as cum_in_e18,
         sum(case when side = 'sell' then fill_quantity_e18 else 0 end) over (w rows unbounded preceding) as cum_out_e18
-    from events
-    window w as (partition by account, symbol order by is_opening desc, event_at, length(fill_id), fill_id)
+    from pooled
+    window w as (partition by pool, symbol order by is_opening desc, event_at, length(fill_id), fill_id, account)
 ),
 
 -- Units sold beyond inventory before this event: the deepest the unclamped position (in - out) had
@@ -100,31 +109,30 @@ unmatched as (
             - (cum_in_e18 - case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else 0 end)
         ) over (w rows unbounded preceding), 0)) as previous_unmatched_e18,
         -- Computed here rather than in the first window: what that window adds, this one sorts.
-        lead(base_coin) over w as next_base_coin,
-        lead(quote_coin) over w as next_quote_coin,
-        lead(event_at) over w as next_event_at,
-        lead(is_opening) over w as next_is_opening
+        -- The next fill (past the pool's other opening lots), as one struct that is null only for an opening lot.
+        lead(case when not is_opening then {'base_coin': base_coin, 'quote_coin': quote_coin, 'event_at': event_at} end ignore nulls) over w as next_fill
     from running
-    window w as (partition by account, symbol order by event_seq)
+    window w as (partition by pool, symbol order by event_seq)
 ),
 
 positions as (
     select
         * exclude (base_coin, quote_coin),
-        case when is_opening then next_base_coin else base_coin end as base_coin,
-        case when is_opening then next_quote_coin else quote_coin end as quote_coin,
+        case when is_opening then next_fill.base_coin else base_coin end as base_coin,
+        case when is_opening then next_fill.quote_coin else quote_coin end as quote_coin,
         -- The opening lot is reported on the day of the symbol's first fill.
-        case when is_opening then next_event_at else event_at end as reported_at,
+        case when is_opening then next_fill.event_at else event_at end as reported_at,
         greatest(previous_unmatched_e18, cum_out_e18 - cum_in_e18) as cum_unmatched_e18,
         case when is_opening then fill_quantity_e18 when side = 'buy' then greatest(fill_quantity_e18 - fee_e18, 0) else cast(0 as hugeint) end as units_in_e18,
         case when side = 'sell' then fill_quantity_e18 else cast(0 as hugeint) end as quantity_out_e18,
         case when side = 'sell' then value_e12 else cast(0 as hugeint) end as proceeds_e12
     from unmatched
-    where side in ('buy', 'sell') and not (is_opening and next_is_opening is null)
+    where side in ('buy', 'sell') and not (is_opening and next_fill is null)
 ),
 
 final as (
     select
+        p.pool,
         p.account,
         p.symbol,
         p.base_coin,

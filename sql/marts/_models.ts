@@ -288,7 +288,7 @@ export default declareModels('marts', [
     tags: ['spot', 'report'],
     description: 'Lot matches of every lot-based cost method (fifo, lifo, hifo, uk): the units each sell took from each buy, opening lot or pool, and each part sold beyond what was known.',
     grain: 'one row per cost method, sell fill and lot (or pool) it consumed, plus one per unmatched sell part',
-    key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'buy_fill_id'],
+    key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'lot_account', 'buy_fill_id'],
     columns: [
       account,
       { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'lifo', 'hifo', 'uk'] },
@@ -311,6 +311,7 @@ export default declareModels('marts', [
         notNull: true,
         acceptedValues: ['lot', 'same_day', 'thirty_day', 'pool', 'unmatched'],
       },
+      { name: 'lot_account', description: 'Account whose lot (buy fill or opening position) the units were taken from: the selling account, or another under pooling universal (null: pool, unmatched)' },
       { name: 'buy_fill_id', description: 'The buy fill the units were taken from (lot_source fill)' },
       { name: 'buy_at', description: 'When that buy was filled', unit: UTC },
       { name: 'quantity', description: 'Units matched', unit: 'coin: base_coin' },

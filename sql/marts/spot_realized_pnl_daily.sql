@@ -14,6 +14,10 @@
 -- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
 -- realized_pnl_rc: realized_pnl in settings.reporting's currency at the quote coin's price on
 -- trade_date (intermediate.int_prices; README "Reporting currency"), NULL where it has none.
+-- Under pooling 'universal' the lots are every account's (int_spot_trades' pool '*'): a sell's
+-- figures stay on the selling account's rows, a buy's on the buyer's, and open_quantity and
+-- open_cost are each account's running contribution to the pool (what it put in less what its sells
+-- took out), so they add up over the accounts to the pool's, and one account's may be below zero.
 with fifo_trades as (
     select * from intermediate.int_spot_trades
     where list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -44,7 +48,7 @@ lot_trades as (
 
 lot_sells as (
     select
-        account,
+        pool,
         symbol,
         cost_method,
         sell_seq,
@@ -52,14 +56,14 @@ lot_sells as (
         coalesce(sum(cost_e12), 0) as cost_e12,
         coalesce(sum(quantity_e18) filter (where match_rule = 'unmatched'), 0) as unmatched_e18
     from intermediate.int_spot_lot_segments
-    group by account, symbol, cost_method, sell_seq
+    group by pool, symbol, cost_method, sell_seq
 ),
 
 fifo_sell_costs as (
-    select account, symbol, sell_seq, sum(cost_e12) as cost_e12
+    select pool, symbol, sell_seq, sum(cost_e12) as cost_e12
     from fifo_segments
     where lot_seq is not null
-    group by account, symbol, sell_seq
+    group by pool, symbol, sell_seq
 ),
 
 -- Each trade once per cost method, with the cost its sell disposed of. FIFO's inventory cost is
@@ -67,11 +71,11 @@ fifo_sell_costs as (
 costed as (
     select t.*, 'fifo' as cost_method, coalesce(f.cost_e12, 0) as disposed_cost_e12, cast(null as hugeint) as inventory_cost_e12
     from fifo_trades as t
-    left join fifo_sell_costs as f on f.account = t.account and f.symbol = t.symbol and f.sell_seq = t.event_seq
+    left join fifo_sell_costs as f on f.pool = t.pool and f.symbol = t.symbol and f.sell_seq = t.event_seq
     union all
     select t.*, 'average' as cost_method, coalesce(a.cost_e12, 0) as disposed_cost_e12, a.inventory_cost_e12
     from average_trades as t
-    inner join average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
+    inner join average_cost as a on a.pool = t.pool and a.symbol = t.symbol and a.event_seq = t.event_seq
     union all
     select
         t.* replace (coalesce(l.unmatched_e18, 0) as unmatched_e18, coalesce(l.matched_proceeds_e12, 0) as matched_proceeds_e12),
@@ -80,7 +84,7 @@ costed as (
         cast(null as hugeint) as inventory_cost_e12
     from lot_trades as t
     cross join lot_methods as m
-    left join lot_sells as l on l.account = t.account and l.symbol = t.symbol and l.cost_method = m.cost_method and l.sell_seq = t.event_seq
+    left join lot_sells as l on l.pool = t.pool and l.symbol = t.symbol and l.cost_method = m.cost_method and l.sell_seq = t.event_seq
 ),
 
 days as (
@@ -125,11 +129,12 @@ pnl as (
         exact_decimal_12(proceeds_e12 - cost_e12) as realized_pnl,
         exact_decimal_18(unmatched_quantity_e18) as unmatched_quantity,
         exact_decimal_12(unmatched_proceeds_e12) as unmatched_proceeds,
-        -- FIFO and average: the inventory after the day's last event. The lot methods roll their
-        -- own (uk's can be below zero between a sell and the later buys its 30-day rule matched).
+        -- FIFO and average per account: the inventory after the day's last event. The lot methods
+        -- roll their own (uk's can be below zero between a sell and the later buys its 30-day rule
+        -- matched), as does every method under pooling universal (the account's contribution).
         exact_decimal_18(
             case
-                when cost_method in ('fifo', 'average') then open_quantity_e18
+                when cost_method in ('fifo', 'average') and pooling = 'account' then open_quantity_e18
                 else sum(opening_quantity_e18 + quantity_bought_e18 - quantity_sold_e18) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
@@ -137,13 +142,14 @@ pnl as (
         ) as open_quantity,
         exact_decimal_12(
             case
-                when cost_method = 'average' then average_open_cost_e12
+                when cost_method = 'average' and pooling = 'account' then average_open_cost_e12
                 else sum(opening_cost_e12 + cost_bought_e12 - cost_e12) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
             end
         ) as open_cost
     from days
+    cross join (select any_value(pooling) as pooling from settings.reporting)
 ),
 
 reporting as (

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { ConfigOverrides } from '../config/config.ts';
-import { COST_METHODS, type CostMethod } from '../models/settings.ts';
+import { COST_METHODS, POOLINGS, type CostMethod, type Pooling } from '../models/settings.ts';
 
 /** Adds the options every command that reads configuration takes. */
 export function withConfigOptions<T>(yargs: Argv<T>) {
@@ -18,12 +18,13 @@ export function configOverrides(args: { config?: string; db?: string }): ConfigO
 export function withModelOptions<T>(yargs: Argv<T>) {
   return withConfigOptions(yargs)
     .option('time-zone', { type: 'string', describe: 'Reporting time zone for days and months (IANA name) [default: models.reportingTimeZone, else UTC]' })
-    .option('cost-method', { type: 'array', string: true, choices: [...COST_METHODS], describe: 'Spot cost methods to build [default: models.costMethods, else fifo]' });
+    .option('cost-method', { type: 'array', string: true, choices: [...COST_METHODS], describe: 'Spot cost methods to build [default: models.costMethods, else fifo]' })
+    .option('pooling', { type: 'string', choices: [...POOLINGS], describe: 'Spot inventory per account, or one per symbol across accounts [default: models.pooling, else account]' });
 }
 
 /** The common and model flags as configuration overrides. */
-export function modelOverrides(args: { config?: string; db?: string; timeZone?: string; costMethod?: string[] }): ConfigOverrides {
-  return { ...configOverrides(args), reportingTimeZone: args.timeZone, costMethods: args.costMethod as CostMethod[] | undefined };
+export function modelOverrides(args: { config?: string; db?: string; timeZone?: string; costMethod?: string[]; pooling?: string }): ConfigOverrides {
+  return { ...configOverrides(args), reportingTimeZone: args.timeZone, costMethods: args.costMethod as CostMethod[] | undefined, pooling: args.pooling as Pooling | undefined };
 }
 
 /** Adds `--accounts`, for the commands that work per account (sync, run): a worker's share of the configured accounts. */

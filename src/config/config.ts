@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { readPricesFile } from '../models/prices-file.ts';
-import { COST_METHODS, DEFAULT_MODEL_SETTINGS, type CostMethod, type ModelSettings } from '../models/settings.ts';
+import { COST_METHODS, DEFAULT_MODEL_SETTINGS, POOLINGS, type CostMethod, type ModelSettings, type Pooling } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
 
@@ -142,6 +142,7 @@ const fileSchema = z.strictObject({
     .strictObject({
       reportingTimeZone: z.string().refine(isTimeZone, 'an IANA time zone such as "UTC" or "Europe/Paris"').optional(),
       costMethods: z.array(z.enum(COST_METHODS)).min(1, `name at least one of ${COST_METHODS.map((method) => `"${method}"`).join(', ')}`).optional(),
+      pooling: z.enum(POOLINGS).optional(),
       openingPositions: z
         .array(
           z.strictObject({
@@ -189,6 +190,8 @@ export interface ConfigOverrides {
   reportingTimeZone?: string;
   /** `--cost-method`: spot cost methods to build. */
   costMethods?: readonly CostMethod[];
+  /** `--pooling`: spot inventory per account or across accounts. */
+  pooling?: Pooling;
   /** `--out`: the workbooks' folder. */
   outDir?: string;
   /** `--accounts`: only these configured accounts (comma-separated names, as given). */
@@ -258,6 +261,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     models: {
       reportingTimeZone: checkTimeZone(overrides.reportingTimeZone) ?? file.models?.reportingTimeZone ?? DEFAULT_MODEL_SETTINGS.reportingTimeZone,
       costMethods: overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods,
+      pooling: overrides.pooling ?? file.models?.pooling ?? DEFAULT_MODEL_SETTINGS.pooling,
       // Checked against every configured account; a worker keeps those of its own accounts.
       openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts).filter((position) => selectedAccounts === null || selectedAccounts.includes(position.account)),
       reportingCurrency: file.models?.reportingCurrency ?? null,

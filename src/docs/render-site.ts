@@ -231,7 +231,7 @@ ${columns}
 ${tests}
 </section>
 <section id="sql">
-<h2>SQL <small><code>${h(model.file)}</code></small></h2>
+<h2>${model.file.endsWith('.ts') ? 'Code (a model computed in TypeScript)' : 'SQL'} <small><code>${h(model.file)}</code></small></h2>
 <pre class="sql">${h(model.sql.trimEnd())}</pre>
 </section>
 </main>

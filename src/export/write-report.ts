@@ -189,8 +189,9 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
   const valued = await db.all("SELECT 1 FROM information_schema.columns WHERE table_schema = 'settings' AND table_name = 'model_builds' AND column_name = 'prices'");
   if (valued.length === 0) throw new DataError('the models were built by an earlier version of exledger (no reporting currency recorded)', { hint: 'run exledger build first (exledger run does it)' });
   const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
+  // SELECT *: a database last built before pooling existed has no pooling column (its tables are per account).
   const rows = await db.all<BuildSettingsRow & { model: string }>(
-    "SELECT model, time_zone, cost_methods, opening_positions, reporting_currency, prices FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
+    "SELECT * FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
     [marts.join(',')],
   );
   const unbuilt = marts.filter((mart) => !rows.some((row) => row.model === mart));
@@ -203,7 +204,7 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
       { hint: 'run exledger build (exledger run does it), then the report again; no workbook was written' },
     );
   }
-  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency, prices: rows[0]!.prices };
+  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency ?? null, prices: rows[0]!.prices ?? null };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */

@@ -10,7 +10,7 @@
 export type LotMethod = 'lifo' | 'hifo' | 'uk';
 export const LOT_METHODS: readonly LotMethod[] = ['lifo', 'hifo', 'uk'];
 
-/** One event of int_spot_trades, in cost-basis order within its (account, symbol). */
+/** One event of int_spot_trades, in cost-basis order within its (pool, symbol). */
 export interface TradeEvent {
   seq: bigint;
   /** An opening lot is a buy placed before every fill. */
@@ -139,7 +139,7 @@ function unmatched(disposals: readonly Disposal[], out: SegmentSink): void {
 const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
 const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cost, [{ seq: event.seq, units: event.unitsIn }]);
 
-/** Puts the segments of one (account, symbol)'s events under `method` into `out`, sells in order. */
+/** Puts the segments of one (pool, symbol)'s events under `method` into `out`, sells in order. */
 export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink): void {
   if (method === 'uk') matchUk(events, out);
   else matchStack(method, events, out);

@@ -9,6 +9,14 @@ import type { PricesFile } from './prices-file.ts';
 export const COST_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 export type CostMethod = (typeof COST_METHODS)[number];
 
+/**
+ * Which units a spot sell is matched with: those of its own account (`account`), or those of
+ * every account holding the symbol (`universal`: one inventory per symbol, as HMRC pools per
+ * person, not per exchange account). README "Spot PnL conventions".
+ */
+export const POOLINGS = ['account', 'universal'] as const;
+export type Pooling = (typeof POOLINGS)[number];
+
 /** A position held before the first synced day: a lot placed before every fill of its symbol. */
 export interface OpeningPosition {
   /** The account it belongs to (an account name of the configuration). */
@@ -29,6 +37,8 @@ export interface ModelSettings {
   costMethods: readonly CostMethod[];
   /** Declared opening positions. @default [] */
   openingPositions: readonly OpeningPosition[];
+  /** Spot inventory per account, or one per symbol across accounts. @default 'account' */
+  pooling: Pooling;
   /**
    * The currency the marts' `*_rc` columns are valued in (README "Reporting currency"); null: no
    * valuation (those columns are NULL, marts.needs_price is empty). @default null
@@ -42,6 +52,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   reportingTimeZone: 'UTC',
   costMethods: Object.freeze(['fifo'] as CostMethod[]),
   openingPositions: Object.freeze([]),
+  pooling: 'account',
   reportingCurrency: null,
   prices: null,
 });
@@ -51,14 +62,14 @@ const PRICE_ROWS_PER_INSERT = 500;
 
 /**
  * Writes the settings tables the models read: `settings.reporting` (one row: time_zone,
- * cost_methods) and `settings.opening_positions`. Values come from validated configuration and
+ * cost_methods, pooling) and `settings.opening_positions`. Values come from validated configuration and
  * go in as parameters; amounts are cast from their decimal strings, never through a JS number.
  */
 export async function writeSettings(db: Database, settings: ModelSettings): Promise<void> {
   await db.transaction(async () => {
     await db.run('CREATE SCHEMA IF NOT EXISTS settings');
-    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, reporting_currency VARCHAR)');
-    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3", [settings.reportingTimeZone, settings.costMethods.join(','), settings.reportingCurrency]);
+    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, pooling VARCHAR NOT NULL, reporting_currency VARCHAR)');
+    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3, $4", [settings.reportingTimeZone, settings.costMethods.join(','), settings.pooling, settings.reportingCurrency]);
     // The prices file, each line a row: a day's close (price_date) or an instant (price_at).
     await db.run(
       'CREATE OR REPLACE TABLE settings.prices (line INTEGER NOT NULL, price_date DATE, price_at TIMESTAMPTZ, coin VARCHAR NOT NULL, currency VARCHAR NOT NULL, price DECIMAL(38, 18) NOT NULL)',
@@ -76,8 +87,10 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
       await db.run('INSERT INTO settings.opening_positions VALUES ($1, $2, CAST($3 AS DECIMAL(38, 18)), CAST($4 AS DECIMAL(38, 12)))', [position.account, position.symbol, position.quantity, position.cost]);
     }
     await db.run(
-      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
     );
+    // A database whose builds predate pooling: its tables were built per account (a null pooling reads as 'account').
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS pooling VARCHAR');
     // Added with the reporting currency: a database built before keeps its rows (NULL: none).
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS reporting_currency VARCHAR');
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS prices VARCHAR');
@@ -92,8 +105,8 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
  */
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
   await db.run(
-    "INSERT OR REPLACE INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, reporting_currency, prices) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6)",
-    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.reportingCurrency, pricesText(settings.prices)],
+    "INSERT OR REPLACE INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7)",
+    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.pooling, settings.reportingCurrency, pricesText(settings.prices)],
   );
 }
 
@@ -103,33 +116,45 @@ export async function recordModelBuild(db: Database, model: string, settings: Mo
  * this build has time zone Europe/Paris, …`), or saying that no settings are recorded for it.
  */
 export async function otherBuildSettings(db: Database, model: string, settings: ModelSettings): Promise<string | undefined> {
-  const [row] = await db.all<BuildSettingsRow>('SELECT time_zone, cost_methods, opening_positions, reporting_currency, prices FROM settings.model_builds WHERE model = $1', [model]);
+  const [row] = await db.all<BuildSettingsRow>(
+    "SELECT time_zone, cost_methods, opening_positions, coalesce(pooling, 'account') AS pooling, reporting_currency, prices FROM settings.model_builds WHERE model = $1",
+    [model],
+  );
   if (row === undefined) return 'has no record of the settings it was built with';
   const built = describeBuildSettings(row);
   const wanted = describeBuildSettings({
     time_zone: settings.reportingTimeZone,
     cost_methods: [...settings.costMethods],
     opening_positions: openingPositionsText(settings.openingPositions),
+    pooling: settings.pooling,
     reporting_currency: settings.reportingCurrency,
     prices: pricesText(settings.prices),
   });
   return built === wanted ? undefined : `was built with ${built}; this build has ${wanted}`;
 }
 
-/** A row of settings.model_builds, without its model and time. */
+/** A row of settings.model_builds, without its model and time (columns added later may be missing or NULL). */
 export interface BuildSettingsRow {
   time_zone: string;
   cost_methods: string[];
   opening_positions: string;
-  reporting_currency: string | null;
-  prices: string | null;
+  pooling?: string | null;
+  reporting_currency?: string | null;
+  prices?: string | null;
 }
 
-/** The settings a model was built with, as one comparable phrase (also in the reports' refusals). */
+/**
+ * The settings a model was built with, as one comparable phrase (also in the reports' refusals).
+ * Pooling is named only when universal and the valuation only when a currency is set, so builds
+ * without them read as before.
+ */
 export function describeBuildSettings(row: BuildSettingsRow): string {
+  const pooling = row.pooling ?? 'account';
+  const pooled = pooling === 'account' ? '' : `, pooling ${pooling}`;
   const opening = row.opening_positions === '[]' ? 'none' : row.opening_positions;
-  const valuation = row.reporting_currency === null ? '' : `, reporting currency ${row.reporting_currency}, prices ${row.prices ?? 'none'}`;
-  return `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}, opening positions ${opening}${valuation}`;
+  const currency = row.reporting_currency ?? null;
+  const valuation = currency === null ? '' : `, reporting currency ${currency}, prices ${row.prices ?? 'none'}`;
+  return `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}${pooled}, opening positions ${opening}${valuation}`;
 }
 
 /** The prices file as recorded with each model: its name and the start of its SHA-256 (what was read, not only where). */

@@ -8,6 +8,35 @@ import { Database } from '../../src/store/database.ts';
 /** The lines of a whole build (`[i/N]`, `build: N ok`): every macro file, then every model. */
 export const BUILD_STEPS = (({ macros, models }) => macros.length + models.length)(loadProject());
 
+/** Quote coins a sandbox-style spot symbol may end with, longest first (`XUSD_SPBL` is X in USD). */
+const QUOTE_COINS = ['USDT', 'USDC', 'USD', 'BTC', 'ETH'];
+
+/**
+ * A spot fill as the exchange sends it (spot_fills' record), for hand-written ledgers: the base
+ * and quote coins come from the symbol (`BTCUSDT_SPBL`: BTC in USDT), the order id from the fill id.
+ * `price` '' is a fill without a price (its `total` is then the amount); `total` is '0' otherwise.
+ */
+export function spotFill(symbol: string, fillId: string, at: string, side: 'buy' | 'sell', quantity: string, price: string, fees = '0', total = '0'): object {
+  const pair = symbol.replace(/_SPBL$/, '');
+  const quote = QUOTE_COINS.find((coin) => pair.endsWith(coin) && pair.length > coin.length);
+  if (quote === undefined) throw new Error(`spotFill: ${symbol} ends with none of ${QUOTE_COINS.join(', ')}`);
+  return {
+    accountId: '590105411156181178',
+    symbol,
+    baseCoin: pair.slice(0, -quote.length),
+    quoteCoin: quote,
+    orderId: `9${fillId}`,
+    fillId,
+    orderType: price === '' ? '' : 'limit',
+    side,
+    fillPrice: price,
+    fillQuantity: quantity,
+    fillTotalAmount: total,
+    fees,
+    cTime: String(Date.parse(at)),
+  };
+}
+
 /**
  * A real DuckDB (in memory) with every raw table, for model tests: hand-written ledgers go into
  * the raw tables exactly as the exchange would send them, and the real runner builds the models.

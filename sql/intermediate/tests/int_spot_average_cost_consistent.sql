@@ -9,12 +9,12 @@ with trades as (
 
 joined as (
     select
-        t.account, t.symbol, t.event_seq, t.side, t.inventory_e18, t.cost_e12 as bought_e12,
+        t.pool, t.symbol, t.event_seq, t.side, t.inventory_e18, t.cost_e12 as bought_e12,
         a.cost_e12 as sold_e12, a.inventory_cost_e12,
-        lag(a.inventory_cost_e12) over (partition by t.account, t.symbol order by t.event_seq) as previous_e12,
+        lag(a.inventory_cost_e12) over (partition by t.pool, t.symbol order by t.event_seq) as previous_e12,
         a.event_seq is null as missing
     from trades as t
-    left join intermediate.int_spot_average_cost as a on a.account = t.account and a.symbol = t.symbol and a.event_seq = t.event_seq
+    left join intermediate.int_spot_average_cost as a on a.pool = t.pool and a.symbol = t.symbol and a.event_seq = t.event_seq
 )
 
 select *

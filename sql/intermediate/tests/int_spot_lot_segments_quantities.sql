@@ -8,28 +8,28 @@ with methods as (
 ),
 
 by_sell as (
-    select account, symbol, cost_method, sell_seq, sum(quantity_e18) as quantity_e18, sum(proceeds_e12) as proceeds_e12,
+    select pool, symbol, cost_method, sell_seq, sum(quantity_e18) as quantity_e18, sum(proceeds_e12) as proceeds_e12,
         count(*) filter (where (match_rule = 'unmatched') <> (cost_e12 is null) or quantity_e18 <= 0) as bad_rows
     from intermediate.int_spot_lot_segments
     group by all
 ),
 
 by_lot as (
-    select account, symbol, cost_method, lot_seq, sum(quantity_e18) as quantity_e18, sum(cost_e12) as cost_e12
+    select pool, symbol, cost_method, lot_seq, sum(quantity_e18) as quantity_e18, sum(cost_e12) as cost_e12
     from intermediate.int_spot_lot_segments
     where lot_seq is not null
     group by all
 )
 
-select 'sell' as kind, t.account, t.symbol, m.cost_method, t.event_seq, t.quantity_out_e18 as expected_e18, s.quantity_e18 as found_e18, t.proceeds_e12 as expected_e12, s.proceeds_e12 as found_e12
+select 'sell' as kind, t.pool, t.symbol, m.cost_method, t.event_seq, t.quantity_out_e18 as expected_e18, s.quantity_e18 as found_e18, t.proceeds_e12 as expected_e12, s.proceeds_e12 as found_e12
 from intermediate.int_spot_trades as t
 cross join methods as m
-left join by_sell as s on s.account = t.account and s.symbol = t.symbol and s.cost_method = m.cost_method and s.sell_seq = t.event_seq
+left join by_sell as s on s.pool = t.pool and s.symbol = t.symbol and s.cost_method = m.cost_method and s.sell_seq = t.event_seq
 where t.side = 'sell' and t.quantity_out_e18 > 0
     and (s.quantity_e18 is distinct from t.quantity_out_e18 or s.proceeds_e12 is distinct from t.proceeds_e12 or s.bad_rows > 0)
 union all
-select 'lot', t.account, t.symbol, l.cost_method, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
+select 'lot', t.pool, t.symbol, l.cost_method, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
 from intermediate.int_spot_trades as t
-inner join by_lot as l on l.account = t.account and l.symbol = t.symbol and l.lot_seq = t.event_seq
+inner join by_lot as l on l.pool = t.pool and l.symbol = t.symbol and l.lot_seq = t.event_seq
 where l.quantity_e18 > t.units_in_e18
     or (l.cost_method <> 'uk' and l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12)
