@@ -83,7 +83,7 @@ describe.skipIf(SMALL_DISK_UNAVAILABLE !== null)(`a full disk at any step: one e
     for (const attempt of [1, 2]) {
       const build = await cli(['build', '--quiet']);
       expect(build.stderr, `attempt ${attempt}`).toMatch(
-        new RegExp(`^error: ${escape(db)}: no space left on the device \\(ENOSPC\\) while (building \\S+|checkpointing the built models into the database file)( \\(writing ${escape(db)}(\\.wal)?\\))?; (nothing of this build was lost|the build is committed)[^\\n]*\\n${escape(FIX)}$`),
+        new RegExp(`^error: ${escape(db)}: no space left on the device \\(ENOSPC\\) while (building \\S+|recording the build settings \\(settings\\.reporting\\)|checkpointing the built models into the database file)( \\(writing ${escape(db)}(\\.wal)?\\))?; (nothing of this build was lost|the build is committed)[^\\n]*\\n${escape(FIX)}$`),
       );
       expect(build.code, `attempt ${attempt}`).toBe(1);
       expect(build.stdout, `attempt ${attempt}`).not.toMatch(new RegExp(`: ${BUILD_STEPS} ok`));

@@ -56,7 +56,9 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   };
 
   await db.run('CREATE SCHEMA IF NOT EXISTS staging; CREATE SCHEMA IF NOT EXISTS intermediate; CREATE SCHEMA IF NOT EXISTS marts;');
-  await writeSettings(db, settings);
+  await writeSettings(db, settings).catch((error: unknown) => {
+    throw error instanceof DiskFullError ? error.during('recording the build settings (settings.reporting)', BUILD_KEPT) : error;
+  });
   const restoreStorage = await useBuildStorageSettings(db);
   try {
     await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), settings, report);

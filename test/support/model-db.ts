@@ -1,6 +1,6 @@
 import { STREAMS } from '../../pipelines/index.ts';
 import { ensureRawTables } from '../../src/extract/sync.ts';
-import { buildModels, type ModelResult } from '../../src/models/build.ts';
+import { buildModels, type BuildOptions, type ModelResult } from '../../src/models/build.ts';
 import { loadProject } from '../../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../../src/models/settings.ts';
 import { Database } from '../../src/store/database.ts';
@@ -96,8 +96,8 @@ export async function insertSnapshot(db: Database, stream: string, takenAt: stri
 }
 
 /** Builds every model with these settings (defaults otherwise); throws naming each model that failed. */
-export async function buildAll(db: Database, settings: Partial<ModelSettings> = {}): Promise<ModelResult[]> {
-  const results = await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, ...settings });
+export async function buildAll(db: Database, settings: Partial<ModelSettings> = {}, options: BuildOptions = {}): Promise<ModelResult[]> {
+  const results = await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, ...settings }, options);
   const broken = results.filter((result) => result.status !== 'ok');
   if (broken.length > 0) throw new Error(`models not built:\n${broken.map((result) => `${result.id} ${result.status}: ${result.message}`).join('\n')}`);
   return results;

@@ -269,8 +269,10 @@ const drawnFill: fc.Arbitrary<DrawnFill> = fc.record({
  * A random ledger of one symbol: 1 to 24 fills (sells often beyond the inventory), fees on both
  * sides, 18-decimal quantities, prices up to 1e9 and quantities up to 1e12, empty prices, fills
  * in the same millisecond with ids of different lengths, and sometimes an opening position.
+ * `idSuffix` (0-99) ends every fill id: ledgers of one account with different suffixes never share
+ * an id, as the exchange's fill ids are unique per account.
  */
-export function spotLedgerArbitrary(account: string, symbol: string): fc.Arbitrary<SpotLedger> {
+export function spotLedgerArbitrary(account: string, symbol: string, idSuffix = 0): fc.Arbitrary<SpotLedger> {
   return fc
     .record({
       fills: fc.array(drawnFill, { minLength: 1, maxLength: 24 }),
@@ -292,7 +294,7 @@ export function spotLedgerArbitrary(account: string, symbol: string): fc.Arbitra
             ? decimalText((drawn.quantity * drawn.feeRate) / 1_000_000n, 18) // base coin, below the quantity
             : decimalText((total36 * drawn.feeRate) / 1_000_000n / 10n ** 18n, 18); // quote coin
         return {
-          fillId: id.toString(),
+          fillId: (id * 100n + BigInt(idSuffix)).toString(),
           side: drawn.side,
           fillPrice: drawn.emptyPrice ? '' : decimalText(drawn.price, 18),
           fillQuantity: decimalText(drawn.quantity, 18),
