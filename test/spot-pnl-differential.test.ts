@@ -165,7 +165,7 @@ function spread(ledger: SpotLedger, accountOf: readonly number[]): SpotLedger[] 
 }
 
 /** What the pool did, account names left out: lot matches, each sell's figures, daily totals. */
-async function poolOutcome(): Promise<Record<string, string[]>> {
+async function poolOutcome(): Promise<{ matches: string[]; average: string[]; days: string[]; open: string[] }> {
   const sorted = async (sql: string) => (await queryRows(db, sql)).map((row) => JSON.stringify(row)).sort();
   return {
     matches: await sorted('select cost_method, symbol, sell_fill_id, match_rule, lot_source, buy_fill_id, quantity, cost, proceeds from marts.spot_lot_matches'),
