@@ -83,7 +83,7 @@ const FUTURES = ['cmt_btcusdt', 'cmt_ethusdt', 'cmt_solusdt'] as const;
 /** The marts as `exledger build` makes them (sql/marts/*.sql): names and types, in order. */
 export const EXPORT_MART_COLUMNS: Readonly<Record<string, string>> = {
   spot_lot_matches: `account VARCHAR, cost_method VARCHAR, symbol VARCHAR, base_coin VARCHAR, quote_coin VARCHAR, sell_fill_id VARCHAR, sell_at TIMESTAMPTZ, sell_date DATE, sell_month DATE,
-    lot_source VARCHAR, match_rule VARCHAR, buy_fill_id VARCHAR, buy_at TIMESTAMPTZ, quantity DECIMAL(38, 18), cost DECIMAL(38, 12), proceeds DECIMAL(38, 12), realized_pnl DECIMAL(38, 12)`,
+    lot_source VARCHAR, match_rule VARCHAR, lot_account VARCHAR, buy_fill_id VARCHAR, buy_at TIMESTAMPTZ, quantity DECIMAL(38, 18), cost DECIMAL(38, 12), proceeds DECIMAL(38, 12), realized_pnl DECIMAL(38, 12)`,
   spot_realized_pnl_monthly: `account VARCHAR, cost_method VARCHAR, symbol VARCHAR, trade_month DATE, base_coin VARCHAR, quote_coin VARCHAR,
     opening_quantity DECIMAL(38, 18), opening_cost DECIMAL(38, 12), quantity_bought DECIMAL(38, 18), cost_bought DECIMAL(38, 12), quantity_sold DECIMAL(38, 18),
     proceeds DECIMAL(38, 12), cost DECIMAL(38, 12), realized_pnl DECIMAL(38, 12), unmatched_quantity DECIMAL(38, 18), unmatched_proceeds DECIMAL(38, 12),
@@ -216,6 +216,7 @@ async function writeLotMatches(db: Database, rows: number, startMs: number, endM
             CAST(date_trunc('month', CAST(ex_at(sell_ms) AS DATE)) AS DATE) AS sell_month,
             lot_source,
             CASE WHEN lot_source = 'unmatched' THEN 'unmatched' ELSE 'lot' END AS match_rule,
+            CASE WHEN lot_source <> 'unmatched' THEN account END AS lot_account,
             CASE WHEN lot_source = 'fill' THEN ex_fill_id(buy_ms, i, 12) END AS buy_fill_id,
             CASE WHEN lot_source = 'fill' THEN ex_at(buy_ms) END AS buy_at,
             CAST(ex_fixed(quantity_units, qd) AS DECIMAL(38, 18)) AS quantity,
