@@ -1,4 +1,5 @@
 import { defineReport } from '../src/export/report-definition.ts';
+import { needsPriceSheet, UNPRICED } from './needs-price.ts';
 
 const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'date' | 'month') =>
   [
@@ -13,6 +14,14 @@ const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'd
     { column: 'fee_basis_volume', header: 'Volume charged in this coin', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
     { column: 'effective_fee_rate', header: 'Effective fee rate', format: 'rate', nullMeans: 'not-applicable' },
     { column: 'fee_count', header: 'Fills or bills', format: 'integer', total: true },
+    { column: 'reporting_currency', header: 'Reporting currency', format: 'text' },
+    { column: 'fees_paid_rc', header: 'Fees paid (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+    ...(periodFormat === 'date'
+      ? ([
+          { column: 'price', header: 'Price', format: 'amount', coinColumn: 'reporting_currency' },
+          { column: 'price_source', header: 'Price source', format: 'text' },
+        ] as const)
+      : ([{ column: 'unpriced_days', header: 'Days without a price', format: 'integer' }] as const)),
   ] as const;
 
 /** Fees paid per product (spot, futures, funding account) and coin, by month and by day. */
@@ -37,8 +46,10 @@ export const feesReport = defineReport({
       orderBy: ['coin', 'account', 'fee_date', 'product'],
       columns: feeColumns('fee_date', 'Day', 'date'),
     },
+    needsPriceSheet(['marts.fees_daily']),
   ],
   summary: [
+    { label: 'Fees paid in the reporting currency', sheet: 'Fees by month', sum: 'fees_paid_rc', by: ['reporting_currency'], coinColumn: 'reporting_currency', unpriced: UNPRICED },
     { label: 'Fees paid', sheet: 'Fees by month', sum: 'fees_paid', by: ['product', 'coin'], coinColumn: 'coin' },
     { label: 'Traded volume', sheet: 'Fees by month', sum: 'traded_volume', by: ['product', 'coin'], coinColumn: 'coin' },
   ],

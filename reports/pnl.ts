@@ -1,4 +1,5 @@
 import { defineReport } from '../src/export/report-definition.ts';
+import { needsPriceSheet, UNPRICED } from './needs-price.ts';
 
 /** Realized PnL: spot by symbol and month with the lot detail of each lot-based cost method, futures by contract and month. */
 export const pnlReport = defineReport({
@@ -29,6 +30,9 @@ export const pnlReport = defineReport({
         { column: 'unmatched_proceeds', header: 'Unmatched proceeds', format: 'amount', coinColumn: 'quote_coin', total: true },
         { column: 'open_quantity', header: 'Open quantity', format: 'amount', coinColumn: 'base_coin' },
         { column: 'open_cost', header: 'Open cost', format: 'amount', coinColumn: 'quote_coin' },
+        { column: 'reporting_currency', header: 'Reporting currency', format: 'text' },
+        { column: 'realized_pnl_rc', header: 'Realized PnL (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+        { column: 'unpriced_days', header: 'Days without a price', format: 'integer' },
       ],
       totalsPer: ['cost_method'],
       highlight: { column: 'unmatched_quantity', when: 'nonzero' },
@@ -77,10 +81,29 @@ export const pnlReport = defineReport({
         // Funding is known per margin coin only, on its own rows (no contract); without two collateral snapshots there is none: unknown.
         { column: 'funding', header: 'Funding', format: 'amount', coinColumn: 'margin_coin', total: true, nullMeans: 'elsewhere' },
         { column: 'net_result', header: 'Net result', format: 'amount', coinColumn: 'margin_coin', total: true },
+        { column: 'reporting_currency', header: 'Reporting currency', format: 'text' },
+        { column: 'realized_pnl_rc', header: 'Realized PnL (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+        { column: 'trading_fees_rc', header: 'Trading fees (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+        { column: 'liquidation_fees_rc', header: 'Liquidation fees (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+        { column: 'funding_rc', header: 'Funding (reporting currency)', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'elsewhere' },
+        { column: 'net_result_rc', header: 'Net result (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+        { column: 'unpriced_days', header: 'Days without a price', format: 'integer' },
       ],
     },
+    needsPriceSheet(['marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily']),
   ],
   summary: [
+    // One number per cost method and one for futures, each in the reporting currency (README "Reporting currency").
+    { label: 'Spot realized PnL in the reporting currency', sheet: 'Spot PnL by month', sum: 'realized_pnl_rc', by: ['cost_method', 'reporting_currency'], coinColumn: 'reporting_currency', unpriced: UNPRICED },
+    {
+      label: 'Futures net result in the reporting currency',
+      sheet: 'Futures PnL by month',
+      sum: 'net_result_rc',
+      by: ['reporting_currency'],
+      coinColumn: 'reporting_currency',
+      unpriced: UNPRICED,
+      note: 'Realized PnL − fees + funding where known (see Futures funding), each day at the margin coin\'s price that day.',
+    },
     { label: 'Spot realized PnL', sheet: 'Spot PnL by month', sum: 'realized_pnl', by: ['cost_method', 'quote_coin'], coinColumn: 'quote_coin' },
     { label: 'Spot unmatched proceeds (sold beyond inventory)', sheet: 'Spot PnL by month', sum: 'unmatched_proceeds', by: ['cost_method', 'quote_coin'], coinColumn: 'quote_coin' },
     { label: 'Futures realized PnL', sheet: 'Futures PnL by month', sum: 'realized_pnl', by: ['margin_coin'], coinColumn: 'margin_coin' },

@@ -72,7 +72,7 @@ describe('settings and the models built with them', () => {
     const outDir = folder();
     const options = { streams: STREAMS, coinFormats: COIN_FORMATS, period: PERIOD, outDir };
     await expect(writeReport(db, report('fees'), options)).rejects.toThrow(
-      /^the marts of report fees were built with different settings \(marts\.fees_daily: time zone UTC, cost methods fifo, opening positions none; marts\.fees_monthly: time zone Europe\/Paris, cost methods fifo, average, opening positions none\): a build did not finish$/,
+      /^the marts of report fees were built with different settings \(marts\.fees_daily: time zone UTC, cost methods fifo, opening positions none; marts\.fees_monthly: time zone Europe\/Paris, cost methods fifo, average, opening positions none; marts\.needs_price: time zone Europe\/Paris, cost methods fifo, average, opening positions none\): a build did not finish$/,
     );
     const pnl = await writeReport(db, report('pnl'), options);
     expect(await summaryValue(pnl.file, 'Reporting time zone')).toBe('Europe/Paris');

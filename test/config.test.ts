@@ -94,7 +94,7 @@ describe('resolveConfig', () => {
   });
 
   it('reads the model settings, flags over the file, and rejects numbers for amounts and unknown zones', () => {
-    expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({ reportingTimeZone: 'UTC', costMethods: ['fifo'], openingPositions: [], pooling: 'account' });
+    expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({ reportingTimeZone: 'UTC', costMethods: ['fifo'], openingPositions: [], pooling: 'account', reportingCurrency: null, prices: null });
     const dir = dirWithConfig({
       accounts: [FILE_ACCOUNT],
       models: { reportingTimeZone: 'Asia/Tokyo', costMethods: ['average'], openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }] },
@@ -105,6 +105,8 @@ describe('resolveConfig', () => {
       // With one account the position's account may be left out.
       openingPositions: [{ account: 'desk', symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }],
       pooling: 'account',
+      reportingCurrency: null,
+      prices: null,
     });
     expect(resolveConfig({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] }, {}, dir).models).toMatchObject({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] });
 

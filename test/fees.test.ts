@@ -140,6 +140,7 @@ describe('fees marts', () => {
       'intermediate/int_fees_periods_accepted_values_product pass',
       'intermediate/int_fees_periods_not_null pass',
       'intermediate/int_fees_periods_unique pass',
+      'marts/fees_daily_accepted_values_price_source pass',
       'marts/fees_daily_accepted_values_product pass',
       'marts/fees_daily_not_null pass',
       'marts/fees_daily_unique pass',

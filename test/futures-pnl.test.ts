@@ -144,6 +144,7 @@ describe('futures PnL marts', () => {
       'intermediate/int_futures_fill_days_unique pass',
       'intermediate/int_futures_funding_changes_not_null pass',
       'intermediate/int_futures_funding_changes_unique pass',
+      'marts/futures_pnl_daily_accepted_values_price_source pass',
       'marts/futures_pnl_daily_not_null pass',
       'marts/futures_pnl_daily_unique pass',
       'marts/futures_pnl_monthly_not_null pass',

@@ -144,7 +144,7 @@ describe('model declarations on the repository SQL project', () => {
     ]);
     // The previous table stays, its comments with it.
     const kept = await db.all<ColumnRow>(`${MODEL_COLUMNS.replace('ORDER BY', "AND table_name = 'fees_daily' ORDER BY")}`);
-    expect(kept.at(-1)).toMatchObject({ column_name: 'fee_count', comment: 'Fills or bills whose fees are summed here [count]' });
+    expect(kept.find((column) => column.column_name === 'fee_count')).toMatchObject({ column_name: 'fee_count', comment: 'Fills or bills whose fees are summed here [count]' });
   });
 });
 

@@ -110,8 +110,8 @@ describe('the model runner', () => {
   it('writes the settings the models read, amounts exact', async () => {
     await freshDb();
     const openingPositions = [{ account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' }];
-    await buildModels(db, { reportingTimeZone: 'America/New_York', costMethods: ['fifo', 'average'], openingPositions, pooling: 'universal' }, { sqlDir: project(PROJECT) });
-    expect(await db.all('SELECT time_zone, cost_methods, pooling FROM settings.reporting')).toEqual([{ time_zone: 'America/New_York', cost_methods: ['fifo', 'average'], pooling: 'universal' }]);
+    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, reportingTimeZone: 'America/New_York', costMethods: ['fifo', 'average'], openingPositions, pooling: 'universal' }, { sqlDir: project(PROJECT) });
+    expect(await db.all('SELECT time_zone, cost_methods, pooling, reporting_currency FROM settings.reporting')).toEqual([{ time_zone: 'America/New_York', cost_methods: ['fifo', 'average'], pooling: 'universal', reporting_currency: null }]);
     expect(await db.all('SELECT account, symbol, quantity, cost FROM settings.opening_positions')).toEqual([
       { account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' },
     ]);
@@ -125,7 +125,7 @@ describe('the model runner', () => {
       'CREATE TABLE settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
     );
     await db.run("INSERT INTO settings.model_builds VALUES ('marts.gone', 'UTC', ['fifo'], '[]', now(), NULL)");
-    const settings = { reportingTimeZone: 'UTC', costMethods: ['fifo'] as const, openingPositions: [], pooling: 'account' as const };
+    const settings = DEFAULT_MODEL_SETTINGS;
     await buildModels(db, settings, { sqlDir: project(PROJECT) });
     await buildModels(db, { ...settings, reportingTimeZone: 'Asia/Tokyo' }, { sqlDir: project(PROJECT) });
     expect(await db.all("SELECT constraint_type FROM duckdb_constraints() WHERE schema_name = 'settings' AND table_name = 'model_builds' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')")).toEqual([]);

@@ -139,6 +139,7 @@ describe('spot realized PnL marts', () => {
       'marts/spot_lot_matches_unique pass',
       'marts/spot_realized_pnl_agrees pass',
       'marts/spot_realized_pnl_daily_accepted_values_cost_method pass',
+      'marts/spot_realized_pnl_daily_accepted_values_price_source pass',
       'marts/spot_realized_pnl_daily_not_null pass',
       'marts/spot_realized_pnl_daily_unique pass',
       'marts/spot_realized_pnl_monthly_accepted_values_cost_method pass',

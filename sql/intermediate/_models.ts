@@ -152,6 +152,21 @@ export default declareModels('intermediate', [
     ],
   },
   {
+    name: 'int_prices',
+    tags: ['prices'],
+    description: 'Prices in the reporting currency per coin and day: the prices file\'s, else derived from that day\'s spot fills against a priced coin (README "Reporting currency"). Empty without a reporting currency.',
+    grain: 'one row per coin and day (reporting zone)',
+    key: ['coin', 'price_date'],
+    columns: [
+      { name: 'coin', description: 'Coin priced (never the reporting currency itself: its price is 1)', unit: 'coin code', notNull: true },
+      { name: 'price_date', description: 'Day the price is for: its close', unit: DAY, notNull: true },
+      { name: 'currency', description: 'The reporting currency: the unit of price', unit: 'currency code', notNull: true },
+      { name: 'price', description: 'One unit of coin in the reporting currency, exact to 18 decimals', unit: 'coin: currency per unit of coin', notNull: true },
+      { name: 'price_source', description: 'Where the price comes from: the prices file, or derived from the day\'s fills', notNull: true, acceptedValues: ['file', 'derived'] },
+      { name: 'price_basis', description: 'What it was taken from: the prices file\'s line, or the symbols whose fills it was derived from', notNull: true },
+    ],
+  },
+  {
     name: 'int_spot_lot_segments',
     tags: ['spot'],
     description: 'Lot matches of the stateful cost methods lifo, hifo and uk (computed in TypeScript), plus each sell part nothing was found for.',

@@ -10,6 +10,17 @@ const UTC = 'UTC';
 const DAY = 'local day, reporting zone';
 const MONTH = 'first day of the month, reporting zone';
 
+const RC = 'coin: reporting_currency';
+const reportingCurrency: ColumnDeclaration = { name: 'reporting_currency', description: 'Currency of the *_rc columns (models.reportingCurrency); null: none set, nothing valued', unit: 'currency code' };
+/** A daily row's valuation: the price of `coin` on the row's day (README "Reporting currency"). */
+const priceColumns = (coin: string): ColumnDeclaration[] => [
+  reportingCurrency,
+  { name: 'price', description: `Price of one ${coin} in the reporting currency on the row's day; null: no price (unknown, listed in needs_price)`, unit: `coin: reporting_currency per unit of ${coin}` },
+  { name: 'price_date', description: 'Day of the price (the row\'s day); null without a price', unit: DAY },
+  { name: 'price_source', description: 'Where the price comes from: the currency itself (1), the prices file, or derived from the day\'s fills', acceptedValues: ['identity', 'file', 'derived'] },
+];
+const unpricedDays: ColumnDeclaration = { name: 'unpriced_days', description: 'Days of the month with an amount but no price: the *_rc columns are then null (needs_price lists them)', unit: 'count' };
+
 const feesColumns = (period: 'fee_date' | 'fee_month'): ColumnDeclaration[] => [
   account,
   { name: 'product', description: 'Where the fees were charged: spot fills, futures fills, or funding-account bills', notNull: true, acceptedValues: ['spot', 'futures', 'funding'] },
@@ -23,6 +34,9 @@ const feesColumns = (period: 'fee_date' | 'fee_month'): ColumnDeclaration[] => [
   { name: 'fee_basis_volume', description: 'Volume whose fees were charged in this coin: the divisor of effective_fee_rate; null where unknown', unit: 'coin: coin' },
   { name: 'effective_fee_rate', description: 'fees_paid / fee_basis_volume, exact to 18 decimals; null where the basis is unknown or 0', unit: 'ratio (0.001 = 0.1%)' },
   { name: 'fee_count', description: 'Fills or bills whose fees are summed here', unit: 'count' },
+  ...(period === 'fee_date'
+    ? [...priceColumns('coin'), { name: 'fees_paid_rc', description: 'fees_paid at price (exact, 12 decimals); null without a price', unit: RC }]
+    : [reportingCurrency, { name: 'fees_paid_rc', description: 'Sum of the days\' fees_paid_rc; null when a day lacks a price', unit: RC }, unpricedDays]),
 ];
 
 const futuresColumns = (period: 'pnl_date' | 'pnl_month'): ColumnDeclaration[] => [
@@ -41,6 +55,15 @@ const futuresColumns = (period: 'pnl_date' | 'pnl_month'): ColumnDeclaration[] =
   { name: 'net_result', description: 'realized_pnl - trading_fees - liquidation_fees + funding', unit: 'coin: margin_coin' },
   { name: 'funding_from_at', description: 'Earlier collateral snapshot the funding is measured from (funding rows)', unit: UTC },
   { name: 'funding_to_at', description: 'Later collateral snapshot the funding is measured to (funding rows)', unit: UTC },
+  ...(period === 'pnl_date' ? priceColumns('margin_coin') : [reportingCurrency]),
+  ...(['realized_pnl', 'trading_fees', 'liquidation_fees', 'funding', 'net_result'] as const).map(
+    (amount): ColumnDeclaration => ({
+      name: `${amount}_rc`,
+      description: period === 'pnl_date' ? `${amount} at price (exact, 12 decimals); null without a price` : `Sum of the days' ${amount}_rc; null when a day lacks a price`,
+      unit: RC,
+    }),
+  ),
+  ...(period === 'pnl_month' ? [unpricedDays] : []),
 ];
 
 const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
@@ -63,6 +86,9 @@ const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
   { name: 'unmatched_proceeds', description: 'Proceeds of the units sold beyond the inventory', unit: 'coin: quote_coin' },
   { name: 'open_quantity', description: `Inventory at the end of the ${period === 'daily' ? 'day' : 'month\'s last trading day'}`, unit: 'coin: base_coin' },
   { name: 'open_cost', description: `Cost of the inventory at the end of the ${period === 'daily' ? 'day' : 'month\'s last trading day'}`, unit: 'coin: quote_coin' },
+  ...(period === 'daily'
+    ? [...priceColumns('quote_coin'), { name: 'realized_pnl_rc', description: 'realized_pnl at the quote coin\'s price on trade_date (exact, 12 decimals); null without a price', unit: RC }]
+    : [reportingCurrency, { name: 'realized_pnl_rc', description: 'Sum of the days\' realized_pnl_rc; null when a day lacks a price', unit: RC }, unpricedDays]),
 ];
 
 export default declareModels('marts', [
@@ -85,6 +111,9 @@ export default declareModels('marts', [
       { name: 'maker_volume', description: 'Maker volume of the invited users', unit: 'quote coin of symbol' },
       { name: 'record_count', description: 'Commission records summed', unit: 'count' },
       { name: 'invited_user_count', description: 'Distinct invited users among them', unit: 'count' },
+      reportingCurrency,
+      { name: 'commission_rc', description: 'Each record\'s commission at the coin\'s price on its day, summed; null when a record lacks a price', unit: RC },
+      { name: 'unpriced_records', description: 'Records with a commission but no price (needs_price lists their days)', unit: 'count' },
     ],
   },
   {
@@ -232,6 +261,27 @@ export default declareModels('marts', [
     grain: 'one row per account, margin coin, contract and month (reporting zone); funding rows have no contract',
     key: ['account', 'margin_coin', 'symbol', 'pnl_month'],
     columns: futuresColumns('pnl_month'),
+  },
+  {
+    name: 'needs_price',
+    tags: ['prices', 'report'],
+    description: 'Coins and days a valued mart has amounts of but no price in the reporting currency for: add them to the prices file (README "Reporting currency").',
+    grain: 'one row per account, coin, day (reporting zone) and mart',
+    key: ['account', 'coin', 'needed_date', 'mart'],
+    columns: [
+      account,
+      { name: 'coin', description: 'Coin without a price', unit: 'coin code' },
+      { name: 'needed_date', description: 'Day it needs a price for', unit: DAY, notNull: true },
+      { name: 'needed_month', description: 'Month of needed_date', unit: MONTH, notNull: true },
+      {
+        name: 'mart',
+        description: 'The mart whose rows lack it (affiliate commissions: per record, summed by month)',
+        notNull: true,
+        acceptedValues: ['marts.spot_realized_pnl_daily', 'marts.fees_daily', 'marts.futures_pnl_daily', 'marts.affiliate_rebates_monthly'],
+      },
+      { name: 'row_count', description: 'Rows of that mart (records, for commissions) on that day without a price', unit: 'count' },
+      reportingCurrency,
+    ],
   },
   {
     name: 'spot_lot_matches',

@@ -1,12 +1,31 @@
 -- Affiliate commission per account, month (reporting zone), coin, product type, source type and symbol.
 -- Key: (account, commission_month, coin, product_type, source_type, symbol).
--- Inputs: staging.affiliate_commissions, settings.reporting. source_type: 1 direct client, 2 sub-agent.
+-- Inputs: staging.affiliate_commissions, settings.reporting, intermediate.int_prices. source_type: 1 direct client, 2 sub-agent.
+-- commission_rc: each record's commission at the coin's price on its day (reporting zone), summed;
+-- NULL when a record lacks a price (unpriced_records counts them; README "Reporting currency").
 with commissions as (
     select * from staging.affiliate_commissions
 ),
 
 reporting as (
-    select time_zone from settings.reporting
+    select time_zone, reporting_currency from settings.reporting
+),
+
+prices as (
+    select * from intermediate.int_prices
+),
+
+valued as (
+    select
+        commissions.*,
+        valued_amount(
+            commissions.commission,
+            valued_price(commissions.coin, reporting.reporting_currency, prices.price),
+            reporting.reporting_currency
+        ) as commission_rc
+    from commissions
+    cross join reporting
+    left join prices on prices.coin = commissions.coin and prices.price_date = local_date(commissions.deal_time_at, reporting.time_zone)
 ),
 
 final as (
@@ -24,8 +43,11 @@ final as (
         sum(cast(commissions.maker_amount as decimal(38, 12))) as maker_volume,
         -- Identical records are distinct rows in staging (no id on the wire), so each counts.
         count(*) as record_count,
-        count(distinct commissions.uid) as invited_user_count
-    from commissions
+        count(distinct commissions.uid) as invited_user_count,
+        any_value(reporting.reporting_currency) as reporting_currency,
+        case when count(*) filter (where commissions.commission_rc is null) = 0 then sum(commissions.commission_rc) end as commission_rc,
+        count(*) filter (where commissions.commission_rc is null and reporting.reporting_currency is not null) as unpriced_records
+    from valued as commissions
     cross join reporting
     group by all
 )

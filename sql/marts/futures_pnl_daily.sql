@@ -2,6 +2,8 @@
 -- Key: (account, margin_coin, symbol, pnl_date); symbol is null on the funding rows (the collateral, and so its
 -- running funding total, is per coin, not per contract). Inputs: intermediate.int_futures_fill_days,
 -- intermediate.int_futures_funding_changes. Sum net_result over a day's rows for the day's total.
+-- *_rc: the amounts in settings.reporting's currency at the margin coin's price on pnl_date
+-- (intermediate.int_prices; README "Reporting currency"), NULL where it has none.
 with fill_days as (
     select * from intermediate.int_futures_fill_days
 ),
@@ -22,7 +24,7 @@ funding_days as (
     group by all
 ),
 
-final as (
+results as (
     select
         account,
         margin_coin,
@@ -60,6 +62,39 @@ final as (
         funding_from_at,
         funding_to_at
     from funding_days
+),
+
+reporting as (
+    select reporting_currency from settings.reporting
+),
+
+prices as (
+    select * from intermediate.int_prices
+),
+
+priced as (
+    select
+        results.*,
+        reporting.reporting_currency,
+        valued_price(results.margin_coin, reporting.reporting_currency, prices.price) as price,
+        valued_source(results.margin_coin, reporting.reporting_currency, prices.price_source) as price_source
+    from results
+    cross join reporting
+    left join prices on prices.coin = results.margin_coin and prices.price_date = results.pnl_date
+),
+
+final as (
+    select
+        * exclude (price, price_source),
+        price,
+        case when price is not null then pnl_date end as price_date,
+        price_source,
+        valued_amount(realized_pnl, price, reporting_currency) as realized_pnl_rc,
+        valued_amount(trading_fees, price, reporting_currency) as trading_fees_rc,
+        valued_amount(liquidation_fees, price, reporting_currency) as liquidation_fees_rc,
+        valued_amount(funding, price, reporting_currency) as funding_rc,
+        valued_amount(net_result, price, reporting_currency) as net_result_rc
+    from priced
 )
 
 select * from final

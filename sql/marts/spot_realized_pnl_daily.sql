@@ -12,6 +12,8 @@
 -- For lifo, hifo and uk the sells' matched and unmatched parts come from their lot segments (uk's
 -- 30-day rule matches a sell with later buys, so its unmatched part can differ from the others').
 -- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
+-- realized_pnl_rc: realized_pnl in settings.reporting's currency at the quote coin's price on
+-- trade_date (intermediate.int_prices; README "Reporting currency"), NULL where it has none.
 -- Under pooling 'universal' the lots are every account's (int_spot_trades' pool '*'): a sell's
 -- figures stay on the selling account's rows, a buy's on the buyer's, and open_quantity and
 -- open_cost are each account's running contribution to the pool (what it put in less what its sells
@@ -108,7 +110,7 @@ days as (
     group by account, cost_method, symbol, event_date
 ),
 
-final as (
+pnl as (
     select
         account,
         cost_method,
@@ -148,6 +150,35 @@ final as (
         ) as open_cost
     from days
     cross join (select any_value(pooling) as pooling from settings.reporting)
+),
+
+reporting as (
+    select reporting_currency from settings.reporting
+),
+
+prices as (
+    select * from intermediate.int_prices
+),
+
+priced as (
+    select
+        pnl.*,
+        reporting.reporting_currency,
+        valued_price(pnl.quote_coin, reporting.reporting_currency, prices.price) as price,
+        valued_source(pnl.quote_coin, reporting.reporting_currency, prices.price_source) as price_source
+    from pnl
+    cross join reporting
+    left join prices on prices.coin = pnl.quote_coin and prices.price_date = pnl.trade_date
+),
+
+final as (
+    select
+        * exclude (price, price_source),
+        price,
+        case when price is not null then trade_date end as price_date,
+        price_source,
+        valued_amount(realized_pnl, price, reporting_currency) as realized_pnl_rc
+    from priced
 )
 
 select * from final

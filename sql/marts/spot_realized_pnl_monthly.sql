@@ -2,6 +2,8 @@
 -- with the open inventory and its cost at the end of the month's last trading day.
 -- Key: (account, cost_method, symbol, trade_month). Input: marts.spot_realized_pnl_daily.
 -- Columns as in spot_realized_pnl_daily (sums over the month's days; open_* from its last day).
+-- realized_pnl_rc is the sum of the days' (each at its day's price), NULL when any day lacks a
+-- price (unpriced_days counts them: they are in marts.needs_price).
 with daily as (
     select * from marts.spot_realized_pnl_daily
 ),
@@ -25,7 +27,10 @@ final as (
         sum(unmatched_quantity) as unmatched_quantity,
         sum(unmatched_proceeds) as unmatched_proceeds,
         arg_max(open_quantity, trade_date) as open_quantity,
-        arg_max(open_cost, trade_date) as open_cost
+        arg_max(open_cost, trade_date) as open_cost,
+        any_value(reporting_currency) as reporting_currency,
+        case when count(*) filter (where realized_pnl_rc is null) = 0 then sum(realized_pnl_rc) end as realized_pnl_rc,
+        count(*) filter (where realized_pnl_rc is null and reporting_currency is not null) as unpriced_days
     from daily
     group by account, cost_method, symbol, trade_month
 )

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../config/config.ts';
 import { ExledgerError } from '../errors.ts';
+import { writeDemoPrices } from '../sandbox/demo-prices.ts';
 import { publishedPath } from '../store/publish.ts';
 import { definePlainCommand } from './command.ts';
 import { runWithLog } from './nightly-run.ts';
@@ -32,7 +34,8 @@ class SandboxStartError extends ExledgerError {
  * `exledger demo` (what `npm start` runs): starts `exledger sandbox` as a process of its own (the
  * exchange is never inside the client's process, as in production), runs the nightly job
  * against it over its whole history (sync, build, check, the four reports for the last closed
- * month, publish) and stops it. The sandbox's quotas are ten times the real exchange's (and the
+ * month, publish) and stops it. Its marts are valued in USD with generated daily USDT closes
+ * (src/sandbox/demo-prices.ts, written beside the database). The sandbox's quotas are ten times the real exchange's (and the
  * client's budget with them) so a year of daily referral totals takes seconds, not minutes;
  * everything else behaves as against the real exchange.
  */
@@ -50,6 +53,9 @@ export const demoCommand = definePlainCommand({
     const sandbox = await startSandboxProcess(['--seed', String(args.seed), '--scale', args.scale, '--spot-quota', '5000', '--futures-quota', '10000']);
     try {
       const { ready } = sandbox;
+      // The demo's prices: daily USDT closes over the sandbox's history, beside its database.
+      const pricesFile = path.join(path.dirname(args.db), 'demo-prices.csv');
+      writeDemoPrices(pricesFile, ready.historyFrom, ready.historyUntil);
       // The same resolver as every command, with the demo's settings in place of a config file
       // and none of this shell's EXLEDGER_ variables (they are for a real account).
       const config = resolveConfig(
@@ -61,7 +67,7 @@ export const demoCommand = definePlainCommand({
             accounts: ready.accounts.map((account, index) => ({ name: index === 0 ? 'sandbox' : `sandbox${index + 1}`, apiKey: account.apiKey, secret: account.secret, passphrase: account.passphrase })),
             budget: { spot: { quota: 5000, windowMs: 10_000 }, contract: { quota: 10_000, windowMs: 10_000 } },
             sync: { startDate: ready.historyFrom.slice(0, 10), lookbackDays: 1 },
-            models: { costMethods: ['fifo', 'average'] },
+            models: { costMethods: ['fifo', 'average'], reportingCurrency: 'USD', pricesFile: path.resolve(pricesFile) },
             reports: { outDir: args.out },
             logDir: './logs',
           },

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
+import { readPricesFile } from '../models/prices-file.ts';
 import { COST_METHODS, DEFAULT_MODEL_SETTINGS, POOLINGS, type CostMethod, type ModelSettings, type Pooling } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
@@ -153,6 +154,8 @@ const fileSchema = z.strictObject({
           }),
         )
         .optional(),
+      reportingCurrency: z.string().regex(/^[A-Z0-9]{1,20}$/, 'an upper-case currency code such as "USD" or "EUR"').optional(),
+      pricesFile: nonEmpty.optional(),
     })
     .optional(),
   reports: z
@@ -261,6 +264,8 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       pooling: overrides.pooling ?? file.models?.pooling ?? DEFAULT_MODEL_SETTINGS.pooling,
       // Checked against every configured account; a worker keeps those of its own accounts.
       openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts).filter((position) => selectedAccounts === null || selectedAccounts.includes(position.account)),
+      reportingCurrency: file.models?.reportingCurrency ?? null,
+      prices: pricesFile(file.models?.reportingCurrency, file.models?.pricesFile, configFile === null ? cwd : path.dirname(configFile)),
     },
     reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
     logDir: file.logDir ?? './logs',
@@ -336,6 +341,16 @@ function validateSettings(json: unknown, source: string): z.infer<typeof fileSch
 function checkTimeZone(zone: string | undefined): string | undefined {
   if (zone !== undefined && !isTimeZone(zone)) throw new ConfigError('--time-zone', `"${zone}" is not an IANA time zone (e.g. UTC, Europe/Paris, America/New_York)`);
   return zone;
+}
+
+/**
+ * The prices file, read and validated now (a bad line stops every command before anything is
+ * built); a relative path is relative to the config file's folder (else the working directory).
+ */
+function pricesFile(currency: string | undefined, file: string | undefined, base: string): ModelSettings['prices'] {
+  if (file === undefined) return null;
+  if (currency === undefined) throw new ConfigError('models.pricesFile', 'is set but models.reportingCurrency is not: say which currency the prices are in (e.g. "USD")');
+  return readPricesFile(path.resolve(base, file));
 }
 
 /** Opening positions name their account; with one account (or none configured yet) it may be left out. */

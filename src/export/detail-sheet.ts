@@ -174,7 +174,7 @@ export async function writeDetailSheet(
   const closePart = () => {
     if (sheet === undefined) return;
     if (partRows === 0) {
-      sheet.addRow(['No rows in this period.']).commit();
+      sheet.addRow([spec.emptyText ?? 'No rows in this period.']).commit();
     } else {
       const name = tableName(report.name, spec.name, part + 1, plan.tableNames);
       workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header })) });

@@ -81,8 +81,14 @@ export function periodFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPer
  * The WHERE clause that keeps the rows a workbook shows of a sheet: those of the period, and with
  * `account` (`exledger report --account`) only that account's (every mart has an `account` column).
  */
-export function rowFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPeriod, account?: string): { where: string; values: string[] } {
+export function rowFilter(sheet: Pick<SheetSpec, 'period' | 'only'>, period: ReportPeriod, account?: string): { where: string; values: string[] } {
   const filter = periodFilter(sheet, period);
+  if (sheet.only !== undefined) {
+    // The sheet's own subset of its mart (the report's rows of marts.needs_price).
+    const first = filter.values.length + 1;
+    filter.where = `(${filter.where}) AND CAST(${sheet.only.column} AS VARCHAR) IN (${sheet.only.values.map((_, index) => `$${first + index}`).join(', ')})`;
+    filter.values = [...filter.values, ...sheet.only.values];
+  }
   if (account === undefined) return filter;
   return { where: `(${filter.where}) AND account = $${filter.values.length + 1}`, values: [...filter.values, account] };
 }

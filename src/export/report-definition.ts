@@ -82,6 +82,10 @@ export interface SheetSpec {
   totalsPer?: readonly string[];
   /** Rows to highlight (e.g. a reconciliation difference): where this column is non-zero (amounts) or non-empty. */
   highlight?: { column: string; when: 'nonzero' | 'always' };
+  /** Only the mart's rows whose `column` is one of `values` (e.g. the needs of this report's marts). @default every row */
+  only?: { column: string; values: readonly string[] };
+  /** What a sheet without rows says (e.g. "Every row has a price."). @default 'No rows in this period.' */
+  emptyText?: string;
 }
 
 /**
@@ -117,6 +121,14 @@ export interface SummaryFigure {
    * figure over no rows is unknown too (instead of 0), and this text says why. @default none
    */
   unknown?: string;
+  /**
+   * For a sum of values in the reporting currency (`*_rc`, NULL where a row has no price): says
+   * where the rows lacking a price are listed. Those rows are left out of the sum and counted, and
+   * the figure says "Incomplete: N rows need a price" (unknown when no row has one), never a
+   * silent 0. The sheet has a `reporting_currency` column: rows without one are not valued at
+   * all (no currency is set) and need no price. @default none (not a reporting-currency figure)
+   */
+  unpriced?: string;
   /**
    * Labels of other figures of this report that are part of this one (the futures funding in the
    * net result). Where one of them is unknown for the same group, this figure says it excludes it. @default []
@@ -200,6 +212,8 @@ const sheetSchema = z.strictObject({
   columns: z.array(columnSchema).min(1),
   totalsPer: z.array(identifier).optional(),
   highlight: z.strictObject({ column: identifier, when: z.enum(['nonzero', 'always']) }).optional(),
+  only: z.strictObject({ column: identifier, values: z.array(z.string().min(1)).min(1) }).optional(),
+  emptyText: z.string().min(1).optional(),
 });
 const reportSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and -'),
@@ -217,6 +231,7 @@ const reportSchema = z.strictObject({
       where: identifier.optional(),
       note: z.string().min(1).optional(),
       unknown: z.string().min(1).optional(),
+      unpriced: z.string().min(1).optional(),
       includes: z.array(z.string()).optional(),
     }),
   ),
@@ -270,6 +285,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         const leading = sheet.orderBy.slice(0, keys.length);
         if (keys.some((key) => !leading.includes(key))) throw new ConfigError(`${at}.orderBy`, `starts with the columns totals are kept per (${keys.join(', ')}), so each total covers one block of rows`);
       }
+      if (sheet.only !== undefined && !columns.includes(sheet.only.column)) throw new ConfigError(`${at}.only.column`, `"${sheet.only.column}" is not a column of the sheet`);
       if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
     });
     report.summary.forEach((figure, index) => {
@@ -283,6 +299,9 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         if (column !== undefined && !columns.includes(column)) throw new ConfigError(at, `"${column}" is not a column of the sheet "${sheet.name}"`);
       }
       if ((figure.by ?? []).includes('account')) throw new ConfigError(`${at}.by`, 'leave "account" out: every figure is given per account and consolidated by the writer (a --account workbook: one account)');
+      if (figure.unpriced !== undefined && (figure.sum === undefined || !columns.includes('reporting_currency'))) {
+        throw new ConfigError(`${at}.unpriced`, 'only a sum over a sheet with a reporting_currency column counts its rows without a price');
+      }
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
       for (const part of figure.includes ?? []) {
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);

@@ -57,6 +57,8 @@ export interface Figure {
    * unknown in a total: it is shown without them, and says so.
    */
   excludes: string[];
+  /** A reporting-currency sum that leaves out rows without a price: says how many, and where they are listed. */
+  incomplete?: string;
   /** On a total over accounts: the accounts whose value is unknown (it is the sum of the others'). */
   unknownAccounts?: string[];
 }
@@ -148,12 +150,15 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     const keys = by.map((_, index) => `g${index}`);
     // A count over no rows at all is 0 (one line, as count(*) gives), a sum over none NULL.
     const totalValue = figure.sum === undefined && figure.last === undefined ? 'coalesce(sum(value), 0)' : 'sum(value)';
-    const total = `SELECT ${[...keys, 'NULL AS account', `CAST(${totalValue} AS VARCHAR) AS value`, 'list(account ORDER BY account) FILTER (WHERE value IS NULL) AS unknown_accounts', '1 AS line'].join(', ')}
+    // A reporting-currency sum counts the rows it leaves out for lack of a price.
+    // (Rows without a reporting currency are not valued at all: they need no price.)
+    const unpriced = figure.unpriced !== undefined && figure.sum !== undefined ? `count(*) FILTER (WHERE ${figure.sum} IS NULL AND reporting_currency IS NOT NULL)` : '0';
+    const total = `SELECT ${[...keys, 'NULL AS account', `CAST(${totalValue} AS VARCHAR) AS value`, 'list(account ORDER BY account) FILTER (WHERE value IS NULL) AS unknown_accounts', 'CAST(sum(unpriced) AS VARCHAR) AS unpriced', '1 AS line'].join(', ')}
        FROM per_account ${keys.length === 0 ? '' : `GROUP BY ${keys.join(', ')}`}`;
-    const lines = split ? `SELECT ${[...keys, 'account', 'CAST(value AS VARCHAR) AS value', 'NULL AS unknown_accounts', '0 AS line'].join(', ')} FROM per_account UNION ALL ${total}` : total;
+    const lines = split ? `SELECT ${[...keys, 'account', 'CAST(value AS VARCHAR) AS value', 'NULL AS unknown_accounts', 'CAST(unpriced AS VARCHAR) AS unpriced', '0 AS line'].join(', ')} FROM per_account UNION ALL ${total}` : total;
     const rows = await db.all<Record<string, string | null> & { unknown_accounts: string[] | null }>(
       `WITH per_account AS (
-         SELECT ${[...groups, 'CAST(account AS VARCHAR) AS account', `${value} AS value`].join(', ')}
+         SELECT ${[...groups, 'CAST(account AS VARCHAR) AS account', `${value} AS value`, `${unpriced} AS unpriced`].join(', ')}
          FROM ${sheet.mart} WHERE ${where} GROUP BY ALL
        )
        SELECT * FROM (${lines}) ORDER BY ${[...keys, 'line', 'account'].join(', ')}`,
@@ -167,15 +172,18 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     for (const row of rows) {
       if (notApplicable && row.value === null) continue;
       const unknownAccounts = notApplicable || row.value === null ? [] : (row.unknown_accounts ?? []);
+      const unpricedRows = Number(row.unpriced ?? '0');
+      const needPrice = `${unpricedRows} ${unpricedRows === 1 ? 'row' : 'rows'} of "${sheet.name}" ${unpricedRows === 1 ? 'needs' : 'need'} a price (${figure.unpriced ?? ''})`;
       figures.push({
         ...described,
         group: by.map((_, index) => row[`g${index}`] ?? '(none)').join(' · '),
         account: row.account ?? null,
         coin: figure.coinColumn === undefined ? undefined : (row[`g${by.indexOf(figure.coinColumn)}`] ?? undefined),
         value: row.value ?? null,
-        ...(row.value === null ? { unknownReason } : {}),
+        ...(row.value === null ? { unknownReason: unpricedRows > 0 ? needPrice : figure.unpriced !== undefined ? 'no reporting currency is set (models.reportingCurrency)' : unknownReason } : {}),
         excludes: unknownAccounts.map((account) => `account ${account}`),
         ...(unknownAccounts.length === 0 ? {} : { unknownAccounts }),
+        ...(unpricedRows > 0 && row.value !== null ? { incomplete: needPrice } : {}),
       });
     }
     if (rows.length === 0) {
@@ -256,6 +264,10 @@ export interface SummaryInput {
   now: Date;
   timeZone: string;
   costMethods: string[];
+  /** The currency the marts were valued in (settings.model_builds); null: none. @default null */
+  reportingCurrency?: string | null;
+  /** The prices file they were valued with (its name and hash); null: none. @default null */
+  prices?: string | null;
   freshness: Freshness[];
   figures: Figure[];
   chart: { title: string; unit: string; bars: ChartBar[] };
@@ -277,6 +289,11 @@ const DATE_TIME_SECONDS = 'yyyy-mm-dd hh:mm:ss';
 /** Whether the report shows spot PnL by cost method (a sheet or its chart splits by `cost_method`). */
 export function showsCostMethods(report: ReportSpec): boolean {
   return report.sheets.some((sheet) => sheet.columns.some((column) => column.column === 'cost_method')) || report.chart.seriesBy.includes('cost_method');
+}
+
+/** Whether the report has values in the reporting currency (a figure marked `unpriced`). */
+export function showsReportingCurrency(report: ReportSpec): boolean {
+  return report.summary.some((figure) => figure.unpriced !== undefined);
 }
 
 export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: SummaryInput): void {
@@ -310,6 +327,10 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   info('Generated at (UTC)', date(input.now, DATE_TIME_SECONDS)!);
   // Only a report with spot PnL depends on the cost methods; elsewhere the line would mean nothing.
   if (showsCostMethods(report)) info('Spot cost methods', text(input.costMethods.join(', ')));
+  if (showsReportingCurrency(report)) {
+    info('Reporting currency', text(input.reportingCurrency ?? 'none (models.reportingCurrency is not set: no row is valued)'));
+    if (input.reportingCurrency !== null && input.reportingCurrency !== undefined) info('Prices', text(`${input.prices ?? 'no prices file: only the currency itself and prices derived from it'} (README "Reporting currency")`));
+  }
   const stale = input.freshness.filter((line) => line.state !== 'ok');
   add(
     wide(stale.length === 0 ? 'Every stream of this report is synced through the end of the period.' : `Warning: ${stale.length} stream(s) stale or incomplete: these figures may be missing data (see below).`, {
@@ -344,7 +365,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     const first = index === 0 || input.figures[index - 1]!.label !== figure.label;
     const numFmt = figure.coin === undefined && figure.value !== null && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
     const known = figure.value !== null;
-    const warn = !known || figure.excludes.length > 0 ? { font: WARNING_FONT } : {};
+    const warn = !known || figure.excludes.length > 0 || figure.incomplete !== undefined ? { font: WARNING_FONT } : {};
     // The consolidated line of a split figure: its group and values bold, as a totals row's are.
     const consolidated = split && figure.account === null;
     const strong = consolidated ? { font: { ...warn.font, bold: true } } : warn;
@@ -353,6 +374,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     const about = [
       ...(known ? [] : [reasonGiven.has(`${figure.label}\n${reason}`) ? 'Unknown, as above.' : `Unknown: ${reason}.`]),
       ...(figure.excludes.length === 0 ? [] : [`Incomplete: without ${figure.excludes.join(', ')}, which ${figure.excludes.length === 1 ? 'is' : 'are'} unknown.`]),
+      ...(figure.incomplete === undefined ? [] : [`Incomplete: ${figure.incomplete}; the value is the sum of the others.`]),
       ...(figure.note === undefined || !first ? [] : [figure.note]),
     ].join(' ');
     if (!known) reasonGiven.add(`${figure.label}\n${reason}`);

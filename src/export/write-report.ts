@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
+import { describeBuildSettings, type BuildSettingsRow } from '../models/settings.ts';
 import type { Database } from '../store/database.ts';
-import { describeSettings } from '../models/settings.ts';
 import type { CoinFormats } from './cell-formats.ts';
 import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-sheet.ts';
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
@@ -114,7 +114,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
@@ -182,18 +182,21 @@ function outputError(file: string, error: NodeJS.ErrnoException): OutputError | 
  * table). Marts built with different settings (a build that failed or was killed part-way after
  * the settings changed) are refused: no workbook may describe settings its figures lack.
  */
-async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[] }> {
+async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[]; reportingCurrency: string | null; prices: string | null }> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
+  // A database whose models an earlier version built has no valuation settings recorded (nor marts with its columns).
+  const valued = await db.all("SELECT 1 FROM information_schema.columns WHERE table_schema = 'settings' AND table_name = 'model_builds' AND column_name = 'prices'");
+  if (valued.length === 0) throw new DataError('the models were built by an earlier version of exledger (no reporting currency recorded)', { hint: 'run exledger build first (exledger run does it)' });
   const marts = [...new Set([...report.sheets.map((sheet) => sheet.mart), report.chart.mart])].sort();
   // SELECT *: a database last built before pooling existed has no pooling column (its tables are per account).
-  const rows = await db.all<{ model: string; time_zone: string; cost_methods: string[]; opening_positions: string; pooling?: string | null }>(
+  const rows = await db.all<BuildSettingsRow & { model: string }>(
     "SELECT * FROM settings.model_builds WHERE list_contains(string_split($1, ','), model) ORDER BY model",
     [marts.join(',')],
   );
   const unbuilt = marts.filter((mart) => !rows.some((row) => row.model === mart));
   if (unbuilt.length > 0) throw new DataError(`${unbuilt.join(', ')} ${unbuilt.length === 1 ? 'has' : 'have'} not been built (report ${report.name})`, { hint: 'run exledger build first (exledger run does it)' });
-  const describe = (row: (typeof rows)[number]) => describeSettings(row.time_zone, row.cost_methods, row.opening_positions, row.pooling ?? 'account');
+  const describe = describeBuildSettings;
   const variants = [...new Set(rows.map(describe))];
   if (variants.length > 1) {
     throw new DataError(
@@ -201,7 +204,7 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
       { hint: 'run exledger build (exledger run does it), then the report again; no workbook was written' },
     );
   }
-  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods };
+  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency ?? null, prices: rows[0]!.prices ?? null };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */

@@ -48,7 +48,7 @@ const modelSchema = z
     columns: z.array(columnSchema).min(1),
     /**
      * Labels to select it by (`exledger build --select tag:fees`): what it is about (`spot`,
-     * `futures`, `fees`, `balances`, `affiliate`) and `report` for a mart a workbook reads. @default []
+     * `futures`, `fees`, `balances`, `affiliate`, `prices`) and `report` for a mart a workbook reads. @default []
      */
     tags: z
       .array(identifier)

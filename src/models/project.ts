@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.ts';
 import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
 import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
+import INT_PRICES from '../../sql/intermediate/int_prices.ts';
 import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.ts';
 import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
@@ -32,7 +33,7 @@ export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DEC
  * declarations are, so that loading a project stays synchronous; a project folder (a copy of
  * sql/ too) has such a model where it has its file.
  */
-export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_SPOT_LOT_SEGMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
+export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_PRICES, INT_SPOT_LOT_SEGMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
 
 export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
 

@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.ts';
+import type { PricesFile } from './prices-file.ts';
 
 /**
  * How spot disposals are costed: first in first out, moving weighted average, last in first out,
@@ -38,6 +39,13 @@ export interface ModelSettings {
   openingPositions: readonly OpeningPosition[];
   /** Spot inventory per account, or one per symbol across accounts. @default 'account' */
   pooling: Pooling;
+  /**
+   * The currency the marts' `*_rc` columns are valued in (README "Reporting currency"); null: no
+   * valuation (those columns are NULL, marts.needs_price is empty). @default null
+   */
+  reportingCurrency: string | null;
+  /** The prices file (models.pricesFile), read and validated; null: none. @default null */
+  prices: PricesFile | null;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -45,7 +53,12 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   costMethods: Object.freeze(['fifo'] as CostMethod[]),
   openingPositions: Object.freeze([]),
   pooling: 'account',
+  reportingCurrency: null,
+  prices: null,
 });
+
+/** Rows of the prices file per INSERT statement (bound parameters, 6 a row). */
+const PRICE_ROWS_PER_INSERT = 500;
 
 /**
  * Writes the settings tables the models read: `settings.reporting` (one row: time_zone,
@@ -55,8 +68,18 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
 export async function writeSettings(db: Database, settings: ModelSettings): Promise<void> {
   await db.transaction(async () => {
     await db.run('CREATE SCHEMA IF NOT EXISTS settings');
-    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, pooling VARCHAR NOT NULL)');
-    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3", [settings.reportingTimeZone, settings.costMethods.join(','), settings.pooling]);
+    await db.run('CREATE OR REPLACE TABLE settings.reporting (time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, pooling VARCHAR NOT NULL, reporting_currency VARCHAR)');
+    await db.run("INSERT INTO settings.reporting SELECT $1, string_split($2, ','), $3, $4", [settings.reportingTimeZone, settings.costMethods.join(','), settings.pooling, settings.reportingCurrency]);
+    // The prices file, each line a row: a day's close (price_date) or an instant (price_at).
+    await db.run(
+      'CREATE OR REPLACE TABLE settings.prices (line INTEGER NOT NULL, price_date DATE, price_at TIMESTAMPTZ, coin VARCHAR NOT NULL, currency VARCHAR NOT NULL, price DECIMAL(38, 18) NOT NULL)',
+    );
+    const rows = settings.prices?.rows ?? [];
+    for (let start = 0; start < rows.length; start += PRICE_ROWS_PER_INSERT) {
+      const batch = rows.slice(start, start + PRICE_ROWS_PER_INSERT);
+      const values = batch.map((_, index) => `($${index * 6 + 1}, CAST($${index * 6 + 2} AS DATE), CAST($${index * 6 + 3} AS TIMESTAMPTZ), $${index * 6 + 4}, $${index * 6 + 5}, CAST($${index * 6 + 6} AS DECIMAL(38, 18)))`);
+      await db.run(`INSERT INTO settings.prices VALUES ${values.join(', ')}`, batch.flatMap((row) => [row.line, row.date, row.at, row.coin, row.currency, row.price]));
+    }
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -73,6 +96,9 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     );
     // A database whose builds predate pooling: its tables were built per account (a null pooling reads as 'account').
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS pooling VARCHAR');
+    // Added with the reporting currency: a database built before keeps its rows (NULL: none).
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS reporting_currency VARCHAR');
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS prices VARCHAR');
     await dropModelBuildsKey(db);
   });
 }
@@ -94,13 +120,10 @@ async function dropModelBuildsKey(db: Database): Promise<void> {
  */
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
   await db.run('DELETE FROM settings.model_builds WHERE model = $1', [model]);
-  await db.run("INSERT INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling) VALUES ($1, $2, string_split($3, ','), $4, now(), $5)", [
-    model,
-    settings.reportingTimeZone,
-    settings.costMethods.join(','),
-    openingPositionsText(settings.openingPositions),
-    settings.pooling,
-  ]);
+  await db.run(
+    "INSERT INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7)",
+    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.pooling, settings.reportingCurrency, pricesText(settings.prices)],
+  );
 }
 
 /**
@@ -109,20 +132,50 @@ export async function recordModelBuild(db: Database, model: string, settings: Mo
  * this build has time zone Europe/Paris, …`), or saying that no settings are recorded for it.
  */
 export async function otherBuildSettings(db: Database, model: string, settings: ModelSettings): Promise<string | undefined> {
-  const [row] = await db.all<{ time_zone: string; cost_methods: string[]; opening_positions: string; pooling: string }>(
-    "SELECT time_zone, cost_methods, opening_positions, coalesce(pooling, 'account') AS pooling FROM settings.model_builds WHERE model = $1",
+  const [row] = await db.all<BuildSettingsRow>(
+    "SELECT time_zone, cost_methods, opening_positions, coalesce(pooling, 'account') AS pooling, reporting_currency, prices FROM settings.model_builds WHERE model = $1",
     [model],
   );
   if (row === undefined) return 'has no record of the settings it was built with';
-  const built = describeSettings(row.time_zone, row.cost_methods, row.opening_positions, row.pooling);
-  const wanted = describeSettings(settings.reportingTimeZone, settings.costMethods, openingPositionsText(settings.openingPositions), settings.pooling);
+  const built = describeBuildSettings(row);
+  const wanted = describeBuildSettings({
+    time_zone: settings.reportingTimeZone,
+    cost_methods: [...settings.costMethods],
+    opening_positions: openingPositionsText(settings.openingPositions),
+    pooling: settings.pooling,
+    reporting_currency: settings.reportingCurrency,
+    prices: pricesText(settings.prices),
+  });
   return built === wanted ? undefined : `was built with ${built}; this build has ${wanted}`;
 }
 
-/** The settings as one phrase; pooling is named only when universal, so per-account builds read as before. */
-export function describeSettings(timeZone: string, costMethods: readonly string[], openingPositions: string, pooling: string): string {
+/** A row of settings.model_builds, without its model and time (columns added later may be missing or NULL). */
+export interface BuildSettingsRow {
+  time_zone: string;
+  cost_methods: string[];
+  opening_positions: string;
+  pooling?: string | null;
+  reporting_currency?: string | null;
+  prices?: string | null;
+}
+
+/**
+ * The settings a model was built with, as one comparable phrase (also in the reports' refusals).
+ * Pooling is named only when universal and the valuation only when a currency is set, so builds
+ * without them read as before.
+ */
+export function describeBuildSettings(row: BuildSettingsRow): string {
+  const pooling = row.pooling ?? 'account';
   const pooled = pooling === 'account' ? '' : `, pooling ${pooling}`;
-  return `time zone ${timeZone}, cost methods ${costMethods.join(', ')}${pooled}, opening positions ${openingPositions === '[]' ? 'none' : openingPositions}`;
+  const opening = row.opening_positions === '[]' ? 'none' : row.opening_positions;
+  const currency = row.reporting_currency ?? null;
+  const valuation = currency === null ? '' : `, reporting currency ${currency}, prices ${row.prices ?? 'none'}`;
+  return `time zone ${row.time_zone}, cost methods ${row.cost_methods.join(', ')}${pooled}, opening positions ${opening}${valuation}`;
+}
+
+/** The prices file as recorded with each model: its name and the start of its SHA-256 (what was read, not only where). */
+export function pricesText(prices: PricesFile | null): string | null {
+  return prices === null ? null : `${prices.file.split(/[\\/]/).pop()!} sha256:${prices.sha256.slice(0, 16)}`;
 }
 
 /** The opening positions as one comparable text (sorted JSON). */

@@ -1,0 +1,141 @@
+// Prices in the reporting currency per coin and reporting-zone day (README "Reporting currency"):
+// the prices file's (source 'file'), else one derived from that day's spot fills (source 'derived').
+// Key: (coin, price_date). Inputs: settings.prices, settings.reporting, staging.spot_fills.
+// The reporting currency itself (price 1, 'identity') has no rows: the marts value it directly.
+// File: a day's close line (a date) wins over instants of that day; else the day's last instant.
+// Derived, where the file has no price of coin C on day D: every spot fill of day D (all accounts)
+// in a pair of C with a coin that has a file price on D (or is the reporting currency), in either
+// direction (C bought or sold as the base, or paid or received as the quote):
+//   price(C) = sum(value of the other side in the reporting currency) / sum(units of C),
+// volume-weighted, exact with BigInt on the integer units, rounded half up to 18 decimals.
+// A derived price is never derived from another derived one.
+import { declareProgramModel } from '../../src/models/program-model.ts';
+import type { Database } from '../../src/store/database.ts';
+
+const FILE_PRICES = `
+with reporting as (
+    select time_zone, reporting_currency from settings.reporting
+),
+
+lines as (
+    select
+        p.coin,
+        coalesce(p.price_date, local_date(p.price_at, r.time_zone)) as price_date,
+        p.price,
+        p.price_date is not null as is_close,
+        p.price_at,
+        p.line
+    from settings.prices as p
+    inner join reporting as r on p.currency = r.reporting_currency and p.coin <> r.reporting_currency
+),
+
+ranked as (
+    select *, row_number() over (partition by coin, price_date order by is_close desc, price_at desc nulls first, line desc) as rank
+    from lines
+)
+
+select
+    coin,
+    price_date,
+    (select reporting_currency from reporting) as currency,
+    price,
+    'file' as price_source,
+    'prices file line ' || line as price_basis
+from ranked
+where rank = 1`;
+
+/**
+ * Per coin without a file price, day and pair: the fills' summed units of that coin, and the
+ * summed units of the other coin with the other coin's price (the reporting currency: 1).
+ */
+const DERIVABLE = `
+with reporting as (
+    select time_zone, reporting_currency from settings.reporting
+),
+
+known as (
+    select coin, price_date, price from intermediate.int_prices
+    union all
+    select reporting_currency, null, 1 from reporting
+),
+
+fills as (
+    select f.symbol, f.base_coin, f.quote_coin, local_date(f.c_time_at, r.time_zone) as fill_date, f.fill_quantity_e18, f.fill_total_amount_e16
+    from staging.spot_fills as f
+    cross join reporting as r
+    where f.fill_quantity_e18 > 0 and f.fill_total_amount_e16 > 0
+),
+
+-- Each fill from both sides: the coin to price (units in 1e-18) against the other coin (units in 1e-18).
+sides as (
+    select symbol, base_coin as coin, fill_date, fill_quantity_e18 as coin_e18, fill_total_amount_e16 * 100 as other_e18, quote_coin as other from fills
+    union all
+    select symbol, quote_coin as coin, fill_date, fill_total_amount_e16 * 100 as coin_e18, fill_quantity_e18 as other_e18, base_coin as other from fills
+)
+
+select
+    s.coin,
+    s.fill_date as price_date,
+    s.symbol,
+    s.other,
+    cast(sum(s.coin_e18) as varchar) as coin_e18,
+    cast(sum(s.other_e18) as varchar) as other_e18,
+    cast(any_value(k.price) as varchar) as other_price
+from sides as s
+inner join known as k on k.coin = s.other and (k.price_date = s.fill_date or k.price_date is null)
+where s.coin <> (select reporting_currency from reporting)
+    and not exists (select 1 from intermediate.int_prices as p where p.coin = s.coin and p.price_date = s.fill_date)
+group by s.coin, s.fill_date, s.symbol, s.other
+order by s.coin, s.fill_date, s.symbol`;
+
+const ROWS_PER_INSERT = 500;
+
+export default declareProgramModel({
+  name: 'int_prices',
+  layer: 'intermediate',
+  references: ['staging.spot_fills'],
+  columns: 'coin VARCHAR NOT NULL, price_date DATE NOT NULL, currency VARCHAR NOT NULL, price DECIMAL(38, 18) NOT NULL, price_source VARCHAR NOT NULL, price_basis VARCHAR NOT NULL',
+  async build(db: Database) {
+    const [reporting] = await db.all<{ reporting_currency: string | null }>('SELECT reporting_currency FROM settings.reporting');
+    const currency = reporting?.reporting_currency ?? null;
+    if (currency === null) return;
+    await db.run(`INSERT INTO intermediate.int_prices ${FILE_PRICES}`);
+    const parts = await db.all<{ coin: string; price_date: string; symbol: string; other: string; coin_e18: string; other_e18: string; other_price: string }>(DERIVABLE);
+    const derived = new Map<string, { coin: string; day: string; value: bigint; units: bigint; symbols: string[] }>();
+    for (const part of parts) {
+      const key = `${part.coin}\u0000${part.price_date}`;
+      const entry = derived.get(key) ?? { coin: part.coin, day: part.price_date, value: 0n, units: 0n, symbols: [] };
+      // value in 1e-36 of the reporting currency: units of the other coin (1e-18) times its price (1e-18).
+      entry.value += BigInt(part.other_e18) * decimalUnits(part.other_price);
+      entry.units += BigInt(part.coin_e18);
+      entry.symbols.push(part.symbol);
+      derived.set(key, entry);
+    }
+    const rows = [...derived.values()];
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const batch = rows.slice(start, start + ROWS_PER_INSERT);
+      const values = batch.map((_, index) => `($${index * 5 + 1}, CAST($${index * 5 + 2} AS DATE), $${index * 5 + 3}, CAST($${index * 5 + 4} AS DECIMAL(38, 18)), 'derived', $${index * 5 + 5})`);
+      await db.run(
+        `INSERT INTO intermediate.int_prices VALUES ${values.join(', ')}`,
+        batch.flatMap((row) => [row.coin, row.day, currency, decimalText(roundDiv(row.value, row.units)), `fills of ${[...new Set(row.symbols)].join(', ')}`]),
+      );
+    }
+  },
+});
+
+/** A DECIMAL's text ('61234.5', '1.000000000000000000') as integer units of 1e-18. */
+function decimalUnits(text: string): bigint {
+  const [whole, fraction = ''] = text.split('.');
+  return BigInt(whole!) * 10n ** 18n + BigInt(fraction.padEnd(18, '0').slice(0, 18));
+}
+
+/** round(n / d) for n >= 0, d > 0, half up. */
+function roundDiv(n: bigint, d: bigint): bigint {
+  return (n * 2n + d) / (2n * d);
+}
+
+/** Units of 1e-18 as a plain decimal string. */
+function decimalText(units: bigint): string {
+  const text = units.toString().padStart(19, '0');
+  return `${text.slice(0, -18)}.${text.slice(-18)}`;
+}
