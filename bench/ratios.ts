@@ -17,6 +17,7 @@
  * measured command gets a fresh copy (both the build and the baseline write into theirs). The load
  * average at the start of each measurement is printed beside it: the machine is shared.
  */
+import { rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,7 @@ const NIGHTLY_TIMEOUT_SECONDS = 900;
 /** Runs the parts (all by default), prints the table, then each build's slowest models. */
 export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Promise<void> {
   console.log(`\n== builds beside their baselines (issue 16), one run: ${parts.join(', ')}`);
+  const started = new Date();
   const rows: RatioRow[] = [];
   const builds: Array<{ name: string; run: BuildRun }> = [];
   if (parts.includes('1m')) {
@@ -66,7 +68,8 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
       target: { seconds: measured.scenario.targetSeconds, peakBytes: measured.scenario.targetPeakBytes },
     });
   }
-  console.log(`\nmeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC\n`);
+  const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');
+  console.log(`\nmeasured ${minute(started)} to ${minute(new Date())} UTC\n`);
   console.log(formatRatioTable(rows, cpus().length));
   for (const { name, run } of builds) printSlowestModels(name, run);
 }
@@ -158,6 +161,8 @@ async function measureBaseline(source: string, copyName: string, sinceMs: number
   copyBuildData(source, work);
   const load = currentLoad();
   const run = await measureSortBaseline(work, 'bench_sort_baseline', sinceMs, timeoutSeconds);
+  // The copy is only the raw history and the baseline's table: not kept.
+  for (const suffix of ['', '.wal']) rmSync(`${work}${suffix}`, { force: true });
   if (run.output === undefined) console.log(`baseline on ${copyName} gave no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
   else console.log(`baseline on ${copyName}: ${run.output.rows.toLocaleString('en-US')} rows, ${run.wallSeconds.toFixed(1)} s (load ${load.toFixed(1)})`);
   return { run, figure: figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, load, timeoutSeconds) };
