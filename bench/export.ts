@@ -418,7 +418,7 @@ export async function measureExport(): Promise<MeasuredExport> {
     const check = run.result === undefined ? undefined : await inspectWorkbook(run.result.file, detail?.parts[0] ?? DETAIL_SHEET);
     const timeMet = !run.timedOut && run.exitCode === 0 && run.wallSeconds < scenario.targetSeconds;
     const memoryMet = run.peakBytes !== undefined && run.peakBytes < scenario.targetPeakBytes;
-    const found = check?.dataRows === detail?.rows && check?.tableRows === detail?.rows;
+    const found = detail !== undefined && check?.dataRows === detail.rows && check.tableRows === detail.rows;
     return { scenario, run, load, detailRows: detail?.rows, check, found, met: timeMet && memoryMet && found, database: work };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
@@ -429,7 +429,8 @@ async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Pr
   const run = await measureCommand(cliArgs, timeoutSeconds);
   let result: ExportRun['result'];
   try {
-    result = (JSON.parse(run.stdout) as NonNullable<ExportRun['result']>[])[0];
+    // `--json` prints { command, ok, reports: [one per workbook] }.
+    result = (JSON.parse(run.stdout) as { reports?: NonNullable<ExportRun['result']>[] }).reports?.[0];
   } catch {
     result = undefined;
   }

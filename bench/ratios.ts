@@ -164,7 +164,7 @@ async function measureBaseline(source: string, copyName: string, sinceMs: number
   // The copy is only the raw history and the baseline's table: not kept.
   for (const suffix of ['', '.wal']) rmSync(`${work}${suffix}`, { force: true });
   if (run.output === undefined) console.log(`baseline on ${copyName} gave no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
-  else console.log(`baseline on ${copyName}: ${run.output.rows.toLocaleString('en-US')} rows, ${run.wallSeconds.toFixed(1)} s (load ${load.toFixed(1)})`);
+  else console.log(`baseline on ${copyName}: ${run.output.rows.toLocaleString('en-US')} rows, ${run.wallSeconds.toFixed(1)} s, of which the statement ${(run.output.ms / 1000).toFixed(1)} s (load ${load.toFixed(1)})`);
   return { run, figure: figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, load, timeoutSeconds) };
 }
 
