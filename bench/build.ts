@@ -59,7 +59,7 @@ export const BUILD_SCENARIOS: readonly BuildScenario[] = [
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What one child run of `exledger build` gave. */
-interface BuildRun extends MeasuredRun {
+export interface BuildRun extends MeasuredRun {
   /** The command's own total, from its summary line. */
   buildMs?: number;
   /** One per model line printed (so a build stopped at the timeout still shows what it finished). */
@@ -132,7 +132,7 @@ export async function benchBuild(names: readonly string[] = BUILD_SCENARIOS.filt
  * here, peak RSS from GNU time's "Maximum resident set size" when /usr/bin/time exists, else
  * from the child's VmHWM in /proc, read until it exits.
  */
-async function runBuild(database: string, flags: readonly string[], timeoutSeconds: number): Promise<BuildRun> {
+export async function runBuild(database: string, flags: readonly string[], timeoutSeconds: number): Promise<BuildRun> {
   // The line output rather than --json: its lines come as each model finishes, so a build stopped
   // at the timeout still tells which models it had built and how long they took.
   const run = await measureCommand(['build', '--db', database, ...flags], timeoutSeconds);

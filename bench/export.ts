@@ -48,7 +48,7 @@ export interface ExportDataSpec {
 }
 
 /** One measured export. */
-interface ExportScenario {
+export interface ExportScenario {
   name: string;
   spec: ExportDataSpec;
   targetSeconds: number;
@@ -377,15 +377,56 @@ export function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; 
 }
 
 /** What one child run of `exledger report` gave. */
-interface ExportRun extends MeasuredRun {
+export interface ExportRun extends MeasuredRun {
   /** The command's --json output: its own time and each sheet's rows. */
   result?: { file: string; ms: number; sheets: { name: string; parts: string[]; rows: number }[] };
 }
 
+/** One measured export: the run, the load it started under, and what the workbook holds. */
+export interface MeasuredExport {
+  scenario: ExportScenario;
+  run: ExportRun;
+  /** 1-minute load average when the command started. */
+  load: number;
+  /** The detail sheet's rows as the command reported them. */
+  detailRows?: number;
+  check?: WorkbookCheck;
+  /** The workbook holds the rows the command reported (in its sheet and its table). */
+  found: boolean;
+  met: boolean;
+  database: string;
+}
+
 /** Runs the export benchmark and prints its table. */
 export async function benchExport(): Promise<void> {
-  const scenario = SCENARIO;
   console.log('\n== exledger report pnl: a 1M-row detail sheet, wall time and peak memory of the command (child process)');
+  const { scenario, run, load, detailRows: rows, check, found, met, database } = await measureExport();
+  console.table([
+    {
+      scenario: scenario.name,
+      'detail rows': rows?.toLocaleString('en-US') ?? '?',
+      'in workbook': check === undefined ? '?' : `${check.dataRows?.toLocaleString('en-US') ?? '?'} rows, table ${check.tableRef ?? '?'}`,
+      'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
+      'report s': run.result === undefined ? '' : (run.result.ms / 1000).toFixed(1),
+      'CPU s': run.cpuSeconds === undefined ? '?' : run.cpuSeconds.toFixed(1),
+      'peak RSS MB': run.peakBytes === undefined ? '?' : Math.round(run.peakBytes / MB),
+      'workbook MB': check === undefined ? '?' : (check.bytes / MB).toFixed(1),
+      'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
+      target: `< ${scenario.targetSeconds} s, < ${scenario.targetPeakBytes / GB} GB`,
+      result: met ? 'met' : 'NOT MET',
+    },
+  ]);
+  console.log(`peak from ${run.peakSource}; database ${path.relative(REPO, database)}`);
+  if (run.result === undefined) console.log(`no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
+  else if (!found) console.log(`the workbook does not hold the ${rows ?? '?'} rows the command reported (${check?.note ?? 'see above'})`);
+}
+
+/**
+ * Measures `exledger report pnl` over a fresh copy of the cached export database (generated
+ * first when missing; generation is not measured) and checks the workbook it wrote.
+ */
+export async function measureExport(): Promise<MeasuredExport> {
+  const scenario = SCENARIO;
   const data = await cachedExportData(scenario.spec);
   if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
   const work = path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`);
@@ -399,40 +440,19 @@ export async function benchExport(): Promise<void> {
     const check = run.result === undefined ? undefined : await inspectWorkbook(run.result.file, detail?.parts[0] ?? DETAIL_SHEET);
     const timeMet = !run.timedOut && run.exitCode === 0 && run.wallSeconds < scenario.targetSeconds;
     const memoryMet = run.peakBytes !== undefined && run.peakBytes < scenario.targetPeakBytes;
-    const found = check?.dataRows === detail?.rows && check?.tableRows === detail?.rows;
-    console.table([
-      {
-        scenario: scenario.name,
-        'detail rows': detail?.rows.toLocaleString('en-US') ?? '?',
-        'in workbook': check === undefined ? '?' : `${check.dataRows?.toLocaleString('en-US') ?? '?'} rows, table ${check.tableRef ?? '?'}`,
-        'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
-        'report s': run.result === undefined ? '' : (run.result.ms / 1000).toFixed(1),
-        'CPU s': run.cpuSeconds === undefined ? '?' : run.cpuSeconds.toFixed(1),
-        'peak RSS MB': run.peakBytes === undefined ? '?' : Math.round(run.peakBytes / MB),
-        'workbook MB': check === undefined ? '?' : (check.bytes / MB).toFixed(1),
-        'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
-        target: `< ${scenario.targetSeconds} s, < ${scenario.targetPeakBytes / GB} GB`,
-        result: timeMet && memoryMet && found ? 'met' : 'NOT MET',
-      },
-    ]);
-    console.log(`peak from ${run.peakSource}; database ${path.relative(REPO, work)}`);
-    if (run.result === undefined) console.log(`no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
-    else if (!found) console.log(`the workbook does not hold the ${detail?.rows ?? '?'} rows the command reported (${check?.note ?? 'see above'})`);
+    const found = detail !== undefined && check?.dataRows === detail.rows && check.tableRows === detail.rows;
+    return { scenario, run, load, detailRows: detail?.rows, check, found, met: timeMet && memoryMet && found, database: work };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
 }
 
-/**
- * Runs `node src/cli/exledger.js <args>` as a child and measures it: wall time here, peak RSS
- * from GNU time's "Maximum resident set size" when /usr/bin/time exists, else from the child's
- * VmHWM in /proc, polled until it exits (as bench/build.ts does).
- */
 async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Promise<ExportRun> {
   const run = await measureCommand(cliArgs, timeoutSeconds);
   let result: ExportRun['result'];
   try {
-    result = (JSON.parse(run.stdout) as NonNullable<ExportRun['result']>[])[0];
+    // `--json` prints { command, ok, reports: [one per workbook] }.
+    result = (JSON.parse(run.stdout) as { reports?: NonNullable<ExportRun['result']>[] }).reports?.[0];
   } catch {
     result = undefined;
   }
@@ -440,7 +460,7 @@ async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Pr
 }
 
 /** What the workbook holds for a sheet, read from the zip without loading the workbook. */
-interface WorkbookCheck {
+export interface WorkbookCheck {
   bytes: number;
   /** The sheet's <row> elements less the header and the totals block below the table. */
   dataRows?: number;

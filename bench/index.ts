@@ -1,9 +1,16 @@
-/** `npm run bench`: every benchmark, one after another; each prints its own table. */
+/**
+ * `npm run bench`: every benchmark, one after another; each prints its own table.
+ * `npm run bench -- <name>` runs one benchmark or one part of one (the names below; an unknown
+ * name lists them). `ratios` is issue 16's table: build-1m, build-10m and the nightly build, each
+ * beside a baseline measured in the same run, and the 1M-row export; `build` (each build's
+ * models in detail) is a part, so that `npm run bench` builds each history once.
+ */
 import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
 import { benchExport } from './export.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
+import { benchRatios } from './ratios.ts';
 import { benchSpotPnl } from './spot-pnl.ts';
 import { benchSync, budgetUse, efficiency, speed } from './sync.ts';
 import { benchRunKill } from './run-kill.ts';
@@ -15,9 +22,8 @@ const benches: Record<string, () => Promise<void>> = {
   budget: benchBudget,
   sync: benchSync,
   soak: () => benchSoak(10),
-  build: () => benchBuild(),
+  ratios: () => benchRatios(),
   'spot-pnl': () => benchSpotPnl(),
-  export: benchExport,
 };
 // Parts of a benchmark, to run one alone (npm run bench -- sync-budget); `npm run bench` runs them through their benchmark.
 const parts: Record<string, () => Promise<void>> = {
@@ -26,6 +32,11 @@ const parts: Record<string, () => Promise<void>> = {
   'sync-speed': () => speed('large'),
   'sync-kill': () => benchSyncKill(),
   'run-kill': () => benchRunKill(process.argv[3] === undefined ? undefined : Number(process.argv[3])),
+  build: () => benchBuild(),
+  export: benchExport,
+  'ratios-1m': () => benchRatios(['1m']),
+  'ratios-10m': () => benchRatios(['10m']),
+  'ratios-export': () => benchRatios(['export']),
   'build-1m': () => benchBuild(['build-1m']),
   'build-10m': () => benchBuild(['build-10m']),
   'build-1m-both': () => benchBuild(['build-1m-both']),

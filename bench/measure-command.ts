@@ -29,8 +29,15 @@ export interface MeasuredRun {
  * exists, else the child's VmHWM in /proc. /proc is polled as well, since a command stopped at
  * the timeout takes GNU time's report with it.
  */
-export async function measureCommand(cliArgs: readonly string[], timeoutSeconds: number): Promise<MeasuredRun> {
-  const command = [process.execPath, CLI, ...cliArgs];
+export function measureCommand(cliArgs: readonly string[], timeoutSeconds: number): Promise<MeasuredRun> {
+  return measureProcess([process.execPath, CLI, ...cliArgs], timeoutSeconds);
+}
+
+/**
+ * Runs any command (`[file, ...args]`, from the repository's folder) and measures it as
+ * measureCommand does, so that a baseline and the command it is compared with are measured alike.
+ */
+export async function measureProcess(command: readonly string[], timeoutSeconds: number): Promise<MeasuredRun> {
   const useTime = existsSync(TIME);
   const [file, ...args] = useTime ? [TIME, '-v', ...command] : command;
   const started = performance.now();

@@ -1,0 +1,204 @@
+/**
+ * Issue 16's benchmark table, from one run: every build beside a baseline measured in the same run
+ * (bench/sort-baseline.ts: DuckDB reading, casting and sorting the same spot fills, the floor no
+ * build can beat), the ratio, the target and met / not met.
+ *
+ *   npm run bench -- ratios          everything below, one table
+ *   npm run bench -- ratios-1m       build-1m and its baseline
+ *   npm run bench -- ratios-10m      build-10m and its baseline, then the nightly build
+ *   npm run bench -- ratios-export   the 1M-row sheet export (no baseline)
+ *
+ * The nightly row: there is no incremental build yet, so it measures what `exledger build` costs
+ * today after one more day of fills (bench/nightly-day.ts) is appended to the 10M history already
+ * built by the build-10m row: a full rebuild. Its baselines: reading, casting and sorting the new
+ * day's spot fills (what an incremental build would at least do), and the whole history's.
+ *
+ * Inputs are the cached raw databases of bench/build-data.ts (generated once, not measured); every
+ * measured command gets a fresh copy (both the build and the baseline write into theirs). The load
+ * average at the start of each measurement is printed beside it: the machine is shared.
+ */
+import { rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Database } from '../src/store/database.ts';
+import { BUILD_SCENARIOS, runBuild, type BuildRun, type BuildScenario } from './build.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData } from './build-data.ts';
+import { measureExport } from './export.ts';
+import type { MeasuredRun } from './measure-command.ts';
+import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
+import { formatRatioTable, type Figure, type RatioRow } from './ratio-table.ts';
+import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
+
+/** The parts of the table, in the order they run. */
+export const RATIO_PARTS = ['1m', '10m', 'export'] as const;
+export type RatioPart = (typeof RATIO_PARTS)[number];
+
+const GB = 1024 ** 3;
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** A nightly build is stopped after this many seconds. */
+const NIGHTLY_TIMEOUT_SECONDS = 900;
+
+/** Runs the parts (all by default), prints the table, then each build's slowest models. */
+export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Promise<void> {
+  console.log(`\n== builds beside their baselines (issue 16), one run: ${parts.join(', ')}`);
+  const started = new Date();
+  const rows: RatioRow[] = [];
+  const builds: Array<{ name: string; run: BuildRun }> = [];
+  if (parts.includes('1m')) {
+    const { row, run } = await measureFullBuild(scenarioNamed('build-1m'), { timesBaseline: 1.5 });
+    rows.push(row);
+    builds.push({ name: 'build-1m', run });
+  }
+  if (parts.includes('10m')) {
+    const scenario = scenarioNamed('build-10m');
+    const { row, run, work } = await measureFullBuild(scenario, { seconds: 45, peakBytes: 6 * GB });
+    rows.push(row);
+    builds.push({ name: 'build-10m', run });
+    const nightly = await measureNightly(scenario, work);
+    rows.push(...nightly.rows);
+    builds.push({ name: 'nightly', run: nightly.run });
+  }
+  if (parts.includes('export')) {
+    const measured = await measureExport();
+    rows.push({
+      benchmark: 'export',
+      what: `\`exledger report pnl\`, a ${measured.detailRows?.toLocaleString('en-US') ?? '?'}-row detail sheet`,
+      measured: figureOf({ ...measured.run, exitCode: measured.found ? measured.run.exitCode : 1 }, measured.load, measured.scenario.timeoutSeconds),
+      target: { seconds: measured.scenario.targetSeconds, peakBytes: measured.scenario.targetPeakBytes },
+    });
+  }
+  const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');
+  console.log(`\nmeasured ${minute(started)} to ${minute(new Date())} UTC\n`);
+  console.log(formatRatioTable(rows, cpus().length));
+  for (const { name, run } of builds) printSlowestModels(name, run);
+}
+
+function scenarioNamed(name: string): BuildScenario {
+  const scenario = BUILD_SCENARIOS.find((candidate) => candidate.name === name);
+  if (scenario === undefined) throw new Error(`unknown build scenario "${name}"`);
+  return scenario;
+}
+
+/** A measured run as a figure of the table. */
+function figureOf(run: MeasuredRun, load: number, timeoutSeconds: number): Figure {
+  return {
+    wallSeconds: run.wallSeconds,
+    ...(run.peakBytes === undefined ? {} : { peakBytes: run.peakBytes }),
+    load,
+    ok: run.exitCode === 0 && !run.timedOut,
+    ...(run.timedOut ? { stoppedAfterSeconds: timeoutSeconds } : {}),
+  };
+}
+
+/** Builds a fresh copy of the scenario's raw database, then runs the baseline on another copy. */
+async function measureFullBuild(scenario: BuildScenario, target: NonNullable<RatioRow['target']>): Promise<{ row: RatioRow; run: BuildRun; work: string }> {
+  const data = await cachedBuildData(scenario.spec);
+  if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
+  const work = path.join(BENCH_DATA_DIR, `run-ratios-${scenario.name}.duckdb`);
+  copyBuildData(data.path, work);
+  const load = currentLoad();
+  const run = await runBuild(work, scenario.flags ?? [], scenario.timeoutSeconds);
+  console.log(`${scenario.name}: build ${run.wallSeconds.toFixed(1)} s (load ${load.toFixed(1)})`);
+  const baseline = await measureBaseline(data.path, `run-ratios-${scenario.name}-baseline.duckdb`, undefined, scenario.timeoutSeconds);
+  const fills = scenario.spec.spotFills.toLocaleString('en-US');
+  return {
+    row: {
+      benchmark: scenario.name,
+      what: `\`exledger build\`: ${fills} spot fills, ${scenario.spec.futuresFills.toLocaleString('en-US')} futures fills, ${scenario.spec.fundingBills.toLocaleString('en-US')} bills`,
+      measured: figureOf(run, load, scenario.timeoutSeconds),
+      baseline: { what: `read, cast, sort the ${fills} spot fills${baselineRows(baseline.run)}`, figure: baseline.figure },
+      target,
+    },
+    run,
+    work,
+  };
+}
+
+/**
+ * Appends a day to the history `built` holds (already built by the build-10m row, as a nightly
+ * finds it) and builds again; the baselines read a fresh copy of the raw history with the same day.
+ */
+async function measureNightly(scenario: BuildScenario, built: string): Promise<{ rows: RatioRow[]; run: BuildRun }> {
+  const added = await withDatabase(built, appendNightlyDay);
+  console.log(`nightly: appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) to the built 10M history`);
+  const load = currentLoad();
+  const run = await runBuild(built, scenario.flags ?? [], NIGHTLY_TIMEOUT_SECONDS);
+  console.log(`nightly: build ${run.wallSeconds.toFixed(1)} s (load ${load.toFixed(1)})`);
+  const measured = figureOf(run, load, NIGHTLY_TIMEOUT_SECONDS);
+
+  // The baselines' input: the raw history plus the same day (not measured).
+  const data = await cachedBuildData(scenario.spec);
+  const input = path.join(BENCH_DATA_DIR, 'run-ratios-nightly-input.duckdb');
+  copyBuildData(data.path, input);
+  await withDatabase(input, appendNightlyDay);
+  const day = await measureBaseline(input, 'run-ratios-nightly-baseline-day.duckdb', NIGHTLY_DAY_START_MS, NIGHTLY_TIMEOUT_SECONDS);
+  const full = await measureBaseline(input, 'run-ratios-nightly-baseline-full.duckdb', undefined, NIGHTLY_TIMEOUT_SECONDS);
+  const what = `\`exledger build\` after one more day of fills on the built 10M history: a full rebuild (no incremental build yet)`;
+  return {
+    rows: [
+      {
+        benchmark: 'nightly (full rebuild today)',
+        what,
+        measured,
+        baseline: { what: `the new day: read, cast, sort its ${added.spotFills.toLocaleString('en-US')} spot fills${baselineRows(day.run)}`, figure: day.figure },
+        target: { seconds: 5 },
+      },
+      {
+        benchmark: 'nightly (full rebuild today)',
+        what: 'the same build, beside the full history',
+        measured,
+        baseline: { what: `the full history: read, cast, sort all its spot fills${baselineRows(full.run)}`, figure: full.figure },
+      },
+    ],
+    run,
+  };
+}
+
+/** Runs the sort baseline on a fresh copy (named `copyName` under data/bench) of `source`. */
+async function measureBaseline(source: string, copyName: string, sinceMs: number | undefined, timeoutSeconds: number): Promise<{ run: SortBaselineRun; figure: Figure }> {
+  const work = path.join(BENCH_DATA_DIR, copyName);
+  copyBuildData(source, work);
+  const load = currentLoad();
+  const run = await measureSortBaseline(work, 'bench_sort_baseline', sinceMs, timeoutSeconds);
+  // The copy is only the raw history and the baseline's table: not kept.
+  for (const suffix of ['', '.wal']) rmSync(`${work}${suffix}`, { force: true });
+  if (run.output === undefined) console.log(`baseline on ${copyName} gave no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
+  else console.log(`baseline on ${copyName}: ${run.output.rows.toLocaleString('en-US')} rows, ${run.wallSeconds.toFixed(1)} s, of which the statement ${(run.output.ms / 1000).toFixed(1)} s (load ${load.toFixed(1)})`);
+  return { run, figure: figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, load, timeoutSeconds) };
+}
+
+/** " (N rows)" as the baseline counted them, so the reader sees it read the same rows. */
+function baselineRows(run: SortBaselineRun): string {
+  return run.output === undefined ? '' : ` (${run.output.rows.toLocaleString('en-US')} rows)`;
+}
+
+async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await Database.open(file);
+  try {
+    return await work(db);
+  } finally {
+    db.close();
+  }
+}
+
+// Other processes on the machine slow every command down: the load each started under is shown beside it.
+function currentLoad(): number {
+  return loadavg()[0] as number;
+}
+
+/** The slowest models of a build, to see where its time goes beside the baseline. */
+function printSlowestModels(name: string, run: BuildRun): void {
+  const total = run.results.reduce((sum, result) => sum + result.ms, 0);
+  console.log(`\n${name}: slowest models (of ${(total / 1000).toFixed(1)} s in models; exit ${run.exitCode ?? 'killed'})`);
+  if (run.results.length === 0) {
+    console.log(run.stderrTail);
+    return;
+  }
+  console.table(
+    [...run.results]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 6)
+      .map((result) => ({ model: result.id, status: result.status, s: (result.ms / 1000).toFixed(2), share: `${((100 * result.ms) / Math.max(total, 1)).toFixed(0)}%`, rows: result.rows?.toLocaleString('en-US') ?? '' })),
+  );
+}

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeBuildData } from '../bench/build-data.ts';
+import { appendNightlyDay, NIGHTLY_DAY_START_MS } from '../bench/nightly-day.ts';
+import { describeTarget, formatRatioTable, targetMet, wallRatio, type Figure, type RatioRow } from '../bench/ratio-table.ts';
+import { runSortBaseline } from '../bench/sort-baseline.ts';
+import { createStagingViews } from '../src/models/build.ts';
+import type { Database } from '../src/store/database.ts';
+import { openModelDb, queryRows } from './support/model-db.ts';
+
+const GB = 1024 ** 3;
+const figure = (wallSeconds: number, more: Partial<Figure> = {}): Figure => ({ wallSeconds, peakBytes: 2 * GB, load: 1.5, ok: true, ...more });
+const row = (measured: Figure, baseline?: Figure, target?: RatioRow['target']): RatioRow => ({
+  benchmark: 'build-1m',
+  what: 'a build',
+  measured,
+  ...(baseline === undefined ? {} : { baseline: { what: 'read, cast, sort', figure: baseline } }),
+  ...(target === undefined ? {} : { target }),
+});
+
+describe('the ratio table (bench/ratio-table.ts)', () => {
+  it('the ratio is wall over baseline wall, and none without a successful baseline', () => {
+    expect(wallRatio(row(figure(15), figure(10)))).toBe(1.5);
+    expect(wallRatio(row(figure(15)))).toBeUndefined();
+    expect(wallRatio(row(figure(15), figure(10, { ok: false })))).toBeUndefined();
+  });
+
+  it('a ratio target is met up to its multiple, never without a baseline', () => {
+    const target = { timesBaseline: 1.5 };
+    expect(targetMet(row(figure(15), figure(10), target))).toBe(true);
+    expect(targetMet(row(figure(15.1), figure(10), target))).toBe(false);
+    expect(targetMet(row(figure(1), undefined, target))).toBe(false);
+  });
+
+  it('limits: seconds up to and including, memory strictly below; a failed or stopped run never meets them', () => {
+    const target = { seconds: 45, peakBytes: 6 * GB };
+    expect(targetMet(row(figure(45), undefined, target))).toBe(true);
+    expect(targetMet(row(figure(45.01), undefined, target))).toBe(false);
+    expect(targetMet(row(figure(10, { peakBytes: 6 * GB }), undefined, target))).toBe(false);
+    expect(targetMet(row(figure(10, { peakBytes: undefined }), undefined, target))).toBe(false);
+    expect(targetMet(row(figure(10, { peakBytes: undefined }), undefined, { seconds: 45 }))).toBe(true);
+    expect(targetMet(row(figure(10, { ok: false }), undefined, target))).toBe(false);
+    expect(targetMet(row(figure(10, { stoppedAfterSeconds: 900 }), undefined, target))).toBe(false);
+    expect(targetMet(row(figure(10)))).toBeUndefined();
+  });
+
+  it('prints one Markdown row per row: figures, loads, baseline, ratio, target and result', () => {
+    expect(describeTarget({ seconds: 45, peakBytes: 6 * GB })).toBe('≤ 45 s, < 6.00 GB');
+    expect(describeTarget({ timesBaseline: 1.5 })).toBe('≤ 1.5 × baseline');
+    const table = formatRatioTable(
+      [
+        row(figure(12.34, { load: 3.25 }), figure(8.2, { peakBytes: 600 * 1024 ** 2, load: 2.5 }), { timesBaseline: 1.5 }),
+        row(figure(80, { stoppedAfterSeconds: 60 }), undefined, { seconds: 5 }),
+        { ...row(figure(3)), what: 'a | b' },
+      ],
+      2,
+    );
+    const lines = table.split('\n');
+    expect(lines[0]).toBe('| benchmark | what | wall | peak RSS | load | baseline (same run) | wall | peak RSS | load | ratio | target | result |');
+    expect(lines[2]).toBe('| `build-1m` | a build | 12.3 s | 2.00 GB | 3.3 | read, cast, sort | 8.2 s | 600 MB | 2.5 | 1.50 × | ≤ 1.5 × baseline | **not met** |');
+    expect(lines[3]).toBe('| `build-1m` | a build | >60 s (stopped) | 2.00 GB | 1.5 | — |  |  |  |  | ≤ 5 s | **not met** |');
+    expect(lines[4]).toBe('| `build-1m` | a \\| b | 3.0 s | 2.00 GB | 1.5 | — |  |  |  |  |  |  |');
+    expect(table).toContain('(2 cores)');
+  });
+});
+
+describe('the sort baseline (bench/sort-baseline.ts) and the nightly day (bench/nightly-day.ts)', () => {
+  let db: Database;
+  let added: { spotFills: number; futuresFills: number };
+
+  beforeAll(async () => {
+    db = await openModelDb();
+    await writeBuildData(db, { spotFills: 3_000, futuresFills: 1_000, fundingBills: 100 });
+    added = await appendNightlyDay(db);
+    await createStagingViews(db);
+  });
+  afterAll(() => db.close());
+
+  it('the new day copies the last day one day later, with keys and ids of its own', async () => {
+    const [counts] = await queryRows<Record<string, string>>(
+      db,
+      `SELECT
+         (SELECT count(*) FROM raw.spot_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS}) AS spot_new,
+         (SELECT count(*) FROM raw.spot_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS - 86_400_000} AND _event_ms < ${NIGHTLY_DAY_START_MS}) AS spot_last_day,
+         (SELECT count(*) - count(DISTINCT _key) FROM raw.spot_fills) AS spot_repeated_keys,
+         (SELECT count(*) - count(DISTINCT fill_id) FROM staging.spot_fills) AS repeated_fill_ids,
+         (SELECT count(*) FROM staging.spot_fills WHERE c_time_at >= make_timestamptz(${NIGHTLY_DAY_START_MS} * 1000)) AS staged_new,
+         (SELECT count(*) FROM raw.futures_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS}) AS futures_new,
+         (SELECT count(*) - count(DISTINCT trade_id) FROM staging.futures_fills) AS repeated_trade_ids`,
+    );
+    expect(added.spotFills).toBeGreaterThan(0);
+    expect(added.futuresFills).toBeGreaterThan(0);
+    expect(counts).toEqual({
+      spot_new: String(added.spotFills),
+      spot_last_day: String(added.spotFills),
+      spot_repeated_keys: '0',
+      repeated_fill_ids: '0',
+      staged_new: String(added.spotFills),
+      futures_new: String(added.futuresFills),
+      repeated_trade_ids: '0',
+    });
+  });
+
+  it('reads the same rows with the same types and values as staging, in int_spot_trades order', async () => {
+    const full = await runSortBaseline(db, 'baseline_full');
+    const day = await runSortBaseline(db, 'baseline_day', NIGHTLY_DAY_START_MS);
+    expect(full.rows).toBe(3_000 + added.spotFills);
+    expect(day.rows).toBe(added.spotFills);
+    const staged = `SELECT account, symbol, base_coin, quote_coin, fill_id, lower(side) AS side, c_time_at, fill_price_e18, fill_quantity_e18, fill_total_amount_e16, fees_e18 FROM staging.spot_fills`;
+    const types = async (sql: string) => (await queryRows<{ column_type: string }>(db, `DESCRIBE ${sql}`)).map((column) => column.column_type);
+    expect(await types('SELECT * FROM baseline_full')).toEqual(await types(staged));
+    const [differences] = await queryRows<Record<string, string>>(
+      db,
+      `SELECT
+         (SELECT count(*) FROM (SELECT * FROM baseline_full EXCEPT ALL (${staged}))) AS only_baseline,
+         (SELECT count(*) FROM ((${staged}) EXCEPT ALL SELECT * FROM baseline_full)) AS only_staging,
+         (SELECT count(*) FROM (SELECT * FROM baseline_day EXCEPT ALL (${staged} WHERE c_time_at >= make_timestamptz(${NIGHTLY_DAY_START_MS} * 1000)))) AS day_only_baseline`,
+    );
+    expect(differences).toEqual({ only_baseline: '0', only_staging: '0', day_only_baseline: '0' });
+    // The stored order is the sort's: rowid follows account, symbol, time, fill id by length then text.
+    const [order] = await queryRows<{ out_of_order: string }>(
+      db,
+      `SELECT count(*) AS out_of_order FROM (
+         SELECT rowid, row_number() OVER (ORDER BY account, symbol, c_time_at, length(fill_id), fill_id) - 1 AS expected FROM baseline_full
+       ) WHERE rowid <> expected`,
+    );
+    expect(order!.out_of_order).toBe('0');
+  });
+});
