@@ -52,6 +52,7 @@ export const journalReport = defineReport({
         { column: 'kind', header: 'Kind', format: 'text' },
         { column: 'coin', header: 'Coin', format: 'text' },
         { column: 'amount', header: 'Amount', format: 'amount', coinColumn: 'coin' },
+        { column: 'status', header: 'Status', format: 'text' },
         { column: 'entry_id', header: 'Reference', format: 'id', width: 48 },
         { column: 'source_model', header: 'Source', format: 'text', width: 30 },
         { column: 'source_key', header: 'Source key', format: 'text', width: 48 },
