@@ -27,6 +27,7 @@ export const journalReport = defineReport({
         { column: 'ledger_account', header: 'Ledger account', format: 'text', width: 28 },
         { column: 'debit', header: 'Debit', format: 'amount', coinColumn: 'currency', total: true },
         { column: 'credit', header: 'Credit', format: 'amount', coinColumn: 'currency', total: true },
+        { column: 'net_amount', header: 'Debit − credit', format: 'amount', coinColumn: 'currency', total: true },
         { column: 'currency', header: 'Currency', format: 'text' },
         { column: 'coin', header: 'Coin', format: 'text' },
         { column: 'coin_amount', header: 'Coin amount', format: 'amount', coinColumn: 'coin' },
