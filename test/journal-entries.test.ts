@@ -270,6 +270,7 @@ describe('marts.journal_entries', () => {
     expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow(ConfigError);
     expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow('settings: models.journal.accounts.tradingFees: the only placeholders are {coin} and {account}');
     expect(() => resolve({ journal: { accounts: { tradingFees: '  ' } } })).toThrow('models.journal.accounts.tradingFees: must not be empty');
+    expect(() => resolve({ journal: { accounts: { otherFees: 'Fees\nOther' } } })).toThrow('models.journal.accounts.otherFees: no line breaks or control characters');
     expect(() => resolve({ journal: { accounts: { tradingFee: 'Fees' } } })).toThrow(/models\.journal\.accounts/);
     expect(() => resolve({ costMethods: ['fifo'], journal: { costMethod: 'average' } })).toThrow('models.journal.costMethod: "average" is not one of the cost methods built (fifo)');
   });

@@ -106,7 +106,7 @@ const ledgerAccount = z
   .trim()
   .min(1, 'must not be empty')
   .max(200, 'at most 200 characters')
-  .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), 'no line breaks or control characters')
+  .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'no line breaks or control characters')
   .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => part === '{coin}' || part === '{account}'), 'the only placeholders are {coin} and {account}');
 const group = z.strictObject({ quota: z.number().positive(), windowMs: z.number().int().positive() });
 
