@@ -83,13 +83,33 @@ const FUTURES = ['cmt_btcusdt', 'cmt_ethusdt', 'cmt_solusdt'] as const;
 /** The marts as `exledger build` makes them (sql/marts/*.sql): names and types, in order. */
 export const EXPORT_MART_COLUMNS: Readonly<Record<string, string>> = {
   spot_lot_matches: `account VARCHAR, cost_method VARCHAR, symbol VARCHAR, base_coin VARCHAR, quote_coin VARCHAR, sell_fill_id VARCHAR, sell_at TIMESTAMPTZ, sell_date DATE, sell_month DATE,
-    lot_source VARCHAR, match_rule VARCHAR, buy_fill_id VARCHAR, buy_at TIMESTAMPTZ, quantity DECIMAL(38, 18), cost DECIMAL(38, 12), proceeds DECIMAL(38, 12), realized_pnl DECIMAL(38, 12)`,
+    lot_source VARCHAR, match_rule VARCHAR, lot_account VARCHAR, buy_fill_id VARCHAR, buy_at TIMESTAMPTZ, quantity DECIMAL(38, 18), cost DECIMAL(38, 12), proceeds DECIMAL(38, 12), realized_pnl DECIMAL(38, 12)`,
   spot_realized_pnl_monthly: `account VARCHAR, cost_method VARCHAR, symbol VARCHAR, trade_month DATE, base_coin VARCHAR, quote_coin VARCHAR,
     opening_quantity DECIMAL(38, 18), opening_cost DECIMAL(38, 12), quantity_bought DECIMAL(38, 18), cost_bought DECIMAL(38, 12), quantity_sold DECIMAL(38, 18),
     proceeds DECIMAL(38, 12), cost DECIMAL(38, 12), realized_pnl DECIMAL(38, 12), unmatched_quantity DECIMAL(38, 18), unmatched_proceeds DECIMAL(38, 12),
     open_quantity DECIMAL(38, 18), open_cost DECIMAL(38, 12)`,
   futures_pnl_monthly: `account VARCHAR, margin_coin VARCHAR, symbol VARCHAR, pnl_month DATE, fill_count BIGINT, volume DECIMAL(38, 12), realized_pnl DECIMAL(38, 18),
     trading_fees DECIMAL(38, 18), liquidation_fees DECIMAL(38, 18), funding DECIMAL(38, 18), net_result DECIMAL(38, 18), funding_from_at TIMESTAMPTZ, funding_to_at TIMESTAMPTZ`,
+  // Empty: the benchmark has no reporting currency, so nothing needs a price.
+  needs_price: 'account VARCHAR, coin VARCHAR, needed_date DATE, needed_month DATE, mart VARCHAR, row_count BIGINT, reporting_currency VARCHAR',
+};
+
+/**
+ * The reporting-currency columns the marts end with, added once the rows are in (the inserts
+ * above them are positional): NULL, as a build without models.reportingCurrency leaves them, and
+ * no unpriced days.
+ */
+const VALUATION_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  spot_realized_pnl_monthly: ['reporting_currency VARCHAR', 'realized_pnl_rc DECIMAL(38, 12)', 'unpriced_days BIGINT DEFAULT 0'],
+  futures_pnl_monthly: [
+    'reporting_currency VARCHAR',
+    'realized_pnl_rc DECIMAL(38, 12)',
+    'trading_fees_rc DECIMAL(38, 12)',
+    'liquidation_fees_rc DECIMAL(38, 12)',
+    'funding_rc DECIMAL(38, 12)',
+    'net_result_rc DECIMAL(38, 12)',
+    'unpriced_days BIGINT DEFAULT 0',
+  ],
 };
 
 /** The first day of `month` (YYYY-MM) and of the month after, as epoch ms (UTC). */
@@ -110,7 +130,7 @@ function pickIndex(bucket: string, shares: readonly number[]): string {
 
 /**
  * Writes the export benchmark's tables into an open database (whose meta tables Database.open
- * made): the three marts of the pnl report, the settings tables (each mart recorded in
+ * made): the four marts the pnl report reads, the settings tables (each mart recorded in
  * settings.model_builds as a build records it), empty raw tables and the runs
  * and cursors of the report's streams.
  */
@@ -146,6 +166,7 @@ export async function writeExportData(db: Database, spec: ExportDataSpec): Promi
   await writeLotMatches(db, spec.lotRows, startMs, endMs);
   await writeSpotMonthly(db, spec.month, seed);
   await writeFuturesMonthly(db, spec.month);
+  for (const [table, columns] of Object.entries(VALUATION_COLUMNS)) for (const column of columns) await db.run(`ALTER TABLE marts.${table} ADD COLUMN ${column}`);
   await writeStreamStatus(db, endMs);
 }
 
@@ -216,6 +237,7 @@ async function writeLotMatches(db: Database, rows: number, startMs: number, endM
             CAST(date_trunc('month', CAST(ex_at(sell_ms) AS DATE)) AS DATE) AS sell_month,
             lot_source,
             CASE WHEN lot_source = 'unmatched' THEN 'unmatched' ELSE 'lot' END AS match_rule,
+            CASE WHEN lot_source <> 'unmatched' THEN account END AS lot_account,
             CASE WHEN lot_source = 'fill' THEN ex_fill_id(buy_ms, i, 12) END AS buy_fill_id,
             CASE WHEN lot_source = 'fill' THEN ex_at(buy_ms) END AS buy_at,
             CAST(ex_fixed(quantity_units, qd) AS DECIMAL(38, 18)) AS quantity,

@@ -19,7 +19,7 @@ import { openModelDb } from './support/model-db.ts';
  * marts of the pnl report with the real models' column names and types, all lot rows in one
  * month, and a database `exledger report` reads as it is. Its workbook check counts the rows.
  */
-const MARTS = ['spot_lot_matches', 'spot_realized_pnl_monthly', 'futures_pnl_monthly'];
+const MARTS = ['spot_lot_matches', 'spot_realized_pnl_monthly', 'futures_pnl_monthly', 'needs_price'];
 const ROWS = 3_000;
 let generated: Database;
 let outDir: string;

@@ -116,4 +116,23 @@ describe('the model runner', () => {
       { account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '0.123456789012345678', cost: '12345678901234.123456789012' },
     ]);
   });
+
+  it('keeps one settings.model_builds row per model, and takes the key off an earlier version\'s table', async () => {
+    await freshDb();
+    // As versions before the full-disk fix created it: a PRIMARY KEY on model.
+    await db.run('CREATE SCHEMA settings');
+    await db.run(
+      'CREATE TABLE settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
+    );
+    await db.run("INSERT INTO settings.model_builds VALUES ('marts.gone', 'UTC', ['fifo'], '[]', now(), NULL)");
+    const settings = DEFAULT_MODEL_SETTINGS;
+    await buildModels(db, settings, { sqlDir: project(PROJECT) });
+    await buildModels(db, { ...settings, reportingTimeZone: 'Asia/Tokyo' }, { sqlDir: project(PROJECT) });
+    expect(await db.all("SELECT constraint_type FROM duckdb_constraints() WHERE schema_name = 'settings' AND table_name = 'model_builds' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')")).toEqual([]);
+    const rows = await db.all<{ model: string; time_zone: string }>('SELECT model, time_zone FROM settings.model_builds ORDER BY model');
+    expect(rows.length).toBeGreaterThan(1);
+    expect(new Set(rows.map((row) => row.model)).size).toBe(rows.length);
+    expect(rows.filter((row) => row.model !== 'marts.gone').every((row) => row.time_zone === 'Asia/Tokyo')).toBe(true);
+    expect(rows.find((row) => row.model === 'marts.gone')).toEqual({ model: 'marts.gone', time_zone: 'UTC' });
+  });
 });

@@ -12,10 +12,10 @@ describe('weight budget against the sandbox', () => {
       console.log(formatBudgetDrive('default budget (500 / 1000 weight per 10 s per endpoint)', result));
       expect(result.requests).toBeGreaterThanOrEqual(1990);
       expect(result.rateLimited).toBe(0);
-      // 0.95-0.97 on an idle machine (npm run bench -- budget measures it); a starved CPU slows
-      // the client, not the budget, so the bound here only catches a budget that holds back
-      // (one that waited a window too many would spend half).
-      expect(result.utilization).toBeGreaterThanOrEqual(0.8);
+      // 0.95-0.97 on an idle machine (npm run bench -- budget measures it), 0.78 at load 6; a
+      // starved CPU slows the client, not the budget, so the bound here only catches a budget
+      // that holds back (one that waited a window too many would spend half).
+      expect(result.utilization).toBeGreaterThanOrEqual(0.65);
     } finally {
       await sandbox.close();
     }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
-import { closeTo, cmp, parseDecimal, referenceAverage, referenceLots, referenceUk, spotLedgerArbitrary, sub, ZERO, add, type LedgerResult, type Rational, type SpotLedger } from './support/spot-reference.ts';
+import { closeTo, cmp, parseDecimal, rational, referenceAverage, referenceLots, referenceUk, spotLedgerArbitrary, sub, ZERO, add, type LedgerResult, type Rational, type SpotLedger } from './support/spot-reference.ts';
 
 /**
  * Differential test: on random ledgers (fast-check), the models' FIFO, LIFO, HIFO and moving-average
@@ -136,6 +136,89 @@ describe('spot PnL: SQL against the exact reference', () => {
         expect(failing.map(({ id, status, sample }) => ({ id, status, sample }))).toEqual([]);
       }),
       { numRuns: RUNS },
+    );
+  }, 180_000);
+});
+
+/**
+ * Universal pooling, checked against the reference through account pooling: a symbol's fills
+ * spread over three accounts and pooled across them must be matched exactly as the same fills in
+ * one account pooled per account (which the property above checks against the reference). Every
+ * lot match, every sell's cost and PnL, each day's totals and the open position at the end, summed
+ * over the accounts, are equal, for every cost method.
+ */
+const UNIVERSAL_RUNS = 6;
+const spreadLedgersArbitrary = fc.tuple(
+  ...Array.from({ length: LEDGERS_PER_BUILD }, (_, index) =>
+    fc.tuple(spotLedgerArbitrary('acct0', `S${index}USDT_SPBL`, index), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 24, maxLength: 24 })),
+  ),
+);
+
+/** One ledger's fills spread over acct0..acct2 (its opening position stays with acct0). */
+function spread(ledger: SpotLedger, accountOf: readonly number[]): SpotLedger[] {
+  return [0, 1, 2].map((account) => ({
+    ...ledger,
+    account: `acct${account}`,
+    fills: ledger.fills.filter((_, index) => (accountOf[index] ?? 0) === account),
+    opening: account === 0 ? ledger.opening : undefined,
+  }));
+}
+
+/** What the pool did, account names left out: lot matches, each sell's figures, daily totals. */
+async function poolOutcome(): Promise<{ matches: string[]; average: string[]; days: string[]; open: string[] }> {
+  const sorted = async (sql: string) => (await queryRows(db, sql)).map((row) => JSON.stringify(row)).sort();
+  return {
+    matches: await sorted('select cost_method, symbol, sell_fill_id, match_rule, lot_source, buy_fill_id, quantity, cost, proceeds from marts.spot_lot_matches'),
+    average: await sorted(
+      `select t.symbol, t.fill_id, t.unmatched_e18, t.matched_proceeds_e12, a.cost_e12
+        from intermediate.int_spot_trades as t join intermediate.int_spot_average_cost as a using (pool, symbol, event_seq) where t.side = 'sell'`,
+    ),
+    days: await sorted(
+      `select symbol, cost_method, trade_date, sum(realized_pnl) as realized_pnl, sum(cost) as cost, sum(proceeds) as proceeds,
+          sum(unmatched_quantity) as unmatched_quantity
+        from marts.spot_realized_pnl_daily group by all`,
+    ),
+    // A day's row holds its account's contribution to the pool: the pool at the end is the sum of
+    // each account's last one.
+    open: await sorted(
+      `select symbol, cost_method, sum(open_quantity) as open_quantity, sum(open_cost) as open_cost
+        from (select account, symbol, cost_method, arg_max(open_quantity, trade_date) as open_quantity, arg_max(open_cost, trade_date) as open_cost
+          from marts.spot_realized_pnl_daily group by all)
+        group by all`,
+    ),
+  };
+}
+
+describe('spot PnL: universal pooling against account pooling', () => {
+  it(`fills spread over three accounts and pooled across them match as one account's, on ${UNIVERSAL_RUNS * LEDGERS_PER_BUILD} random ledgers, every method`, async () => {
+    await fc.assert(
+      fc.asyncProperty(spreadLedgersArbitrary, async (drawn) => {
+        const settings = { costMethods: ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const, reportingTimeZone: TIME_ZONE };
+        const openings = (ledgers: readonly SpotLedger[]) => ledgers.flatMap((ledger) => (ledger.opening === undefined ? [] : [{ account: ledger.account, symbol: ledger.symbol, ...ledger.opening }]));
+        const single = drawn.map(([ledger]) => ledger);
+        await insertLedgers(single);
+        await buildAll(db, { ...settings, openingPositions: openings(single), pooling: 'account' }, { select: SPOT_MODELS });
+        const expected = await poolOutcome();
+
+        const spreadLedgers = drawn.flatMap(([ledger, accountOf]) => spread(ledger, accountOf));
+        await insertLedgers(spreadLedgers);
+        await buildAll(db, { ...settings, openingPositions: openings(spreadLedgers), pooling: 'universal' }, { select: SPOT_MODELS });
+        const actual = await poolOutcome();
+        expect(actual.matches).toEqual(expected.matches);
+        expect(actual.average).toEqual(expected.average);
+        expect(actual.days).toEqual(expected.days);
+        // Exact, but for moving average's open cost: each account's share of the pool's cost is
+        // rounded to 1e-12 on its own, so their sum may be a unit off per account.
+        expect(actual.open.length).toBe(expected.open.length);
+        actual.open.forEach((text, index) => {
+          const [got, want] = [JSON.parse(text), JSON.parse(expected.open[index]!)] as Record<string, string>[];
+          if (got!.cost_method !== 'average') return expect(got).toEqual(want);
+          expect({ ...got, open_cost: '' }).toEqual({ ...want, open_cost: '' });
+          expect(closeTo(got!.open_cost, parseDecimal(want!.open_cost!), rational(3n, 10n ** 12n)), `${got!.symbol} average open cost ${got!.open_cost} vs ${want!.open_cost}`).toBe(true);
+        });
+        expect(new Set((await queryRows(db, 'select distinct account from marts.spot_lot_matches')).map((row) => row.account)).size).toBeGreaterThan(1);
+      }),
+      { numRuns: UNIVERSAL_RUNS },
     );
   }, 180_000);
 });

@@ -153,8 +153,13 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     for (const position of settings.openingPositions) {
       await db.run('INSERT INTO settings.opening_positions VALUES ($1, $2, CAST($3 AS DECIMAL(38, 18)), CAST($4 AS DECIMAL(38, 12)))', [position.account, position.symbol, position.quantity, position.cost]);
     }
+    // No PRIMARY KEY: recordModelBuild deletes a model's row before inserting it. DuckDB's index
+    // behind a key could not take a full disk: a commit that failed writing left the index
+    // holding a key its rows did not, and the next build's insert of that model aborted the
+    // process (FatalException "duplicate key", no error line). A model has one row, checked
+    // by test/disk-full.test.ts.
     await db.run(
-      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
+      'CREATE TABLE IF NOT EXISTS settings.model_builds (model VARCHAR NOT NULL, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
     );
     // A database whose builds predate pooling: its tables were built per account (a null pooling reads as 'account').
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS pooling VARCHAR');
@@ -164,7 +169,17 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     // Added with the journal: its cost method and accounts (journalText). Not part of
     // describeBuildSettings: only marts.journal_entries depends on it and nothing reads that mart.
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS journal VARCHAR');
+    await dropModelBuildsKey(db);
   });
+}
+
+/** A settings.model_builds of an earlier version has a PRIMARY KEY on model: copied into one without. */
+async function dropModelBuildsKey(db: Database): Promise<void> {
+  const keys = await db.all("SELECT 1 FROM duckdb_constraints() WHERE schema_name = 'settings' AND table_name = 'model_builds' AND constraint_type = 'PRIMARY KEY'");
+  if (keys.length === 0) return;
+  await db.run('CREATE TABLE settings.model_builds_unkeyed AS SELECT * FROM settings.model_builds');
+  await db.run('DROP TABLE settings.model_builds');
+  await db.run('ALTER TABLE settings.model_builds_unkeyed RENAME TO model_builds');
 }
 
 /**
@@ -174,8 +189,9 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
  * a build that did not reach them.
  */
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
+  await db.run('DELETE FROM settings.model_builds WHERE model = $1', [model]);
   await db.run(
-    "INSERT OR REPLACE INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices, journal) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7, $8)",
+    "INSERT INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices, journal) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7, $8)",
     [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.pooling, settings.reportingCurrency, pricesText(settings.prices), journalText(settings)],
   );
 }

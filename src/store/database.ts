@@ -20,6 +20,10 @@ export class Database {
   private diskFull: DiskFullError | undefined;
   /** DuckDB's temporary folder (where big queries spill), for naming it when it fills the disk. */
   private tempDirectory: string | undefined;
+  /** Statements running now (see `close`). */
+  private running = 0;
+  /** close() was called while statements ran: the connection closes when the last one ends. */
+  private closing = false;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -116,6 +120,8 @@ export class Database {
   /** Runs one statement; a full disk becomes (and stays) a DiskFullError naming the database. */
   private async guarded<T>(work: () => Promise<T>): Promise<T> {
     if (this.diskFull !== undefined) throw this.diskFull;
+    if (this.closing) throw new Error(`${this.location}: the database was closed before this statement ran`);
+    this.running += 1;
     try {
       return await work();
     } catch (error) {
@@ -123,6 +129,9 @@ export class Database {
       if (full === undefined) throw error;
       this.diskFull = full;
       throw full;
+    } finally {
+      this.running -= 1;
+      if (this.closing && this.running === 0) this.closeNow();
     }
   }
 
@@ -180,8 +189,23 @@ export class Database {
     for (const database of Database.opened) database.connection.interrupt();
   }
 
+  /**
+   * Closes the connection and the instance, at once when no statement is running. A job that
+   * fails while one of its statements still runs (another of its queries failed first) gets here
+   * before that statement ends: closing the connection under it made DuckDB destroy the
+   * connection from inside the running statement and wait on its own lock, and the process hung
+   * at exit after printing its error. So the running statement is interrupted, the close waits
+   * for it to end, and statements not yet started are refused.
+   */
   close(): void {
     Database.opened.delete(this);
+    if (this.running === 0) return this.closeNow();
+    this.closing = true;
+    this.connection.interrupt();
+  }
+
+  private closeNow(): void {
+    this.closing = true;
     this.connection.closeSync();
     this.instance.closeSync();
   }
