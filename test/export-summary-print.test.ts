@@ -103,7 +103,8 @@ describe('Summary and print setup of the workbooks of a synced sandbox history',
     // One sync: one snapshot of the futures collateral, so funding (a change between two) is unknown.
     await syncOnce(workspace, sandbox);
     db = await Database.open(workspace.db);
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'] });
+    // Valued in USDT (identity, other coins derived from their USDT fills), so the journal workbook is written too.
+    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingCurrency: 'USDT' });
     period = lastClosedPeriod('month', 'UTC', new Date(sandbox.exchange.endMs));
     for (const report of REPORTS) {
       const result = await writeReport(db, report, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir: path.join(workspace.dir, 'out'), now: new Date(sandbox.exchange.endMs) });

@@ -62,7 +62,9 @@ async function martRows(db: Database, sheet: SheetSpec, period: ReportPeriod): P
       : sheet.period.grain === 'day'
         ? `${sheet.period.column} BETWEEN DATE '${period.from}' AND DATE '${period.to}'`
         : `${sheet.period.column} BETWEEN date_trunc('month', DATE '${period.from}') AND date_trunc('month', DATE '${period.to}')`;
-  const rows = await db.all<Record<string, string | null>>(`SELECT ${select.map((expression, index) => `${expression} AS c${index}`).join(', ')} FROM ${sheet.mart} WHERE ${where} ORDER BY ${sheet.orderBy.join(', ')}`);
+  // The sheet's own subset of its mart (Needs a price: the report's marts; Not posted: status no_price).
+  const only = sheet.only === undefined ? '' : ` AND CAST(${sheet.only.column} AS VARCHAR) IN (${sheet.only.values.map((value) => `'${value}'`).join(', ')})`;
+  const rows = await db.all<Record<string, string | null>>(`SELECT ${select.map((expression, index) => `${expression} AS c${index}`).join(', ')} FROM ${sheet.mart} WHERE ${where}${only} ORDER BY ${sheet.orderBy.join(', ')}`);
   return rows.map((row) => sheet.columns.map((_, index) => row[`c${index}`] ?? null));
 }
 
@@ -135,7 +137,8 @@ describe('workbooks of a synced sandbox history', () => {
     workspace = createWorkspace(sandbox);
     await syncOnce(workspace, sandbox);
     db = await Database.open(workspace.db);
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingTimeZone: 'Europe/Berlin' });
+    // Valued in USDT (identity, other coins derived from their USDT fills), so the journal workbook is written too.
+    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingTimeZone: 'Europe/Berlin', reportingCurrency: 'USDT' });
     period = lastClosedPeriod('month', 'Europe/Berlin', new Date(sandbox.exchange.endMs));
     const outDir = path.join(workspace.dir, 'out');
     for (const report of REPORTS) {
@@ -151,8 +154,10 @@ describe('workbooks of a synced sandbox history', () => {
     if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
   });
 
-  it('writes the four workbooks, and nothing half-written beside them', () => {
-    expect(readdirSync(path.join(workspace.dir, 'out')).sort()).toEqual(['balances', 'fees', 'pnl', 'rebates'].map((name) => `${name}-${period.label}.xlsx`));
+  it('writes the five workbooks (and the journal\'s CSV), and nothing half-written beside them', () => {
+    expect(readdirSync(path.join(workspace.dir, 'out')).sort()).toEqual(
+      [...['balances', 'fees'].map((name) => `${name}-${period.label}.xlsx`), `journal-${period.label}.csv`, ...['journal', 'pnl', 'rebates'].map((name) => `${name}-${period.label}.xlsx`)],
+    );
   });
 
   it('puts a Summary first with the period, the zone, fresh streams, and the chart as a picture', () => {

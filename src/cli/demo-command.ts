@@ -33,7 +33,7 @@ class SandboxStartError extends ExledgerError {
 /**
  * `exledger demo` (what `npm start` runs): starts `exledger sandbox` as a process of its own (the
  * exchange is never inside the client's process, as in production), runs the nightly job
- * against it over its whole history (sync, build, check, the four reports for the last closed
+ * against it over its whole history (sync, build, check, the five reports (the journal with its CSV) for the last closed
  * month, publish) and stops it. Its marts are valued in USD with generated daily USDT closes
  * (src/sandbox/demo-prices.ts, written beside the database). The sandbox's quotas are ten times the real exchange's (and the
  * client's budget with them) so a year of daily referral totals takes seconds, not minutes;

@@ -19,7 +19,7 @@ import { startRunLog } from './run-log.ts';
  * file), then the summary. Shared by `exledger run` and `exledger demo`.
  */
 export async function runWithLog(config: Readonly<Config>, commandOutput: Output, signal: AbortSignal, options: { period?: ReportPeriod; now?: Date; banner?: readonly string[] }): Promise<CommandOutcome> {
-  const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), config.reports.names ?? ['all']);
+  const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), config.reports.names ?? ['all'], config.models.reportingCurrency);
   // Before the log file is made: a bad folder is one error line, with nothing created.
   checkRunPaths(config);
   // `--accounts` over a database that holds other accounts too: refused before the log is made.

@@ -5,15 +5,15 @@ import { accountOf, periodOf, reportJob, selectReports } from '../jobs/report-jo
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
-import { formatReportResult, reportResultJson, reportRowsProgress } from './result-text.ts';
+import { displayPath, formatReportResult, reportResultJson, reportRowsProgress } from './result-text.ts';
 
 /** `exledger report`. */
 export const reportCommand = defineCommand({
   command: 'report <name..>',
-  describe: 'Write Excel workbooks (pnl, fees, rebates, balances, or all) for a period from the built models',
+  describe: 'Write Excel workbooks (pnl, fees, rebates, balances, journal, or all) for a period from the built models',
   builder: (yargs) =>
     withConfigOptions(yargs)
-      .positional('name', { type: 'string', array: true, describe: 'Reports to write: pnl, fees, rebates, balances, or all', demandOption: true })
+      .positional('name', { type: 'string', array: true, describe: 'Reports to write: pnl, fees, rebates, balances, journal (workbook and CSV; needs models.reportingCurrency), or all', demandOption: true })
       .option('period', { type: 'string', describe: 'A month (2026-10), quarter (2026-Q3) or year (2026), in the reporting time zone' })
       .option('from', { type: 'string', describe: 'First day, YYYY-MM-DD (with --to)' })
       .option('to', { type: 'string', describe: 'Last day, YYYY-MM-DD, included (with --from)' })
@@ -24,7 +24,7 @@ export const reportCommand = defineCommand({
       }),
   config: (args) => ({ ...configOverrides(args), outDir: args.out }),
   handler: async (args, { config, output }) => {
-    const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), args.name.map(String));
+    const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), args.name.map(String), config.models.reportingCurrency);
     const period = periodOf(args);
     const account = accountOf(args.account);
     const results = await reportJob(
@@ -34,6 +34,9 @@ export const reportCommand = defineCommand({
       { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) },
       account === undefined ? {} : { account },
     );
-    return { exitCode: EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
+    // A CSV that leaves rows out (the journal's amounts without a price) is written, said, and partial (exit 3).
+    const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0);
+    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${result.csv!.omitted} source row(s) not posted: ${result.csv!.note}`);
+    return { exitCode: incomplete.length > 0 ? EXIT.partial : EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

@@ -121,7 +121,8 @@ export function reportRowsProgress(output: Output): (report: string, sheet: stri
 export function formatReportResult(result: ReportResult): string {
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
   const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${result.sheets.length} sheets, ${rows.toLocaleString('en-US')} rows  ${(result.ms / 1000).toFixed(1)} s`;
-  return [line, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
+  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${result.csv.rows.toLocaleString('en-US')} lines${result.csv.omitted > 0 ? `, ${result.csv.omitted} source row(s) not posted` : ''}`];
+  return [line, ...csv, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
 }
 
 /** A path relative to the working folder when it is inside it, else whole. */
@@ -132,7 +133,7 @@ export function displayPath(file: string): string {
 
 /** A workbook's result for --json. */
 export function reportResultJson(result: ReportResult): Record<string, unknown> {
-  return { ...result, file: path.resolve(result.file), ms: Math.round(result.ms) };
+  return { ...result, file: path.resolve(result.file), ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }), ms: Math.round(result.ms) };
 }
 
 /** The exit code of a run (README "Exit codes"). */

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { readPricesFile } from '../models/prices-file.ts';
-import { COST_METHODS, DEFAULT_MODEL_SETTINGS, POOLINGS, type CostMethod, type ModelSettings, type Pooling } from '../models/settings.ts';
+import { COST_METHODS, DEFAULT_CHART_OF_ACCOUNTS, DEFAULT_MODEL_SETTINGS, JOURNAL_ACCOUNT_KEYS, POOLINGS, type CostMethod, type JournalSettings, type ModelSettings, type Pooling } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
 
@@ -99,6 +99,15 @@ export const DEFAULT_CONFIG_FILE = 'exledger.config.json';
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+// A ledger account name of models.journal.accounts: text as the general ledger spells it, with
+// {coin} and {account} the only placeholders (anything else in braces is a typo, not a name).
+const ledgerAccount = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'at most 200 characters')
+  .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'no line breaks or control characters')
+  .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => part === '{coin}' || part === '{account}'), 'the only placeholders are {coin} and {account}');
 const group = z.strictObject({ quota: z.number().positive(), windowMs: z.number().int().positive() });
 
 const fileSchema = z.strictObject({
@@ -156,6 +165,12 @@ const fileSchema = z.strictObject({
         .optional(),
       reportingCurrency: z.string().regex(/^[A-Z0-9]{1,20}$/, 'an upper-case currency code such as "USD" or "EUR"').optional(),
       pricesFile: nonEmpty.optional(),
+      journal: z
+        .strictObject({
+          costMethod: z.enum(COST_METHODS).optional(),
+          accounts: z.strictObject(Object.fromEntries(JOURNAL_ACCOUNT_KEYS.map((key) => [key, ledgerAccount.optional()])) as Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], z.ZodOptional<typeof ledgerAccount>>).optional(),
+        })
+        .optional(),
     })
     .optional(),
   reports: z
@@ -232,6 +247,8 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
 
   const selectedAccounts = overrides.accounts === undefined ? null : parseAccountList(overrides.accounts, '--accounts', accounts.map((account) => account.name));
 
+  const costMethods = overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods;
+  const journal = journalOf(file.models?.journal, costMethods);
   const config: Config = {
     configFile,
     db: overrides.db ?? env.EXLEDGER_DB ?? file.db ?? './data/exledger.duckdb',
@@ -260,12 +277,13 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     },
     models: {
       reportingTimeZone: checkTimeZone(overrides.reportingTimeZone) ?? file.models?.reportingTimeZone ?? DEFAULT_MODEL_SETTINGS.reportingTimeZone,
-      costMethods: overrides.costMethods ?? file.models?.costMethods ?? DEFAULT_MODEL_SETTINGS.costMethods,
+      costMethods,
       pooling: overrides.pooling ?? file.models?.pooling ?? DEFAULT_MODEL_SETTINGS.pooling,
       // Checked against every configured account; a worker keeps those of its own accounts.
       openingPositions: openingPositions(file.models?.openingPositions ?? [], accounts).filter((position) => selectedAccounts === null || selectedAccounts.includes(position.account)),
       reportingCurrency: file.models?.reportingCurrency ?? null,
       prices: pricesFile(file.models?.reportingCurrency, file.models?.pricesFile, configFile === null ? cwd : path.dirname(configFile)),
+      ...(journal === undefined ? {} : { journal }),
     },
     reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
     logDir: file.logDir ?? './logs',
@@ -351,6 +369,22 @@ function pricesFile(currency: string | undefined, file: string | undefined, base
   if (file === undefined) return null;
   if (currency === undefined) throw new ConfigError('models.pricesFile', 'is set but models.reportingCurrency is not: say which currency the prices are in (e.g. "USD")');
   return readPricesFile(path.resolve(base, file));
+}
+
+/**
+ * models.journal: the spot cost method posted (one of the cost methods built, else its PnL would
+ * not exist) and the chart of accounts, each name the file does not give taken from the defaults.
+ * Undefined when the file has no models.journal (journalSettings() then gives the defaults).
+ */
+function journalOf(declared: { costMethod?: CostMethod; accounts?: Partial<Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], string | undefined>> } | undefined, costMethods: readonly CostMethod[]): JournalSettings | undefined {
+  if (declared === undefined) return undefined;
+  const costMethod = declared.costMethod ?? costMethods[0] ?? 'fifo';
+  if (!costMethods.includes(costMethod)) {
+    throw new ConfigError('models.journal.costMethod', `"${costMethod}" is not one of the cost methods built (${costMethods.join(', ')}): name one of them, or add it to models.costMethods`);
+  }
+  const accounts = { ...DEFAULT_CHART_OF_ACCOUNTS };
+  for (const key of JOURNAL_ACCOUNT_KEYS) accounts[key] = declared.accounts?.[key] ?? accounts[key];
+  return { costMethod, accounts };
 }
 
 /** Opening positions name their account; with one account (or none configured yet) it may be left out. */

@@ -154,6 +154,32 @@ export interface ChartSpec {
   coinColumn: string;
 }
 
+/**
+ * A CSV written beside the workbook (`<report>-<period>[-<account>].csv`), in a layout another
+ * system imports (a general ledger's journal import): one line per row of a detail sheet, in its
+ * order and for its period and account, the columns named here. Values are DuckDB's text: dates
+ * YYYY-MM-DD, amounts plain decimal strings (trailing zeros after the point dropped), never a
+ * float or an exponent.
+ */
+export interface CsvSpec {
+  /** The detail sheet whose rows it holds. */
+  sheet: string;
+  columns: readonly {
+    /** The CSV header. */
+    header: string;
+    /** The sheet's mart's column. */
+    column: string;
+    /** An amount of 0 is written empty (a journal line's other side). @default false */
+    emptyWhenZero?: boolean;
+  }[];
+  /**
+   * A detail sheet listing what the CSV leaves out (rows it cannot hold, e.g. amounts without a
+   * price): its rows in the period are counted (ReportResult.csv.omitted) and the command warns
+   * and exits 3. @default none
+   */
+  omitted?: { sheet: string; note: string };
+}
+
 /** A report: one workbook, a Summary sheet first, then its detail sheets. */
 export interface ReportSpec {
   /** `exledger report <name>`; also the workbook's file name. */
@@ -166,6 +192,13 @@ export interface ReportSpec {
   /** Lines added to the Summary's notes: how to read this report's sheets. @default [] */
   notes?: readonly string[];
   chart: ChartSpec;
+  /**
+   * Its figures are values in the reporting currency only (the journal): without
+   * models.reportingCurrency it is refused when named, and left out of `all` and `exledger run`. @default false
+   */
+  requiresReportingCurrency?: boolean;
+  /** A CSV written beside the workbook. @default none */
+  csv?: CsvSpec;
 }
 
 /**
@@ -237,6 +270,14 @@ const reportSchema = z.strictObject({
   ),
   notes: z.array(z.string().min(1)).optional(),
   chart: z.strictObject({ title: z.string(), mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/), monthColumn: identifier, valueColumn: identifier, seriesBy: z.array(identifier), coinColumn: identifier }),
+  requiresReportingCurrency: z.boolean().optional(),
+  csv: z
+    .strictObject({
+      sheet: z.string(),
+      columns: z.array(z.strictObject({ header: z.string().regex(/^[a-z][a-z0-9_]*$/, 'a plain lower-case header'), column: identifier, emptyWhenZero: z.boolean().optional() })).min(1),
+      omitted: z.strictObject({ sheet: z.string(), note: z.string().min(1) }).optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -307,6 +348,11 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);
       }
     });
+    if (report.csv !== undefined) {
+      const sheet = report.sheets.find((candidate) => candidate.name === report.csv!.sheet);
+      if (sheet === undefined) throw new ConfigError(`${where}: csv.sheet`, `"${report.csv.sheet}" is not a sheet of this report`);
+      if (report.csv.omitted !== undefined && !report.sheets.some((candidate) => candidate.name === report.csv!.omitted!.sheet)) throw new ConfigError(`${where}: csv.omitted.sheet`, `"${report.csv.omitted.sheet}" is not a sheet of this report`);
+    }
     if (!report.chart.seriesBy.includes(report.chart.coinColumn)) throw new ConfigError(`${where}: chart.coinColumn`, 'must be one of chart.seriesBy');
   }
 }

@@ -266,6 +266,8 @@ export interface SummaryInput {
   costMethods: string[];
   /** The currency the marts were valued in (settings.model_builds); null: none. @default null */
   reportingCurrency?: string | null;
+  /** The journal's cost method and chart of accounts (settings.model_builds.journal of marts.journal_entries); null or absent: not a journal. */
+  journal?: string | null;
   /** The prices file they were valued with (its name and hash); null: none. @default null */
   prices?: string | null;
   freshness: Freshness[];
@@ -330,6 +332,10 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   if (showsReportingCurrency(report)) {
     info('Reporting currency', text(input.reportingCurrency ?? 'none (models.reportingCurrency is not set: no row is valued)'));
     if (input.reportingCurrency !== null && input.reportingCurrency !== undefined) info('Prices', text(`${input.prices ?? 'no prices file: only the currency itself and prices derived from it'} (README "Reporting currency")`));
+  }
+  if (input.journal !== null && input.journal !== undefined) {
+    if (!showsReportingCurrency(report)) info('Reporting currency', text(input.reportingCurrency ?? 'none'));
+    info('Journal', text(`${input.journal} (models.journal; README "Journal entries")`));
   }
   const stale = input.freshness.filter((line) => line.state !== 'ok');
   add(

@@ -12,6 +12,7 @@ import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
+import { writeCsv } from './write-csv.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 
 /** Excel's last row (1,048,576) less the header row and the rows kept for the totals below the table. */
@@ -62,6 +63,11 @@ export interface ReportResult {
   sheets: WrittenSheet[];
   /** Stale or incomplete streams, as shown on the Summary. */
   warnings: string[];
+  /**
+   * The CSV written beside the workbook (a report with `csv`): its file, data rows, and how many
+   * rows of the period it leaves out (`omitted`: e.g. amounts without a price), with why.
+   */
+  csv?: { file: string; rows: number; omitted: number; note: string };
   ms: number;
 }
 
@@ -75,6 +81,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const started = performance.now();
   const now = options.now ?? new Date();
   const reporting = await readReporting(db, report);
+  if (report.requiresReportingCurrency === true && reporting.reportingCurrency === null) throw missingReportingCurrency(report.name);
   await checkMarts(db, report);
   const account = options.account;
   const accounts = await readSyncedAccounts(db);
@@ -89,10 +96,15 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const base = `${report.name}-${options.period.label}${account === undefined ? '' : `-${account}`}`;
   const file = path.join(options.outDir, `${base}.xlsx`);
   const temporary = path.join(options.outDir, `.${base}.xlsx.tmp-${process.pid}`);
+  const csvFile = path.join(options.outDir, `${base}.csv`);
+  const csvTemporary = path.join(options.outDir, `.${base}.csv.tmp-${process.pid}`);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
-  const removeTemporary = () => rmSync(temporary, { force: true });
+  const removeTemporary = () => {
+    rmSync(temporary, { force: true });
+    rmSync(csvTemporary, { force: true });
+  };
   process.once('exit', removeTemporary);
   try {
     output = await openOutput(options.outDir, temporary, file);
@@ -114,7 +126,7 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
@@ -122,12 +134,28 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();
+    // The CSV is complete before either file is renamed: a failure (a full disk) leaves both earlier files as they were.
+    let csv: ReportResult['csv'];
+    if (report.csv !== undefined) {
+      const spec = report.csv;
+      const sheet = report.sheets.find((candidate) => candidate.name === spec.sheet)!;
+      const rows = await writeCsv(db, spec, sheet, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
+      const omittedIndex = spec.omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === spec.omitted!.sheet);
+      csv = { file: csvFile, rows, omitted: omittedIndex < 0 ? 0 : counts[omittedIndex]!, note: spec.omitted?.note ?? '' };
+    }
     try {
       renameSync(temporary, file);
     } catch (error) {
       throw outputError(file, error as NodeJS.ErrnoException);
     }
-    return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ms: performance.now() - started };
+    if (csv !== undefined) {
+      try {
+        renameSync(csvTemporary, csvFile);
+      } catch (error) {
+        throw outputError(csvFile, error as NodeJS.ErrnoException);
+      }
+    }
+    return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }), ms: performance.now() - started };
   }
 }
 
@@ -138,6 +166,16 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
 export function unknownAccount(account: string, accounts: readonly string[]): ConfigError {
   const held = accounts.length === 0 ? 'it holds no synced account yet' : `its accounts are ${accounts.join(', ')}`;
   return new ConfigError('--account', `"${account}" is not an account of this database; ${held}`, { hint: 'check the name (exledger status lists the accounts), or leave --account out for every account, consolidated' });
+}
+
+/**
+ * A report in the reporting currency only (the journal) over marts built without one: bad input,
+ * naming the setting. (The command refuses earlier when the configuration has none.)
+ */
+export function missingReportingCurrency(report: string): ConfigError {
+  return new ConfigError('models.reportingCurrency', `is not set (the marts were built without one): the ${report} report posts values in the reporting currency`, {
+    hint: 'set models.reportingCurrency (e.g. "USD") and models.pricesFile in the config file, run exledger build, then the report again',
+  });
 }
 
 /** Creates the folder and opens the temporary file (refusing to write through an existing one). */
@@ -182,7 +220,7 @@ function outputError(file: string, error: NodeJS.ErrnoException): OutputError | 
  * table). Marts built with different settings (a build that failed or was killed part-way after
  * the settings changed) are refused: no workbook may describe settings its figures lack.
  */
-async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[]; reportingCurrency: string | null; prices: string | null }> {
+async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZone: string; costMethods: string[]; reportingCurrency: string | null; prices: string | null; journal: string | null }> {
   const exists = await db.all("SELECT 1 FROM information_schema.tables WHERE table_schema = 'settings' AND table_name = 'model_builds'");
   if (exists.length === 0) throw new DataError('the models have not been built in this database (by this version of exledger)', { hint: 'run exledger build first (exledger run does it)' });
   // A database whose models an earlier version built has no valuation settings recorded (nor marts with its columns).
@@ -204,7 +242,9 @@ async function readReporting(db: Database, report: ReportSpec): Promise<{ timeZo
       { hint: 'run exledger build (exledger run does it), then the report again; no workbook was written' },
     );
   }
-  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency ?? null, prices: rows[0]!.prices ?? null };
+  // The journal's settings are recorded with every model but only marts.journal_entries depends on them.
+  const journal = (rows.find((row) => row.model === 'marts.journal_entries') as { journal?: string | null } | undefined)?.journal ?? null;
+  return { timeZone: rows[0]!.time_zone, costMethods: rows[0]!.cost_methods, reportingCurrency: rows[0]!.reporting_currency ?? null, prices: rows[0]!.prices ?? null, journal };
 }
 
 /** Every mart and column the report names must exist: one clear error instead of a SQL one halfway. */
@@ -218,6 +258,7 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
     // Every figure is computed per account (and --account filters on it): each mart has `account`.
     ...report.sheets.map((sheet) => ({ mart: sheet.mart, names: [...sheet.columns.map((column) => column.column), ...sheet.orderBy, ...(sheet.period === null ? [] : [sheet.period.column]), 'account'] })),
     { mart: report.chart.mart, names: [report.chart.monthColumn, report.chart.valueColumn, ...report.chart.seriesBy] },
+    ...(report.csv === undefined ? [] : [{ mart: report.sheets.find((sheet) => sheet.name === report.csv!.sheet)!.mart, names: report.csv.columns.map((column) => column.column) }]),
   ];
   for (const { mart, names } of needed) {
     const known = columns.get(mart);

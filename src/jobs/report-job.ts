@@ -31,13 +31,22 @@ export interface ReportCatalog {
   coinFormats: CoinFormats;
 }
 
-/** The reports named (`all` for every one), checked against the declarations, which are validated. */
-export function selectReports(reports: readonly ReportSpec[], streamNames: readonly string[], names: readonly string[]): ReportSpec[] {
+/**
+ * The reports named (`all` for every one), checked against the declarations, which are validated.
+ * A report in the reporting currency only (the journal) needs models.reportingCurrency: without
+ * one (`reportingCurrency` null) `all` leaves it out and naming it is a ConfigError naming the setting.
+ */
+export function selectReports(reports: readonly ReportSpec[], streamNames: readonly string[], names: readonly string[], reportingCurrency: string | null = null): ReportSpec[] {
   validateReports(reports, streamNames);
-  if (names.includes('all')) return [...reports];
+  if (names.includes('all')) return reports.filter((report) => report.requiresReportingCurrency !== true || reportingCurrency !== null);
   return names.map((name) => {
     const report = reports.find((candidate) => candidate.name === name);
     if (report === undefined) throw new ConfigError('report', `"${name}" is not a report; the reports are ${reports.map((candidate) => candidate.name).join(', ')} (or all)`);
+    if (report.requiresReportingCurrency === true && reportingCurrency === null) {
+      throw new ConfigError('models.reportingCurrency', `is not set: the ${name} report posts values in the reporting currency`, {
+        hint: 'set models.reportingCurrency (e.g. "USD") and models.pricesFile in the config file, run exledger build, then the report again',
+      });
+    }
     return report;
   });
 }
@@ -116,7 +125,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
 }
 
 /** The temporary name a workbook is written under (write-report.ts): `.<report>-<period>[-<account>].xlsx.tmp-<pid>`. */
-const TEMPORARY_WORKBOOK = /^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.xlsx\.tmp-(\d+)$/;
+const TEMPORARY_WORKBOOK = /^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.(?:xlsx|csv)\.tmp-(\d+)$/;
 
 /**
  * Removes the half-written workbooks of report writers that are gone (killed mid-write: each

@@ -237,7 +237,15 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     await step(
       'reports',
       () => reportJob(config, catalog, period, { ...options.report, notes }),
-      (results) => ({ status: 'ok', detail: `${results.length} workbooks for ${period.label} in ${path.resolve(config.reports.outDir)}` }),
+      // Rows a CSV leaves out (the journal's amounts without a price) are said, not a failure of the
+      // run: the workbook lists them and the prices file is the operator's to complete.
+      (results) => ({
+        status: 'ok',
+        detail: `${results.length} workbooks for ${period.label} in ${path.resolve(config.reports.outDir)}${results
+          .filter((result) => (result.csv?.omitted ?? 0) > 0)
+          .map((result) => `; ${result.report}: ${result.csv!.omitted} source row(s) not posted (no price)`)
+          .join('')}`,
+      }),
     );
     if (interrupted()) {
       skipRest('publish', 'the run was interrupted');

@@ -17,6 +17,49 @@ export type CostMethod = (typeof COST_METHODS)[number];
 export const POOLINGS = ['account', 'universal'] as const;
 export type Pooling = (typeof POOLINGS)[number];
 
+/**
+ * The ledger accounts journal entries are posted to (README "Journal entries"). Each is a name as
+ * the general ledger knows it; `{coin}` is replaced by the coin of the line, `{account}` by the
+ * exchange account's name (of the configuration).
+ */
+export interface ChartOfAccounts {
+  /** The coins held on the exchange, debited when they grow. @default 'Digital assets:{coin}' */
+  digitalAssets: string;
+  /** Spot and futures realized PnL (credit: gain, debit: loss). @default 'Realized gains and losses' */
+  realizedGains: string;
+  /** Futures trading and liquidation fees. @default 'Trading fees' */
+  tradingFees: string;
+  /** Fees of the funding account's bills (withdrawals and other non-trading fees). @default 'Other exchange fees' */
+  otherFees: string;
+  /** Futures funding received. @default 'Funding income' */
+  fundingIncome: string;
+  /** Futures funding paid. @default 'Funding expense' */
+  fundingExpense: string;
+  /** Affiliate commission earned. @default 'Commission income' */
+  commissionIncome: string;
+}
+
+/** The names of the chart of accounts, in the order the settings table and the README list them. */
+export const JOURNAL_ACCOUNT_KEYS = ['digitalAssets', 'realizedGains', 'tradingFees', 'otherFees', 'fundingIncome', 'fundingExpense', 'commissionIncome'] as const satisfies readonly (keyof ChartOfAccounts)[];
+
+export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freeze({
+  digitalAssets: 'Digital assets:{coin}',
+  realizedGains: 'Realized gains and losses',
+  tradingFees: 'Trading fees',
+  otherFees: 'Other exchange fees',
+  fundingIncome: 'Funding income',
+  fundingExpense: 'Funding expense',
+  commissionIncome: 'Commission income',
+});
+
+/** What marts.journal_entries posts with (models.journal). */
+export interface JournalSettings {
+  /** The spot cost method whose realized PnL is posted (one of costMethods). @default the first of costMethods */
+  costMethod: CostMethod;
+  /** Ledger account names. @default DEFAULT_CHART_OF_ACCOUNTS */
+  accounts: Readonly<ChartOfAccounts>;
+}
+
 /** A position held before the first synced day: a lot placed before every fill of its symbol. */
 export interface OpeningPosition {
   /** The account it belongs to (an account name of the configuration). */
@@ -46,6 +89,23 @@ export interface ModelSettings {
   reportingCurrency: string | null;
   /** The prices file (models.pricesFile), read and validated; null: none. @default null */
   prices: PricesFile | null;
+  /**
+   * The journal's cost method and chart of accounts (models.journal). Optional so that settings
+   * written before it existed still type-check; absent: journalSettings() gives the defaults.
+   * @default the first cost method, DEFAULT_CHART_OF_ACCOUNTS
+   */
+  journal?: JournalSettings;
+}
+
+/** The journal settings in effect: models.journal, else the first cost method and the default accounts. */
+export function journalSettings(settings: Pick<ModelSettings, 'costMethods' | 'journal'>): JournalSettings {
+  return settings.journal ?? { costMethod: settings.costMethods[0] ?? 'fifo', accounts: DEFAULT_CHART_OF_ACCOUNTS };
+}
+
+/** The journal settings as recorded with each model (settings.model_builds.journal) and shown on the journal workbook. */
+export function journalText(settings: Pick<ModelSettings, 'costMethods' | 'journal'>): string {
+  const journal = journalSettings(settings);
+  return `spot cost method ${journal.costMethod}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -80,6 +140,13 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
       const values = batch.map((_, index) => `($${index * 6 + 1}, CAST($${index * 6 + 2} AS DATE), CAST($${index * 6 + 3} AS TIMESTAMPTZ), $${index * 6 + 4}, $${index * 6 + 5}, CAST($${index * 6 + 6} AS DECIMAL(38, 18)))`);
       await db.run(`INSERT INTO settings.prices VALUES ${values.join(', ')}`, batch.flatMap((row) => [row.line, row.date, row.at, row.coin, row.currency, row.price]));
     }
+    // The journal's cost method and chart of accounts (marts.journal_entries), one row.
+    const journal = journalSettings(settings);
+    await db.run(`CREATE OR REPLACE TABLE settings.journal (cost_method VARCHAR NOT NULL, ${JOURNAL_ACCOUNT_KEYS.map((key) => `${snakeCase(key)} VARCHAR NOT NULL`).join(', ')})`);
+    await db.run(
+      `INSERT INTO settings.journal VALUES (${[0, ...JOURNAL_ACCOUNT_KEYS].map((_, index) => `$${index + 1}`).join(', ')})`,
+      [journal.costMethod, ...JOURNAL_ACCOUNT_KEYS.map((key) => journal.accounts[key])],
+    );
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -99,6 +166,9 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     // Added with the reporting currency: a database built before keeps its rows (NULL: none).
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS reporting_currency VARCHAR');
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS prices VARCHAR');
+    // Added with the journal: its cost method and accounts (journalText). Not part of
+    // describeBuildSettings: only marts.journal_entries depends on it and nothing reads that mart.
+    await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS journal VARCHAR');
     await dropModelBuildsKey(db);
   });
 }
@@ -121,8 +191,8 @@ async function dropModelBuildsKey(db: Database): Promise<void> {
 export async function recordModelBuild(db: Database, model: string, settings: ModelSettings): Promise<void> {
   await db.run('DELETE FROM settings.model_builds WHERE model = $1', [model]);
   await db.run(
-    "INSERT INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7)",
-    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.pooling, settings.reportingCurrency, pricesText(settings.prices)],
+    "INSERT INTO settings.model_builds (model, time_zone, cost_methods, opening_positions, built_at, pooling, reporting_currency, prices, journal) VALUES ($1, $2, string_split($3, ','), $4, now(), $5, $6, $7, $8)",
+    [model, settings.reportingTimeZone, settings.costMethods.join(','), openingPositionsText(settings.openingPositions), settings.pooling, settings.reportingCurrency, pricesText(settings.prices), journalText(settings)],
   );
 }
 
@@ -182,4 +252,9 @@ export function pricesText(prices: PricesFile | null): string | null {
 function openingPositionsText(positions: readonly OpeningPosition[]): string {
   const sorted = [...positions].sort((a, b) => `${a.account}\u0000${a.symbol}`.localeCompare(`${b.account}\u0000${b.symbol}`));
   return JSON.stringify(sorted.map(({ account, symbol, quantity, cost }) => ({ account, symbol, quantity, cost })));
+}
+
+/** `digitalAssets` → `digital_assets`: the settings.journal column of a chart-of-accounts key. */
+function snakeCase(key: string): string {
+  return key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }

@@ -1,0 +1,48 @@
+-- Every journal entry balances in the reporting currency: sum(debit) = sum(credit) per entry_id,
+-- with exactly two lines, each with one side 0 and neither negative; and every posted source row
+-- of marts.journal_sources has its entry, for exactly its value (amount_rc), and no other row has one.
+-- Rows returned: the entries (or source rows) that do not.
+with lines as (
+    select * from marts.journal_entries
+),
+
+sources as (
+    select * from marts.journal_sources
+),
+
+entries as (
+    select
+        entry_id,
+        sum(debit) as debits,
+        sum(credit) as credits,
+        count(*) as line_count,
+        count(*) filter (where debit < 0 or credit < 0 or (debit <> 0 and credit <> 0) or net_amount <> debit - credit) as bad_lines
+    from lines
+    group by entry_id
+),
+
+unbalanced as (
+    select 'entry does not balance or has bad lines' as problem, entry_id, debits, credits
+    from entries
+    where debits <> credits or line_count <> 2 or bad_lines > 0
+),
+
+unposted as (
+    select 'posted source row without its entry, or not for its value' as problem, sources.entry_id, entries.debits, sources.amount_rc as credits
+    from sources
+    left join entries on entries.entry_id = sources.entry_id
+    where sources.status = 'posted' and (entries.entry_id is null or entries.debits <> abs(sources.amount_rc))
+),
+
+overposted as (
+    select 'entry of a source row that is not posted' as problem, entries.entry_id, entries.debits, entries.credits
+    from entries
+    left join sources on sources.entry_id = entries.entry_id
+    where sources.status is distinct from 'posted'
+)
+
+select * from unbalanced
+union all
+select * from unposted
+union all
+select * from overposted
