@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
 
 /**
  * marts.futures_pnl_daily / _monthly on a hand-computed ledger: one long on cmt_btcusdt opened, partly
@@ -39,32 +39,6 @@ function fill(tradeId: string, symbol: string, at: string, direction: string, si
   };
 }
 
-/** The futures account payload (exchange-api.md 2.11) with one USDT collateral entry and its running funding total. */
-function account(cumFunding: string): object {
-  const zero = '0';
-  return {
-    account: { id: 'a1', user_id: 'u1', status: 'NORMAL' },
-    collateral: [
-      {
-        account_id: 'a1',
-        coin_id: 2,
-        margin_mode: 'SHARED',
-        cross_contract_id: 0,
-        isolated_position_id: '0',
-        amount: '10000',
-        cum_deposit_amount: zero,
-        cum_withdraw_amount: zero,
-        cum_transfer_in_amount: '10000',
-        cum_transfer_out_amount: zero,
-        cum_position_fill_fee_amount: zero,
-        cum_position_liquidate_fee_amount: zero,
-        cum_position_funding_amount: cumFunding,
-      },
-    ],
-    position: [],
-    version: '1',
-  };
-}
 
 async function ledger(): Promise<void> {
   db = await openModelDb();
@@ -87,11 +61,11 @@ async function ledger(): Promise<void> {
   ]);
   // The running funding total counts what the account paid: 5 by Jan 20, 7.5 by the second snapshot (2.5 paid),
   // 6.25 by Feb 15 (1.25 received). The second snapshot, 20:00Z on Jan 31, is 05:00 on Feb 1 in Tokyo.
-  await insertSnapshot(db, 'futures_accounts', '2026-01-20T00:00:00Z', [account('5')]);
-  await insertSnapshot(db, 'futures_accounts', '2026-01-31T20:00:00Z', [account('7.5')]);
-  await insertSnapshot(db, 'futures_accounts', '2026-02-15T00:00:00Z', [account('6.25')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-01-20T00:00:00Z', [futuresAccountRecord('5')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-01-31T20:00:00Z', [futuresAccountRecord('7.5')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-02-15T00:00:00Z', [futuresAccountRecord('6.25')]);
   // Another account with a single snapshot and one fill: nothing to compare the snapshot with, so no funding row.
-  await insertSnapshot(db, 'futures_accounts', '2026-02-15T00:00:00Z', [account('123')], { account: 'solo' });
+  await insertSnapshot(db, 'futures_accounts', '2026-02-15T00:00:00Z', [futuresAccountRecord('123')], { account: 'solo' });
   await insertHistory(db, 'futures_fills', [fill('201', 'cmt_btcusdt', '2026-02-03T00:00:00Z', 'OPEN_LONG', '0.1', '6000', '3.6', '0')], { account: 'solo' });
 }
 

@@ -8,7 +8,7 @@ import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
 import { DEFAULT_CHART_OF_ACCOUNTS, type ModelSettings } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows, spotFill } from './support/model-db.ts';
+import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
  * marts.journal_entries (README "Journal entries") on a hand-made ledger of account main, zone UTC,
@@ -70,32 +70,6 @@ function futuresFill(tradeId: string, at: string, direction: string, size: strin
   };
 }
 
-/** The futures account payload with one USDT collateral entry and its running funding total. */
-function futuresAccount(cumFunding: string): object {
-  const zero = '0';
-  return {
-    account: { id: 'a1', user_id: 'u1', status: 'NORMAL' },
-    collateral: [
-      {
-        account_id: 'a1',
-        coin_id: 2,
-        margin_mode: 'SHARED',
-        cross_contract_id: 0,
-        isolated_position_id: '0',
-        amount: '10000',
-        cum_deposit_amount: zero,
-        cum_withdraw_amount: zero,
-        cum_transfer_in_amount: '10000',
-        cum_transfer_out_amount: zero,
-        cum_position_fill_fee_amount: zero,
-        cum_position_liquidate_fee_amount: zero,
-        cum_position_funding_amount: cumFunding,
-      },
-    ],
-    position: [],
-    version: '1',
-  };
-}
 
 function commission(at: string, paid: string): object {
   return { uid: '7001', dealTime: String(Date.parse(at)), coin: 'USDT', fee: '2', commission: paid, rate: '0.4', symbol: 'BTCUSDT_SPBL', sourceType: 1, takerAmount: '1000', makerAmount: '1000' };
@@ -118,9 +92,9 @@ async function ledger(settings: Partial<ModelSettings> = {}): Promise<Database> 
     futuresFill('101', '2026-01-20T02:00:00Z', 'OPEN_LONG', '0.5', '30000', '18', '0'),
     futuresFill('102', '2026-01-31T02:00:00Z', 'CLOSE_LONG', '0.5', '31000', '18.6', '500'),
   ]);
-  await insertSnapshot(db, 'futures_accounts', '2026-01-10T00:00:00Z', [futuresAccount('5')]);
-  await insertSnapshot(db, 'futures_accounts', '2026-01-20T12:00:00Z', [futuresAccount('7.5')]);
-  await insertSnapshot(db, 'futures_accounts', '2026-01-31T12:00:00Z', [futuresAccount('6.25')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-01-10T00:00:00Z', [futuresAccountRecord('5')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-01-20T12:00:00Z', [futuresAccountRecord('7.5')]);
+  await insertSnapshot(db, 'futures_accounts', '2026-01-31T12:00:00Z', [futuresAccountRecord('6.25')]);
   await insertHistory(db, 'affiliate_commissions', [commission('2026-01-10T08:00:00Z', '0.8'), commission('2026-01-12T08:00:00Z', '0.2'), commission('2026-02-10T08:00:00Z', '1.5')], {
     partition: 'productType=SPOT',
   });

@@ -107,3 +107,30 @@ export async function buildAll(db: Database, settings: Partial<ModelSettings> = 
 export function queryRows<T = Record<string, string | null>>(db: Database, sql: string): Promise<T[]> {
   return db.all<T>(sql);
 }
+
+/** The futures account payload (exchange-api.md 2.11) with one USDT collateral entry and its running funding total. */
+export function futuresAccountRecord(cumFunding: string): object {
+  const zero = '0';
+  return {
+    account: { id: 'a1', user_id: 'u1', status: 'NORMAL' },
+    collateral: [
+      {
+        account_id: 'a1',
+        coin_id: 2,
+        margin_mode: 'SHARED',
+        cross_contract_id: 0,
+        isolated_position_id: '0',
+        amount: '10000',
+        cum_deposit_amount: zero,
+        cum_withdraw_amount: zero,
+        cum_transfer_in_amount: '10000',
+        cum_transfer_out_amount: zero,
+        cum_position_fill_fee_amount: zero,
+        cum_position_liquidate_fee_amount: zero,
+        cum_position_funding_amount: cumFunding,
+      },
+    ],
+    position: [],
+    version: '1',
+  };
+}
