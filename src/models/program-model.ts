@@ -19,6 +19,13 @@ export interface ProgramModel {
    * tables with db.streamCommitted (they were committed by earlier models), write with db.appender.
    */
   build(db: Database): Promise<void>;
+  /**
+   * Brings the existing table up to date inside the build's transaction, from the changes listed
+   * in `temp.main.model_pending` (docs/plans/incremental-builds.md, "The contract"): it must leave
+   * the table equal to what build() would, and may widen the pending rows passed on. Without it,
+   * the model is rebuilt whole whenever its inputs changed.
+   */
+  incremental?(db: Database): Promise<void>;
 }
 
 /** Declares a model computed in TypeScript (the default export of sql/<layer>/<name>.ts). */
