@@ -6,6 +6,7 @@
  * afterAmount chain per coin would break.
  */
 import type { Database } from '../src/store/database.ts';
+import { recordRawChange } from '../src/store/raw-store.ts';
 import { BENCH_END_MS } from './build-data.ts';
 
 const DAY_MS = 86_400_000;
@@ -53,5 +54,12 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
     from raw.futures_fills
     where _event_ms >= ${from} and _event_ms < ${NIGHTLY_DAY_START_MS}
   `);
+  // Logged as a sync logs its windows: the incremental build takes the day from this log.
+  const accounts = await db.all<{ account: string }>(`select distinct _account as account from raw.spot_fills where _run_id = '${RUN_ID}' union select distinct _account from raw.futures_fills where _run_id = '${RUN_ID}'`);
+  for (const { account } of accounts) {
+    for (const [table, rows] of [['spot_fills', spotFills], ['futures_fills', futuresFills]] as const) {
+      await recordRawChange(db, { account, table, kind: 'window', minEventMs: NIGHTLY_DAY_START_MS, maxEventMs: NIGHTLY_DAY_START_MS + DAY_MS, rows, runId: RUN_ID });
+    }
+  }
   return { spotFills, futuresFills };
 }

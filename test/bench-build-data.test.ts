@@ -3,7 +3,7 @@ import { parseBuildLines } from '../bench/build.ts';
 import { writeBuildData, type BuildDataSpec } from '../bench/build-data.ts';
 import { formatModelResult, summarizeBuild } from '../src/cli/result-text.ts';
 import type { ModelResult } from '../src/models/build.ts';
-import { createStagingViews } from '../src/models/build.ts';
+import { refreshStaging } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
 import { openModelDb, queryRows } from './support/model-db.ts';
 
@@ -17,7 +17,7 @@ let db: Database;
 beforeAll(async () => {
   db = await openModelDb();
   await writeBuildData(db, spec);
-  await createStagingViews(db);
+  await refreshStaging(db);
 });
 afterAll(() => db.close());
 

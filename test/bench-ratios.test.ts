@@ -3,7 +3,7 @@ import { writeBuildData } from '../bench/build-data.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from '../bench/nightly-day.ts';
 import { describeTarget, formatRatioTable, targetMet, wallRatio, type Figure, type RatioRow } from '../bench/ratio-table.ts';
 import { runSortBaseline } from '../bench/sort-baseline.ts';
-import { createStagingViews } from '../src/models/build.ts';
+import { refreshStaging } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
 import { openModelDb, queryRows } from './support/model-db.ts';
 
@@ -71,7 +71,7 @@ describe('the sort baseline (bench/sort-baseline.ts) and the nightly day (bench/
     db = await openModelDb();
     await writeBuildData(db, { spotFills: 3_000, futuresFills: 1_000, fundingBills: 100 });
     added = await appendNightlyDay(db);
-    await createStagingViews(db);
+    await refreshStaging(db);
   });
   afterAll(() => db.close());
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.ts';
-import { buildModels, createStagingViews } from '../src/models/build.ts';
+import { buildModels, refreshStaging } from '../src/models/build.ts';
 import { checkModels } from '../src/models/check.ts';
 import { declareModels, type LayerDeclaration } from '../src/models/declaration.ts';
 import { loadProject, REPOSITORY_DECLARATIONS, SQL_DIR } from '../src/models/project.ts';
@@ -103,7 +103,7 @@ describe('model declarations on the repository SQL project', () => {
   it('comments the staging views a sync creates before any build, macros first', async () => {
     db = await openModelDb();
     await insertSomeHistory(db);
-    await createStagingViews(db);
+    await refreshStaging(db);
     const views = await db.all<{ name: string; comment: string | null }>("SELECT view_name AS name, comment FROM duckdb_views() WHERE schema_name = 'staging' ORDER BY view_name");
     const staging = REPOSITORY_DECLARATIONS.find((declaration) => declaration.layer === 'staging')!;
     expect(views.map((view) => view.name)).toEqual(staging.models.map((model) => model.name).sort());

@@ -10,6 +10,9 @@ const snapshotAt: ColumnDeclaration = { name: 'snapshot_at', description: 'When 
 const runId: ColumnDeclaration = { name: '_run_id', description: 'Sync run that stored the record', notNull: true };
 const fetchedAt: ColumnDeclaration = { name: '_fetched_at', description: 'When the sync stored the record', unit: 'UTC', notNull: true };
 const bookkeeping: ColumnDeclaration[] = [runId, fetchedAt];
+/** A history record's raw key: the row the incremental build replaces when its window is read again. */
+const rawKey: ColumnDeclaration = { name: '_key', description: 'Key of the raw record (raw.<stream>._key): what an incremental build replaces the row by', notNull: true };
+const historyBookkeeping: ColumnDeclaration[] = [rawKey, runId, fetchedAt];
 /** The snapshot time is one of staging.snapshots' (the stream's own list of snapshots taken). */
 const snapshotOf = (): ColumnDeclaration => ({ ...snapshotAt, relationship: { model: 'staging.snapshots', column: 'snapshot_at' } });
 /** The account snapshot an entry of the futures account (collateral, position) was read from. */
@@ -43,7 +46,7 @@ export default declareModels('staging', [
       { name: 'taker_amount', description: 'Taker volume of the record, where the exchange says', unit: 'coin: coin' },
       { name: 'maker_amount', description: 'Maker volume of the record, where the exchange says', unit: 'coin: coin' },
       { name: 'deal_time_at', description: 'Time of the record (dealTime, else date)', unit: 'UTC', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
   {
@@ -60,7 +63,7 @@ export default declareModels('staging', [
       { name: 'spot_trading_amount', description: 'Spot volume of the user that day', unit: 'USDT, as the exchange reports it', notNull: true },
       { name: 'futures_trading_amount', description: 'Futures volume of the user that day', unit: 'USDT, as the exchange reports it', notNull: true },
       { name: 'commission', description: 'Commission earned on the user that day', unit: 'USDT, as the exchange reports it', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
   {
@@ -93,7 +96,7 @@ export default declareModels('staging', [
       { name: 'after_amount', description: 'Balance after the bill', unit: 'coin: coin_name', notNull: true },
       { name: 'fees', description: 'Fees of the bill', unit: 'coin: coin_name', notNull: true },
       { name: 'c_time_at', description: 'Time of the bill', unit: 'UTC', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
   {
@@ -193,7 +196,7 @@ export default declareModels('staging', [
       { name: 'liquidate_type', description: 'Kind of liquidation, on liquidation fills' },
       { name: 'legacy_orde_direction', description: 'direction as older clients read it (the exchange\'s spelling)' },
       { name: 'created_time_at', description: 'Time of the fill', unit: 'UTC', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
   {
@@ -306,7 +309,7 @@ export default declareModels('staging', [
       { name: 'fees_e18', description: 'fees in integer units', unit: 'fees\' coin, in 10^-18 units', notNull: true },
       { name: 'c_time_at', description: 'Time of the fill', unit: 'UTC', notNull: true },
       { name: '_partition', description: 'Partition the fill was read in (symbol=<symbol>)', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
   {
@@ -347,7 +350,7 @@ export default declareModels('staging', [
       { name: 'from_symbol', description: 'Symbol transferred from, where the exchange says' },
       { name: 'amount', description: 'Amount transferred', unit: 'coin: coin_name', notNull: true },
       { name: 'trade_time_at', description: 'Time of the transfer', unit: 'UTC', notNull: true },
-      ...bookkeeping,
+      ...historyBookkeeping,
     ],
   },
 ]);

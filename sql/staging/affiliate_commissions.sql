@@ -20,6 +20,7 @@ final as (
         parse_decimal_18(nullif(_record->>'takerAmount', '')) as taker_amount,
         parse_decimal_18(nullif(_record->>'makerAmount', '')) as maker_amount,
         make_timestamptz(cast(coalesce(_record->>'dealTime', _record->>'date') as bigint) * 1000) as deal_time_at,
+        _key,
         _run_id,
         _fetched_at
     from source

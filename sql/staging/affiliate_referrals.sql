@@ -16,6 +16,7 @@ final as (
         parse_decimal_18(_record->>'spotTradingAmount') as spot_trading_amount,
         parse_decimal_18(_record->>'futuresTradingAmount') as futures_trading_amount,
         parse_decimal_18(_record->>'commission') as commission,
+        _key,
         _run_id,
         _fetched_at
     from source

@@ -36,6 +36,7 @@ final as (
         parse_decimal_18(after_amount_text) as after_amount,
         parse_decimal_18(fees_text) as fees,
         make_timestamptz(cast(r.cTime as bigint) * 1000) as c_time_at,
+        _key,
         _run_id,
         _fetched_at
     from texts

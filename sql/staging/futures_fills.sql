@@ -10,6 +10,7 @@ with source as (
 parsed as (
     select
         _account,
+        _key,
         _run_id,
         _fetched_at,
         from_json(_record, '{
@@ -52,6 +53,7 @@ final as (
         nullif(r.liquidateType, '') as liquidate_type,
         nullif(r.legacyOrdeDirection, '') as legacy_orde_direction,
         make_timestamptz(cast(r.createdTime as bigint) * 1000) as created_time_at,
+        _key,
         _run_id,
         _fetched_at
     from texts

@@ -65,6 +65,7 @@ final as (
         fees_e18,
         make_timestamptz(cast(r.cTime as bigint) * 1000) as c_time_at,
         _partition,
+        _key,
         _run_id,
         _fetched_at
     from units

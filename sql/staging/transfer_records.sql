@@ -17,6 +17,7 @@ final as (
         nullif(_record->>'fromSymbol', '') as from_symbol,
         parse_decimal_18(_record->>'amount') as amount,
         make_timestamptz(cast(_record->>'tradeTime' as bigint) * 1000) as trade_time_at,
+        _key,
         _run_id,
         _fetched_at
     from source

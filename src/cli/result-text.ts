@@ -84,14 +84,16 @@ export function formatModelResult(result: ModelResult, index: number, total: num
   const counter = `[${String(index).padStart(String(total).length)}/${total}]`;
   const rows = result.rows === undefined ? '' : `${result.rows.toLocaleString('en-US')} rows`;
   const time = result.status === 'skipped' ? '' : `${(result.ms / 1000).toFixed(2)} s`;
-  const line = `${counter} ${result.status.padEnd(7)} ${result.id.padEnd(42)} ${result.materialization.padEnd(5)} ${time.padStart(8)}  ${rows}`.trimEnd();
+  const how = result.how === undefined ? '' : result.how === 'whole' && result.why !== undefined ? `  whole (${result.why})` : `  ${result.how}`;
+  const line = `${counter} ${result.status.padEnd(7)} ${result.id.padEnd(42)} ${result.materialization.padEnd(5)} ${time.padStart(8)}  ${rows.padStart(16)}${how}`.trimEnd();
   return result.message === undefined ? line : `${line}\n        ${result.message}`;
 }
 
 /** One line: how many models were built, failed, skipped, and the total time. */
 export function summarizeBuild(results: readonly ModelResult[], ms: number): string {
   const count = (status: ModelResult['status']) => results.filter((result) => result.status === status).length;
-  return `build: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped in ${(ms / 1000).toFixed(2)} s`;
+  const how = (kind: NonNullable<ModelResult['how']>) => results.filter((result) => result.how === kind).length;
+  return `build: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped in ${(ms / 1000).toFixed(2)} s (models: ${how('whole')} rebuilt whole, ${how('incremental')} incremental, ${how('unchanged')} unchanged)`;
 }
 
 /** `pass  marts/balance_chain_unbroken  0.01 s`, and for a failure the offending rows below it. */

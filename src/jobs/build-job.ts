@@ -16,8 +16,8 @@ export interface BuildHooks {
   onModel?: (result: ModelResult, index: number, total: number) => void;
 }
 
-/** What a build builds: the selected models (src/models/select.ts), every one by default. */
-export type BuildRequest = BuildHooks & ModelSelection;
+/** What a build builds: the selected models (src/models/select.ts), every one by default; whole with fullRefresh. */
+export type BuildRequest = BuildHooks & ModelSelection & { fullRefresh?: boolean };
 
 /**
  * The build job: builds the models (or the selected ones) of an existing database in dependency
@@ -37,7 +37,7 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
       await ensureRawTables(db, streams);
-      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude }));
+      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true }));
       // Checkpoint here, not silently at close: a full disk is told now (the models are
       // committed in the WAL either way, and the next open replays it).
       await db.checkpoint().catch((error: unknown) => {

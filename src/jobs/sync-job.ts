@@ -7,7 +7,7 @@ import { ExchangeClient } from '../exchange/exchange-client.ts';
 import { RateBudget } from '../exchange/rate-budget.ts';
 import { validateDeclaration, type StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables, runSync, type StreamResult, type SyncProgress } from '../extract/sync.ts';
-import { createStagingViews } from '../models/build.ts';
+import { refreshStaging } from '../models/build.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
@@ -107,7 +107,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
       const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
       try {
         await ensureRawTables(db, streams);
-        await createStagingViews(db);
+        await refreshStaging(db);
         const recoveredRuns = await markInterruptedRuns(db);
         const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
         const results = await whilePending(`sync ${runId}: reading ${chosen.length} streams into ${config.db}`, () =>
@@ -129,7 +129,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
             { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
           )),
         );
-        await createStagingViews(db);
+        await refreshStaging(db);
         const drift = await readDrift(db, chosen, config.accounts.map((account) => account.name));
         // Checkpoint here, not silently at close: a full disk is told now.
         await db.checkpoint();

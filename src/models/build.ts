@@ -3,6 +3,7 @@ import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
+import { applyStagingChanges, changesAfter, ensureStateTables, fingerprints, lastRawChange, loadPending, passOn, pendingOf, rawInputs, readState, settingsDigests, writeState } from './incremental.ts';
 import { selectModels } from './select.ts';
 import { otherBuildSettings, recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
@@ -12,6 +13,13 @@ export interface ModelResult {
   id: string;
   materialization: 'view' | 'table' | 'macro';
   status: 'ok' | 'failed' | 'skipped';
+  /**
+   * How an ok model was brought up to date: rebuilt whole, changed incrementally (only what its
+   * inputs' changes touched), or left as it was (nothing it reads changed).
+   */
+  how?: 'whole' | 'incremental' | 'unchanged';
+  /** Why it was rebuilt whole. */
+  why?: string;
   /** Wall time of its statement, ms (0 when skipped). */
   ms: number;
   /** Rows in the table after the build (tables only). */
@@ -30,6 +38,8 @@ export interface BuildOptions {
   select?: readonly string[];
   /** Selectors of models not to build. @default none */
   exclude?: readonly string[];
+  /** Rebuild every selected model whole, whatever changed (build --full-refresh). @default false */
+  fullRefresh?: boolean;
   /** Called as each model finishes, for progress lines. */
   onResult?: (result: ModelResult, index: number, total: number) => void;
 }
@@ -59,9 +69,16 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   await writeSettings(db, settings).catch((error: unknown) => {
     throw error instanceof DiskFullError ? error.during('recording the build settings (settings.reporting)', BUILD_KEPT) : error;
   });
+  await ensureStateTables(db);
+  const context: BuildContext = {
+    settings,
+    fingerprints: fingerprints(project.models, project.macros, await settingsDigests(db)),
+    readers: readersOf(project.models),
+    fullRefresh: options.fullRefresh === true,
+  };
   const restoreStorage = await useBuildStorageSettings(db);
   try {
-    await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), settings, report);
+    await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), context, report);
   } finally {
     // After a full disk every statement fails with that same error: the build's own one is told.
     await restoreStorage().catch((error: unknown) => {
@@ -86,7 +103,23 @@ async function useBuildStorageSettings(db: Database): Promise<() => Promise<void
   };
 }
 
-async function buildProject(db: Database, macros: readonly MacroFile[], models: readonly Model[], byId: ReadonlyMap<string, Model>, settings: ModelSettings, report: (result: ModelResult) => void): Promise<void> {
+/** What every model of one build shares. */
+interface BuildContext {
+  /** The build's settings; none for refreshStaging (staging reads no setting, and records none). */
+  settings?: ModelSettings;
+  fingerprints: ReadonlyMap<string, string>;
+  /** The models that read each model, by id (the whole project's, selected or not). */
+  readers: ReadonlyMap<string, readonly string[]>;
+  fullRefresh: boolean;
+}
+
+function readersOf(models: readonly Model[]): Map<string, string[]> {
+  const readers = new Map<string, string[]>(models.map((model) => [model.id, []]));
+  for (const model of models) for (const reference of model.references) readers.get(reference)?.push(model.id);
+  return readers;
+}
+
+async function buildProject(db: Database, macros: readonly MacroFile[], models: readonly Model[], byId: ReadonlyMap<string, Model>, context: BuildContext, report: (result: ModelResult) => void): Promise<void> {
   for (const macro of macros) {
     const started = performance.now();
     try {
@@ -107,13 +140,13 @@ async function buildProject(db: Database, macros: readonly MacroFile[], models: 
       report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
       continue;
     }
-    const unusable = await unusableUpstream(db, model, byId, building, settings);
+    const unusable = context.settings === undefined ? undefined : await unusableUpstream(db, model, byId, building, context.settings);
     if (unusable !== undefined) {
       failed.set(model.id, model.id);
       report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'failed', ms: 0, message: unusable });
       continue;
     }
-    report(await buildModel(db, model, settings, () => failed.set(model.id, model.id)));
+    report(await buildModel(db, model, context, () => failed.set(model.id, model.id)));
   }
 }
 
@@ -130,30 +163,84 @@ async function unusableUpstream(db: Database, model: Model, byId: ReadonlyMap<st
     const upstream = byId.get(reference)!;
     const present = await db.all('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [upstream.layer, upstream.name]);
     if (present.length === 0) return `reads ${reference}, which is not in this database: ${fix}`;
-    if (MATERIALIZATION[upstream.layer] === 'view') continue;
+    // Staging reads no setting (and a sync, which has none, brings it up to date).
+    if (upstream.layer === 'staging') continue;
     const other = await otherBuildSettings(db, reference, settings);
     if (other !== undefined) return `reads ${reference}, which ${other}: ${fix}`;
   }
   return undefined;
 }
 
-async function buildModel(db: Database, model: Model, settings: ModelSettings, onFailure: () => void): Promise<ModelResult> {
+async function buildModel(db: Database, model: Model, context: BuildContext, onFailure: () => void): Promise<ModelResult> {
   const materialization = MATERIALIZATION[model.layer];
   const started = performance.now();
   try {
+    const plan = await planModel(db, model, context);
     const rows = await db.transaction(async () => {
-      await createModel(db, model);
-      await recordModelBuild(db, model.id, settings);
+      if (plan.how === 'whole') await createModel(db, model);
+      else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
+      if (plan.how !== 'unchanged') {
+        await passOn(db, model.id, context.readers.get(model.id) ?? [], plan.how);
+        if (context.settings !== undefined) await recordModelBuild(db, model.id, context.settings);
+        await writeState(db, model.id, context.fingerprints.get(model.id)!, plan.how === 'whole' && model.layer === 'staging' ? await lastRawChange(db) : plan.lastChangeSeq, plan.how);
+      }
       if (materialization === 'view') return undefined;
       return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${model.id}`))[0]!.n);
     });
-    return { id: model.id, materialization, status: 'ok', ms: performance.now() - started, ...(rows === undefined ? {} : { rows }) };
+    return {
+      id: model.id,
+      materialization,
+      status: 'ok',
+      how: plan.how,
+      ...(plan.why === undefined ? {} : { why: plan.why }),
+      ms: performance.now() - started,
+      ...(rows === undefined ? {} : { rows }),
+    };
   } catch (error) {
     // A full disk stops the build: every model after it would fail the same way.
     if (error instanceof DiskFullError) throw error.during(`building ${model.id}`, BUILD_KEPT);
     onFailure();
     return { id: model.id, materialization, status: 'failed', ms: performance.now() - started, message: firstLine(error) };
   }
+}
+
+/** How a model will be brought up to date, and why (docs/plans/incremental-builds.md, "The contract"). */
+interface Plan {
+  how: 'whole' | 'incremental' | 'unchanged';
+  why?: string;
+  /** The last raw change the model will have taken (staging). */
+  lastChangeSeq: number;
+  /** The raw changes a staging model takes incrementally. */
+  changes?: Awaited<ReturnType<typeof changesAfter>>;
+  rawTable?: string;
+}
+
+async function planModel(db: Database, model: Model, context: BuildContext): Promise<Plan> {
+  const state = await readState(db, model.id);
+  const whole = (why: string): Plan => ({ how: 'whole', why, lastChangeSeq: 0 });
+  if (context.fullRefresh) return whole('full refresh');
+  const [existing] = await db.all<{ table_type: string }>('SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_catalog = current_database()', [model.layer, model.name]);
+  if (state === undefined || existing === undefined || existing.table_type === 'VIEW') return whole('first build');
+  if (state.fingerprint !== context.fingerprints.get(model.id)) return whole('its SQL, a macro, a setting it reads or a model upstream changed');
+  if (model.layer === 'staging') {
+    const inputs = rawInputs(model);
+    const changes = await changesAfter(db, inputs.tables, state.lastChangeSeq);
+    if (changes.length === 0) return { how: 'unchanged', lastChangeSeq: state.lastChangeSeq };
+    if (inputs.keyed === undefined) return whole('new snapshots');
+    return { how: 'incremental', lastChangeSeq: Number(changes[changes.length - 1]!.change_seq), changes, rawTable: inputs.keyed };
+  }
+  const pending = await pendingOf(db, model.id);
+  if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq: 0 };
+  if (pending.everything) return whole('a model it reads was rebuilt whole');
+  if (model.incrementalSql === undefined && model.program?.incremental === undefined) return whole('its inputs changed (it has no incremental step)');
+  return { how: 'incremental', lastChangeSeq: 0 };
+}
+
+async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {
+  if (model.layer === 'staging') return applyStagingChanges(db, model, plan.rawTable!, plan.changes!);
+  await loadPending(db, model.id);
+  if (model.program?.incremental !== undefined) await model.program.incremental(db);
+  else await db.run(model.incrementalSql!);
 }
 
 /**
@@ -168,6 +255,9 @@ async function createModel(db: Database, model: Model): Promise<void> {
     await db.run(`CREATE OR REPLACE TABLE ${model.id} (${model.program.columns})`);
     await model.program.build(db);
   } else {
+    // A database built before staging became tables has views by those names.
+    const [existing] = await db.all<{ table_type: string }>('SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_catalog = current_database()', [model.layer, model.name]);
+    if (materialization === 'table' && existing?.table_type === 'VIEW') await db.run(`DROP VIEW ${model.id}`);
     await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
   }
   if (model.declaration === undefined) return;
@@ -187,16 +277,20 @@ function firstLine(error: unknown): string {
 }
 
 /**
- * (Re)creates the staging views alone: they read the raw tables live, so a sync calls this to
- * make staging current without rebuilding intermediate and marts. The macro files come first:
- * the views call them (sql/macros/staging.sql), and a sync may run before any build. Throws on
- * the first failure.
+ * Brings the staging tables up to date with the raw tables, alone: a sync calls this as it ends
+ * (and before it starts, so that a new database has them), so staging is current without
+ * rebuilding intermediate and marts. Incremental as a build is: only the keys the sync's changes
+ * touched are parsed again. The macro files come first: staging calls them
+ * (sql/macros/staging.sql). Throws on the first failure.
  */
-export async function createStagingViews(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
+export async function refreshStaging(db: Database, sqlDir: string = SQL_DIR): Promise<void> {
   const project = loadProject(sqlDir);
   for (const macro of project.macros) await db.transaction(() => db.run(macro.sql));
   await db.run('CREATE SCHEMA IF NOT EXISTS staging');
+  await ensureStateTables(db);
+  const context: BuildContext = { fingerprints: fingerprints(project.models, project.macros, new Map()), readers: readersOf(project.models), fullRefresh: false };
   for (const model of project.models.filter((candidate) => candidate.layer === 'staging')) {
-    await db.transaction(() => createModel(db, model));
+    const result = await buildModel(db, model, context, () => undefined);
+    if (result.status !== 'ok') throw new Error(`${model.id}: ${result.message}`);
   }
 }

@@ -25,17 +25,18 @@ export type Layer = (typeof LAYERS)[number];
 export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DECLARATIONS, INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];
 
 /**
- * How each layer is materialized. Staging stays views so it is current right after every sync;
- * intermediate and marts are tables, so reports and analysts read stored results.
- */
-/**
  * The models computed in TypeScript (sql/<layer>/<name>.ts), by id. They are imported here, as the
  * declarations are, so that loading a project stays synchronous; a project folder (a copy of
  * sql/ too) has such a model where it has its file.
  */
 export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_PRICES, INT_SPOT_LOT_SEGMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
 
-export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'view', intermediate: 'table', marts: 'table' };
+/**
+ * How each layer is materialized: every layer is tables. Staging is parsed from the raw JSON once
+ * and kept up to date incrementally (a sync brings it up to date as it ends, src/models/build.ts
+ * refreshStaging), so reports and analysts read stored results, and a build parses only new rows.
+ */
+export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'table', intermediate: 'table', marts: 'table' };
 
 /** One model: one `select` in sql/<layer>/<name>.sql (or a program in sql/<layer>/<name>.ts), materialized as <layer>.<name>. */
 export interface Model {
@@ -51,6 +52,11 @@ export interface Model {
   declaration?: ModelDeclaration;
   /** For a model computed in TypeScript (sql/<layer>/<name>.ts): the program; its `sql` is then the file's text. */
   program?: ProgramModel;
+  /**
+   * Its incremental step (sql/<layer>/<name>.incremental.sql): statements that bring its table up
+   * to date from temp.main.model_pending (docs/plans/incremental-builds.md, "The contract").
+   */
+  incrementalSql?: string;
 }
 
 /**
@@ -94,7 +100,17 @@ export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly Lay
     for (const file of sqlFiles(path.join(sqlDir, layer))) {
       const sql = readFileSync(file, 'utf8');
       const id = `${layer}.${baseName(file)}`;
-      models.push({ id, layer, name: baseName(file), file, sql, references: findReferences(sql).filter((reference) => reference !== id) });
+      const incrementalFile = file.replace(/\.sql$/, '.incremental.sql');
+      const incrementalSql = existsSync(incrementalFile) ? readFileSync(incrementalFile, 'utf8') : undefined;
+      models.push({
+        id,
+        layer,
+        name: baseName(file),
+        file,
+        sql,
+        references: findReferences(sql).filter((reference) => reference !== id),
+        ...(incrementalSql === undefined ? {} : { incrementalSql }),
+      });
     }
     for (const file of programFiles(path.join(sqlDir, layer))) {
       const name = path.basename(file, '.ts');
@@ -168,7 +184,7 @@ function projectError(file: string, message: string): ConfigError {
 function sqlFiles(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql') && !entry.name.endsWith('.incremental.sql'))
     .map((entry) => path.join(folder, entry.name))
     .sort();
 }

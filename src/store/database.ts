@@ -251,6 +251,24 @@ export class Database {
         learned_at TIMESTAMPTZ NOT NULL,
         PRIMARY KEY (account, fact)
       );
+      -- What each commit of raw rows changed, written in the same transaction as the rows (so it is
+      -- never ahead of them nor behind): the build reads the changes after the last one a model took
+      -- (docs/plans/incremental-builds.md). kind: window (rows of [min_event_ms, max_event_ms] were
+      -- stored, and deleted_keys deleted), snapshot (a snapshot was stored), reset (every row of the
+      -- account in raw_table was deleted: sync --full-refresh).
+      CREATE SEQUENCE IF NOT EXISTS meta.raw_change_seq;
+      CREATE TABLE IF NOT EXISTS meta.raw_changes (
+        change_seq BIGINT NOT NULL,
+        account VARCHAR NOT NULL,
+        raw_table VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        min_event_ms BIGINT,
+        max_event_ms BIGINT,
+        rows_stored BIGINT NOT NULL,
+        deleted_keys VARCHAR[],
+        run_id VARCHAR,
+        recorded_at TIMESTAMPTZ NOT NULL
+      );
       -- Fields the exchange sent that the stream's declaration did not list (schema-drift.ts):
       -- the path and a value's JSON type, never the value.
       CREATE TABLE IF NOT EXISTS meta.schema_drift (

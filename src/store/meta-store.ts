@@ -1,3 +1,4 @@
+import { recordRawChange } from './raw-store.ts';
 import type { Database } from './database.ts';
 
 /** Reads and writes the bookkeeping in schema `meta` (cursors, runs, learned facts). */
@@ -40,6 +41,7 @@ export async function resetStream(db: Database, account: string, stream: string,
   await db.transaction(async () => {
     await db.run(`DELETE FROM raw.${table} WHERE _account = $1`, [account]);
     await db.run('DELETE FROM meta.cursors WHERE account = $1 AND stream = $2', [account, stream]);
+    await recordRawChange(db, { account, table, kind: 'reset', rows: 0 });
   });
 }
 

@@ -1,3 +1,4 @@
+import { listValue } from '@duckdb/node-api';
 import type { UndeclaredField } from '../extract/schema-drift.ts';
 import type { Database } from './database.ts';
 import { recordDrift } from './schema-drift.ts';
@@ -103,15 +104,18 @@ export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Pro
     }
     const [low, high] = eventRange(batch);
     return db.transactionHeld(async () => {
+      let deletedKeys: string[] = [];
       if (batch.replaceWindow === true) {
         // Rows of the window that the new read no longer has (or has with other totals) go;
         // identical rows stay as they are, so an unchanged re-read changes nothing.
-        await db.run(
+        const deleted = await db.all<{ _key: string }>(
           `DELETE FROM raw.${batch.table} r
            WHERE r._account = $1 AND r._partition = $2 AND r._event_ms >= $3 AND r._event_ms < $4
-             AND NOT EXISTS (SELECT 1 FROM ${incoming} i WHERE i._key = r._key AND i._record = r._record::VARCHAR)`,
+             AND NOT EXISTS (SELECT 1 FROM ${incoming} i WHERE i._key = r._key AND i._record = r._record::VARCHAR)
+           RETURNING r._key`,
           [batch.account, batch.partition, batch.window.startMs, batch.window.endMs],
         );
+        deletedKeys = deleted.map((row) => row._key);
       }
       const inserted = await db.run(
         `INSERT INTO raw.${batch.table}
@@ -123,6 +127,9 @@ export async function writeHistoryWindow(db: Database, batch: HistoryBatch): Pro
          )`,
         [batch.account, batch.partition, batch.runId, low, high],
       );
+      if (inserted > 0 || deletedKeys.length > 0) {
+        await recordRawChange(db, { account: batch.account, table: batch.table, kind: 'window', minEventMs: low, maxEventMs: high, rows: inserted, deletedKeys, runId: batch.runId });
+      }
       await advanceCursor(db, batch.account, batch.stream, batch.partition, batch.window, batch.runId);
       await recordDrift(db, batch.account, batch.stream, batch.runId, batch.undeclared ?? []);
       return inserted;
@@ -157,6 +164,7 @@ export async function writeSnapshot(db: Database, batch: SnapshotBatch): Promise
         await db.run(`INSERT INTO raw.${batch.table} VALUES ${values}`, [batch.account, batch.partition, takenAt, batch.runId, ...chunk]);
       }
       stored = batch.records.length;
+      await recordRawChange(db, { account: batch.account, table: batch.table, kind: 'snapshot', minEventMs: batch.takenAtMs, maxEventMs: batch.takenAtMs, rows: rows.length, runId: batch.runId });
     }
     // A snapshot's cursor is simply when the state was last read.
     await db.run(
@@ -167,6 +175,32 @@ export async function writeSnapshot(db: Database, batch: SnapshotBatch): Promise
     await recordDrift(db, batch.account, batch.stream, batch.runId, batch.undeclared ?? []);
     return stored;
   });
+}
+
+/** One commit's change to a raw table (meta.raw_changes), for the incremental build. */
+export interface RawChange {
+  account: string;
+  /** The raw table's name (raw.<table>). */
+  table: string;
+  /** window: rows of [minEventMs, maxEventMs] stored (and deletedKeys deleted); snapshot: one stored; reset: every row of the account deleted. */
+  kind: 'window' | 'snapshot' | 'reset';
+  minEventMs?: number;
+  maxEventMs?: number;
+  rows: number;
+  deletedKeys?: readonly string[];
+  runId?: string;
+}
+
+/**
+ * Logs what a commit changed in a raw table, in the caller's transaction (meta.raw_changes): every
+ * writer of raw rows calls it in the transaction that writes them, so the log is never ahead of the
+ * rows nor behind them, and a build knows which windows to take again.
+ */
+export async function recordRawChange(db: Database, change: RawChange): Promise<void> {
+  await db.run(
+    `INSERT INTO meta.raw_changes VALUES (nextval('meta.raw_change_seq'), $1, $2, $3, $4, $5, $6, $7::VARCHAR[], $8, now())`,
+    [change.account, change.table, change.kind, change.minEventMs ?? null, change.maxEventMs ?? null, change.rows, change.deletedKeys === undefined || change.deletedKeys.length === 0 ? null : listValue([...change.deletedKeys]), change.runId ?? null],
+  );
 }
 
 /** Widens the partition's covered period by a window that touches or overlaps it. */

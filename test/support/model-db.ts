@@ -4,6 +4,7 @@ import { buildModels, type BuildOptions, type ModelResult } from '../../src/mode
 import { loadProject } from '../../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../../src/models/settings.ts';
 import { Database } from '../../src/store/database.ts';
+import { recordRawChange } from '../../src/store/raw-store.ts';
 
 /** The lines of a whole build (`[i/N]`, `build: N ok`): every macro file, then every model. */
 export const BUILD_STEPS = (({ macros, models }) => macros.length + models.length)(loadProject());
@@ -66,11 +67,15 @@ export interface InsertOptions {
  * raw.<stream>, each under a new unique key.
  */
 export async function insertHistory(db: Database, stream: string, records: readonly object[], options: InsertOptions = {}): Promise<void> {
+  let low = Infinity;
+  let high = -Infinity;
   for (const record of records) {
     const fields = record as Record<string, unknown>;
     const timeField = TIME_FIELDS.find((field) => fields[field] !== undefined);
     const eventMs = options.eventMs ?? (timeField === undefined ? 0 : Number(fields[timeField]));
     keySequence += 1;
+    low = Math.min(low, eventMs);
+    high = Math.max(high, eventMs);
     await db.run(`INSERT INTO raw.${stream} VALUES ($1, $2, $3, $4, $5::JSON, 'test-run', now())`, [
       options.account ?? 'main',
       options.partition ?? '',
@@ -79,6 +84,8 @@ export async function insertHistory(db: Database, stream: string, records: reado
       JSON.stringify(record),
     ]);
   }
+  // Logged as the sync logs its windows, so that an incremental build takes these rows.
+  if (records.length > 0) await recordRawChange(db, { account: options.account ?? 'main', table: stream, kind: 'window', minEventMs: low, maxEventMs: high, rows: records.length, runId: 'test-run' });
 }
 
 /** Inserts one snapshot of a snapshot stream taken at `takenAt` (ISO instant). */
@@ -93,6 +100,7 @@ export async function insertSnapshot(db: Database, stream: string, takenAt: stri
       JSON.stringify(record),
     ]);
   }
+  await recordRawChange(db, { account: options.account ?? 'main', table: stream, kind: 'snapshot', minEventMs: Date.parse(takenAt), maxEventMs: Date.parse(takenAt), rows: records.length, runId: 'test-run' });
 }
 
 /** Builds every model with these settings (defaults otherwise); throws naming each model that failed. */

@@ -1,0 +1,234 @@
+import { listValue } from '@duckdb/node-api';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Database } from '../store/database.ts';
+import type { MacroFile, Model } from './project.ts';
+
+/**
+ * What makes a build incremental (docs/plans/incremental-builds.md): each model's fingerprint and
+ * how far it got (settings.model_state), the changes waiting for each model (settings.model_pending),
+ * and the staging step that takes the sync's change log (meta.raw_changes) into the typed tables.
+ */
+
+/** The pending changes of the model being built, as its incremental step reads them. */
+export const PENDING_TABLE = 'temp.main.model_pending';
+
+/** Settings tables that describe the build itself, not what a model computes: never fingerprinted. */
+const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending']);
+
+/**
+ * Staging models whose readers are told which symbols changed, and from when: the columns of the
+ * changed rows. Other staging models tell only the account.
+ */
+const STAGING_CHANGE_COLUMNS: Readonly<Record<string, { symbol: string; at: string }>> = {
+  'staging.spot_fills': { symbol: 'symbol', at: 'c_time_at' },
+  'staging.futures_fills': { symbol: 'symbol', at: 'created_time_at' },
+};
+
+/** A model's saved state: the fingerprint it was built with, and the last raw change a staging model took. */
+export interface ModelState {
+  fingerprint: string;
+  lastChangeSeq: number;
+}
+
+export async function ensureStateTables(db: Database): Promise<void> {
+  await db.run(`
+    CREATE SCHEMA IF NOT EXISTS settings;
+    CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL);
+    CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ);
+  `);
+}
+
+export async function readState(db: Database, model: string): Promise<ModelState | undefined> {
+  const [row] = await db.all<{ fingerprint: string; last_change_seq: string }>('SELECT fingerprint, last_change_seq FROM settings.model_state WHERE model = $1', [model]);
+  return row === undefined ? undefined : { fingerprint: row.fingerprint, lastChangeSeq: Number(row.last_change_seq) };
+}
+
+/** Records a model's state, in its build's transaction (delete then insert: no key, see settings.model_builds). */
+export async function writeState(db: Database, model: string, fingerprint: string, lastChangeSeq: number, how: 'whole' | 'incremental'): Promise<void> {
+  await db.run('DELETE FROM settings.model_state WHERE model = $1', [model]);
+  await db.run('INSERT INTO settings.model_state VALUES ($1, $2, $3, $4, now())', [model, fingerprint, lastChangeSeq, how]);
+}
+
+/** The pending rows of a model: none, some, or one with account NULL ("everything"). */
+export async function pendingOf(db: Database, model: string): Promise<{ rows: number; everything: boolean }> {
+  const [row] = await db.all<{ n: string; everything: boolean | null }>('SELECT count(*) AS n, bool_or(account IS NULL) AS everything FROM settings.model_pending WHERE model = $1', [model]);
+  return { rows: Number(row?.n ?? 0), everything: row?.everything === true };
+}
+
+/** Gathers a model's pending rows into temp.main.model_pending (one row per account and symbol, the earliest from_at; NULL is earliest). */
+export async function loadPending(db: Database, model: string): Promise<void> {
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE model_pending AS
+     SELECT account, symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at
+     FROM settings.model_pending WHERE model = $1
+     GROUP BY account, symbol`,
+    [model],
+  );
+}
+
+/**
+ * Hands on what changed to the models that read `model`, and drops its own pending rows: from
+ * temp.main.model_pending after an incremental step, or "everything" after a whole rebuild.
+ */
+export async function passOn(db: Database, model: string, readers: readonly string[], how: 'whole' | 'incremental'): Promise<void> {
+  await db.run('DELETE FROM settings.model_pending WHERE model = $1', [model]);
+  for (const reader of readers) {
+    if (how === 'whole') await db.run('INSERT INTO settings.model_pending VALUES ($1, NULL, NULL, NULL)', [reader]);
+    else await db.run(`INSERT INTO settings.model_pending SELECT $1, account, symbol, from_at FROM ${PENDING_TABLE}`, [reader]);
+  }
+}
+
+/** The raw tables a staging model reads, and the one it takes incrementally (`first_fetches('raw.x')`, one row per key) if any. */
+export function rawInputs(model: Model): { tables: string[]; keyed?: string } {
+  const code = model.sql.replace(/--[^\n]*/g, '');
+  const tables = [...new Set([...code.matchAll(/\braw\.([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()))].sort();
+  const keyed = [...code.matchAll(/first_fetches\('raw\.([a-z_][a-z0-9_]*)'\)/gi)];
+  return keyed.length === 1 && tables.length === 1 ? { tables, keyed: tables[0]! } : { tables };
+}
+
+/** The newest raw change (0 when none was logged). */
+export async function lastRawChange(db: Database): Promise<number> {
+  const [row] = await db.all<{ seq: string | null }>('SELECT max(change_seq) AS seq FROM meta.raw_changes');
+  return row?.seq === null || row?.seq === undefined ? 0 : Number(row.seq);
+}
+
+/** A raw change a staging model has not taken yet. */
+interface Change {
+  change_seq: string;
+  account: string;
+  kind: 'window' | 'snapshot' | 'reset';
+  min_event_ms: string | null;
+  max_event_ms: string | null;
+  deleted_keys: string[] | null;
+}
+
+export async function changesAfter(db: Database, tables: readonly string[], after: number): Promise<Change[]> {
+  if (tables.length === 0) return [];
+  return db.all<Change>(
+    `SELECT change_seq, account, kind, min_event_ms, max_event_ms, deleted_keys FROM meta.raw_changes
+     WHERE raw_table IN (${tables.map((_, index) => `$${index + 2}`).join(', ')}) AND change_seq > $1 ORDER BY change_seq`,
+    [after, ...tables],
+  );
+}
+
+/**
+ * The incremental step of a staging model that reads one raw history table by key: every key the
+ * changes touched (the rows of their windows, the keys they deleted, every key of a reset account)
+ * is parsed again from all its raw rows, with the model's own SQL reading only those rows, so a key
+ * keeps the row its first fetch gives (as a whole build). Leaves in temp.main.model_pending, per
+ * account (and symbol, for fills), the earliest time among the rows replaced or added.
+ */
+export async function applyStagingChanges(db: Database, model: Model, rawTable: string, changes: readonly Change[]): Promise<void> {
+  const columns = STAGING_CHANGE_COLUMNS[model.id];
+  await db.run(`CREATE OR REPLACE TEMP TABLE stage_keys (account VARCHAR, _key VARCHAR)`);
+  const resets = [...new Set(changes.filter((change) => change.kind === 'reset').map((change) => change.account))];
+  for (const [account, low, high] of mergedRanges(changes.filter((change) => change.kind === 'window' && !resets.includes(change.account)))) {
+    await db.run(`INSERT INTO temp.main.stage_keys SELECT _account, _key FROM raw.${rawTable} WHERE _account = $1 AND _event_ms BETWEEN $2 AND $3`, [account, low, high]);
+  }
+  for (const change of changes) {
+    if (change.deleted_keys !== null && change.deleted_keys.length > 0) {
+      await db.run('INSERT INTO temp.main.stage_keys SELECT $1, unnest($2::VARCHAR[])', [change.account, listValue(change.deleted_keys)]);
+    }
+  }
+  for (const account of resets) {
+    await db.run(`INSERT INTO temp.main.stage_keys SELECT account, _key FROM ${model.id} WHERE account = $1`, [account]);
+    await db.run(`INSERT INTO temp.main.stage_keys SELECT _account, _key FROM raw.${rawTable} WHERE _account = $1`, [account]);
+  }
+  await db.run(`CREATE OR REPLACE TEMP TABLE stage_keys AS SELECT DISTINCT account, _key FROM temp.main.stage_keys`);
+  // The raw rows of those keys, in stored order (first_fetches breaks ties by it): a build runs
+  // with preserve_insertion_order off, which would let the copy take any order.
+  const [setting] = await db.all<{ value: string }>("SELECT current_setting('preserve_insertion_order')::VARCHAR AS value");
+  await db.run('SET preserve_insertion_order = true');
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE stage_raw AS
+     SELECT * EXCLUDE (_row) FROM (
+       SELECT r.*, r.rowid AS _row FROM raw.${rawTable} AS r
+       SEMI JOIN temp.main.stage_keys AS k ON k.account = r._account AND k._key = r._key
+     ) ORDER BY _row`,
+  );
+  await db.run(`SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`);
+  const touched = columns === undefined ? 'account, NULL::VARCHAR AS symbol, NULL::TIMESTAMPTZ AS changed_at' : `account, ${columns.symbol} AS symbol, ${columns.at} AS changed_at`;
+  const keysOf = `SEMI JOIN temp.main.stage_keys AS k ON k.account = s.account AND k._key = s._key`;
+  await db.run(`CREATE OR REPLACE TEMP TABLE stage_touched AS SELECT ${touched} FROM ${model.id} AS s ${keysOf}`);
+  await db.run(`DELETE FROM ${model.id} AS s WHERE EXISTS (SELECT 1 FROM temp.main.stage_keys AS k WHERE k.account = s.account AND k._key = s._key)`);
+  const sql = model.sql.replace(`first_fetches('raw.${rawTable}')`, `first_fetches('temp.main.stage_raw')`);
+  await db.run(`INSERT INTO ${model.id} BY NAME SELECT * FROM (\n${sql}\n)`);
+  await db.run(`INSERT INTO temp.main.stage_touched SELECT ${touched} FROM ${model.id} AS s ${keysOf}`);
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE model_pending AS
+     SELECT account, symbol, min(changed_at) AS from_at FROM temp.main.stage_touched GROUP BY account, symbol`,
+  );
+  await db.run('DROP TABLE temp.main.stage_keys; DROP TABLE temp.main.stage_raw; DROP TABLE temp.main.stage_touched');
+}
+
+/** The windows' event ranges, per account, with overlapping or touching ranges merged. */
+function mergedRanges(changes: readonly Change[]): [string, number, number][] {
+  const byAccount = new Map<string, [number, number][]>();
+  for (const change of changes) {
+    if (change.min_event_ms === null || change.max_event_ms === null) continue;
+    const ranges = byAccount.get(change.account) ?? [];
+    ranges.push([Number(change.min_event_ms), Number(change.max_event_ms)]);
+    byAccount.set(change.account, ranges);
+  }
+  const merged: [string, number, number][] = [];
+  for (const [account, ranges] of byAccount) {
+    ranges.sort((a, b) => a[0] - b[0]);
+    let current = ranges[0]!;
+    for (const range of ranges.slice(1)) {
+      if (range[0] <= current[1] + 1) current = [current[0], Math.max(current[1], range[1])];
+      else {
+        merged.push([account, ...current]);
+        current = range;
+      }
+    }
+    merged.push([account, ...current]);
+  }
+  return merged;
+}
+
+/** A digest of each settings table's content (those a model may read), by name. */
+export async function settingsDigests(db: Database): Promise<Map<string, string>> {
+  const tables = await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'settings' AND table_catalog = current_database() ORDER BY table_name");
+  const digests = new Map<string, string>();
+  for (const { table_name: table } of tables) {
+    if (BOOKKEEPING_SETTINGS.has(table)) continue;
+    const [row] = await db.all<{ digest: string }>(`SELECT md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY CAST(t AS VARCHAR)), '')) AS digest FROM settings.${table} AS t`);
+    digests.set(table, row!.digest);
+  }
+  return digests;
+}
+
+/**
+ * Each model's fingerprint, in build order: a hash of its SQL (or program, and the source files
+ * it imports), its incremental step, every macro file, the content of each settings table it
+ * names, and the fingerprints of the models it reads. A build whose fingerprint for a model
+ * differs from the one its table was built with rebuilds it whole; so an edit anywhere upstream,
+ * a new time zone, cost method, opening position, pooling or price file does.
+ */
+export function fingerprints(models: readonly Model[], macros: readonly MacroFile[], settings: ReadonlyMap<string, string>): Map<string, string> {
+  const macroText = macros.map((macro) => macro.sql).join('\n');
+  const result = new Map<string, string>();
+  for (const model of models) {
+    const hash = createHash('sha256');
+    hash.update(model.sql).update('\0').update(model.incrementalSql ?? '').update('\0').update(macroText);
+    if (model.program !== undefined) for (const source of importedSources(model.file, model.sql)) hash.update('\0').update(source);
+    for (const table of [...new Set([...model.sql.matchAll(/\bsettings\.([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()))].sort()) {
+      hash.update(`\0${table}=${settings.get(table) ?? 'absent'}`);
+    }
+    for (const reference of model.references) hash.update(`\0${reference}=${result.get(reference) ?? 'not built here'}`);
+    result.set(model.id, hash.digest('hex'));
+  }
+  return result;
+}
+
+/** The text of the repository source files a program model imports (one level: the code it runs). */
+function importedSources(file: string, text: string): string[] {
+  const sources: string[] = [];
+  for (const match of text.matchAll(/from '(\.{1,2}\/[^']+\.ts)'/g)) {
+    const imported = path.resolve(path.dirname(file), match[1]!);
+    if (existsSync(imported)) sources.push(readFileSync(imported, 'utf8'));
+  }
+  return sources;
+}
