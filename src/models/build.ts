@@ -240,7 +240,26 @@ async function applyIncremental(db: Database, model: Model, plan: Plan): Promise
   if (model.layer === 'staging') return applyStagingChanges(db, model, plan.rawTable!, plan.changes!);
   await loadPending(db, model.id);
   if (model.program?.incremental !== undefined) await model.program.incremental(db);
-  else await db.run(model.incrementalSql!);
+  else await db.run(expandModelSql(model.incrementalSql!, model));
+}
+
+/**
+ * An incremental step may run its model's own SQL on other inputs, so the two cannot drift apart:
+ * `{{ model(staging.spot_fills -> temp.main.changed_fills, …) }}` stands for the model's SQL with
+ * each relation on the left read from the one on the right.
+ */
+export function expandModelSql(sql: string, model: Model): string {
+  return sql.replace(/\{\{\s*model\(([^)]*)\)\s*\}\}/g, (_, pairs: string) => {
+    let text = model.sql;
+    for (const pair of pairs.split(',')) {
+      const [from, to] = pair.split('->').map((part) => part.trim());
+      if (from === undefined || to === undefined || from === '' || to === '') throw new Error(`${model.id}: malformed {{ model(…) }} in its incremental step: "${pair.trim()}"`);
+      const pattern = new RegExp(`\\b${from.replace(/[.]/g, '\\.')}\\b`, 'g');
+      if (!pattern.test(text)) throw new Error(`${model.id}: its SQL does not read ${from}, which its incremental step replaces`);
+      text = text.replace(pattern, to);
+    }
+    return `(\n${text}\n)`;
+  });
 }
 
 /**
