@@ -8,7 +8,7 @@ import type { Database } from '../src/store/database.ts';
 import { openModelDb, queryRows } from './support/model-db.ts';
 
 /**
- * The build benchmark's generator (bench/build-data.ts) writes valid input: the staging views
+ * The build benchmark's generator (bench/build-data.ts) writes valid input: the staging models
  * read every record, and the amounts are exact and consistent the way the exchange's are.
  */
 const spec: BuildDataSpec = { spotFills: 1_000, futuresFills: 1_000, fundingBills: 300 };
@@ -37,7 +37,7 @@ function roundDiv(n: bigint, d: bigint): bigint {
 }
 
 describe('bench build data', () => {
-  it('every staging view reads every record, with every column cast', async () => {
+  it('every staging model reads every record, with every column cast', async () => {
     const counts: Record<string, number> = {};
     for (const view of ['spot_fills', 'futures_fills', 'funding_bills', 'spot_assets', 'futures_collateral', 'futures_accounts', 'futures_positions', 'currencies', 'futures_contracts', 'snapshots']) {
       // A table of the whole view: every column's cast runs on every row.

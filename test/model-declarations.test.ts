@@ -38,7 +38,7 @@ const MODEL_COLUMNS = `
   SELECT schema_name || '.' || table_name AS id, column_name, data_type, comment
   FROM duckdb_columns() WHERE schema_name IN ('staging', 'intermediate', 'marts') ORDER BY schema_name, table_name, column_index`;
 
-/** A spot fill, a futures fill and a bill as the exchange sends them, so the staging views' macros have rows to read. */
+/** A spot fill, a futures fill and a bill as the exchange sends them, so the staging models' macros have rows to read. */
 async function insertSomeHistory(target: Database): Promise<void> {
   await insertHistory(target, 'spot_fills', [
     { accountId: '1', symbol: 'BTCUSDT_SPBL', baseCoin: 'BTC', quoteCoin: 'USDT', orderId: '11', fillId: '12', orderType: 'limit', side: 'buy', fillPrice: '65000.5', fillQuantity: '0.000000000000000001', fillTotalAmount: '0.0000000000000650', fees: '0', cTime: '1767225600000' },
@@ -62,14 +62,14 @@ describe('model declarations on the repository SQL project', () => {
     await db.checkpoint();
     db.close();
     // The published copy is a file copy, opened read-only: its catalog holds the same comments,
-    // and the macros the staging views call.
+    // and the macros the staging models call.
     const copy = `${file}.copy`;
     cpSync(file, copy);
     db = await Database.open(copy, { readOnly: true });
 
     const columns = await db.all<ColumnRow>(MODEL_COLUMNS);
     const tables = await db.all<{ id: string; comment: string | null }>(
-      "SELECT schema_name || '.' || table_name AS id, comment FROM duckdb_tables() WHERE schema_name IN ('intermediate', 'marts') UNION ALL SELECT schema_name || '.' || view_name, comment FROM duckdb_views() WHERE schema_name = 'staging'",
+      "SELECT schema_name || '.' || table_name AS id, comment FROM duckdb_tables() WHERE schema_name IN ('staging', 'intermediate', 'marts')",
     );
     let declaredColumns = 0;
     for (const { layer, models } of REPOSITORY_DECLARATIONS) {
@@ -92,7 +92,7 @@ describe('model declarations on the repository SQL project', () => {
     // An analyst's query: what a column holds and in which unit, in a mart and in staging.
     expect(columns.find((row) => row.id === 'marts.spot_realized_pnl_daily' && row.column_name === 'realized_pnl')?.comment).toBe('proceeds - cost [coin: quote_coin]');
     expect(columns.find((row) => row.id === 'staging.funding_bills' && row.column_name === 'delta_amount')?.comment).toMatch(/\[coin: coin_name\]$/);
-    // The staging views read through their macros (sql/macros/staging.sql) in the read-only copy, exactly.
+    // The staging tables read through their macros (sql/macros/staging.sql) in the read-only copy, exactly.
     expect(await db.all('SELECT fill_quantity::VARCHAR AS quantity, fill_quantity_e18::VARCHAR AS units FROM staging.spot_fills')).toEqual([{ quantity: '0.000000000000000001', units: '1' }]);
     expect(await db.all('SELECT trade_id, fill_value::VARCHAR AS value, fill_fee::VARCHAR AS fee, liquidate_fee::VARCHAR AS liquidate_fee FROM staging.futures_fills')).toEqual([
       { trade_id: '9223372036854775807', value: '1000000000000000000000.0000000000000000', fee: '-0.250000000000000000', liquidate_fee: '0.000000000000000000' },
@@ -100,11 +100,11 @@ describe('model declarations on the repository SQL project', () => {
     expect(await db.all('SELECT delta_amount::VARCHAR AS delta FROM staging.funding_bills')).toEqual([{ delta: '12345678901234.123456789012345678' }]);
   });
 
-  it('comments the staging views a sync creates before any build, macros first', async () => {
+  it('comments the staging tables a sync creates before any build, macros first', async () => {
     db = await openModelDb();
     await insertSomeHistory(db);
     await refreshStaging(db);
-    const views = await db.all<{ name: string; comment: string | null }>("SELECT view_name AS name, comment FROM duckdb_views() WHERE schema_name = 'staging' ORDER BY view_name");
+    const views = await db.all<{ name: string; comment: string | null }>("SELECT table_name AS name, comment FROM duckdb_tables() WHERE schema_name = 'staging' ORDER BY table_name");
     const staging = REPOSITORY_DECLARATIONS.find((declaration) => declaration.layer === 'staging')!;
     expect(views.map((view) => view.name)).toEqual(staging.models.map((model) => model.name).sort());
     expect(views.filter((view) => (view.comment ?? '') === '').map((view) => view.name)).toEqual([]);

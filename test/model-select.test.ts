@@ -225,7 +225,7 @@ describe('exledger build, check and ls with --select, as deployed', () => {
     const expected = new Set([...ancestors('marts.fees_monthly'), ...select('tag:affiliate'), ...select('tag:balances')]);
     expect(models.map((model) => model.id)).toEqual(ids(project.models).filter((id) => expected.has(id)));
     expect(models.find((model) => model.id === 'marts.fees_monthly')).toMatchObject({ layer: 'marts', materialization: 'table', tags: ['fees', 'report'] });
-    expect(models.find((model) => model.id === 'staging.spot_fills')).toMatchObject({ layer: 'staging', materialization: 'view', tags: [] });
+    expect(models.find((model) => model.id === 'staging.spot_fills')).toMatchObject({ layer: 'staging', materialization: 'table', tags: [] });
 
     const tests = await runCli(['ls', '-s', 'marts.fees_monthly', '--resource-type', 'test', '--output', 'json']);
     expect(tests.code, tests.stderr).toBe(0);

@@ -43,7 +43,7 @@ describe('the model runner', () => {
     await freshDb();
     const results = await buildModels(db, DEFAULT_MODEL_SETTINGS, { sqlDir });
     expect(results.map(({ id, status, materialization, rows }) => ({ id, status, materialization, rows }))).toEqual([
-      { id: 'staging.numbers', status: 'ok', materialization: 'view', rows: undefined },
+      { id: 'staging.numbers', status: 'ok', materialization: 'table', rows: 5 },
       { id: 'intermediate.z_evens', status: 'ok', materialization: 'table', rows: 3 },
       { id: 'marts.a_total', status: 'ok', materialization: 'table', rows: 1 },
       { id: 'marts.b_count', status: 'ok', materialization: 'table', rows: 1 },

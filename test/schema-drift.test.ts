@@ -75,7 +75,7 @@ describe('schema drift: fields the exchange started sending that no declaration 
     expect((await proxy.rewrites()).map((rewrite) => rewrite.path)).toEqual(expect.arrayContaining([FILLS, FUTURES_ACCOUNT]));
     const firstRun = runIdOf(first.stdout);
     const driftLine = (stream: string, fields: string, runId: string) =>
-      new RegExp(`^drift in main/${stream}: new field\\(s\\) the staging view does not read: ${fields} \\(first seen ${ISO}, sync ${runId}\\); declare them in pipelines/ to read them$`, 'm');
+      new RegExp(`^drift in main/${stream}: new field\\(s\\) the staging model does not read: ${fields} \\(first seen ${ISO}, sync ${runId}\\); declare them in pipelines/ to read them$`, 'm');
     expect(first.stdout).toMatch(driftLine('spot_fills', 'rebateTier', firstRun));
     expect(first.stdout).toMatch(driftLine('futures_accounts', 'collateral\\[\\]\\.bonus_tier', firstRun));
     // Only the streams that drifted: the sandbox sends what the declarations list.

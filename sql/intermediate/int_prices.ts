@@ -85,6 +85,7 @@ from sides as s
 inner join known as k on k.coin = s.other and (k.price_date = s.fill_date or k.price_date is null)
 where s.coin <> (select reporting_currency from reporting)
     and not exists (select 1 from intermediate.int_prices as p where p.coin = s.coin and p.price_date = s.fill_date)
+    and s.fill_date >= coalesce(cast($1 as date), date '-infinity')
 group by s.coin, s.fill_date, s.symbol, s.other
 order by s.coin, s.fill_date, s.symbol`;
 
@@ -96,32 +97,62 @@ export default declareProgramModel({
   references: ['staging.spot_fills'],
   columns: 'coin VARCHAR NOT NULL, price_date DATE NOT NULL, currency VARCHAR NOT NULL, price DECIMAL(38, 18) NOT NULL, price_source VARCHAR NOT NULL, price_basis VARCHAR NOT NULL',
   async build(db: Database) {
-    const [reporting] = await db.all<{ reporting_currency: string | null }>('SELECT reporting_currency FROM settings.reporting');
-    const currency = reporting?.reporting_currency ?? null;
+    const currency = await reportingCurrency(db);
     if (currency === null) return;
     await db.run(`INSERT INTO intermediate.int_prices ${FILE_PRICES}`);
-    const parts = await db.all<{ coin: string; price_date: string; symbol: string; other: string; coin_e18: string; other_e18: string; other_price: string }>(DERIVABLE);
-    const derived = new Map<string, { coin: string; day: string; value: bigint; units: bigint; symbols: string[] }>();
-    for (const part of parts) {
-      const key = `${part.coin}\u0000${part.price_date}`;
-      const entry = derived.get(key) ?? { coin: part.coin, day: part.price_date, value: 0n, units: 0n, symbols: [] };
-      // value in 1e-36 of the reporting currency: units of the other coin (1e-18) times its price (1e-18).
-      entry.value += BigInt(part.other_e18) * decimalUnits(part.other_price);
-      entry.units += BigInt(part.coin_e18);
-      entry.symbols.push(part.symbol);
-      derived.set(key, entry);
+    await insertDerived(db, currency, null);
+  },
+  // A day's derived prices come from that day's fills alone (and the file's prices, whose change
+  // rebuilds the model whole): the days from the earliest changed fill's are derived again, and
+  // the readers are told that every account's and symbol's prices may have changed from that day's start.
+  async incremental(db: Database) {
+    const currency = await reportingCurrency(db);
+    if (currency === null) {
+      await db.run('DELETE FROM temp.main.model_pending');
+      return;
     }
-    const rows = [...derived.values()];
-    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-      const batch = rows.slice(start, start + ROWS_PER_INSERT);
-      const values = batch.map((_, index) => `($${index * 5 + 1}, CAST($${index * 5 + 2} AS DATE), $${index * 5 + 3}, CAST($${index * 5 + 4} AS DECIMAL(38, 18)), 'derived', $${index * 5 + 5})`);
-      await db.run(
-        `INSERT INTO intermediate.int_prices VALUES ${values.join(', ')}`,
-        batch.flatMap((row) => [row.coin, row.day, currency, decimalText(roundDiv(row.value, row.units)), `fills of ${[...new Set(row.symbols)].join(', ')}`]),
-      );
-    }
+    const [changed] = await db.all<{ from_day: string | null; from_start: boolean }>(`
+      SELECT CAST(local_date(min(from_at), (SELECT time_zone FROM settings.reporting)) AS VARCHAR) AS from_day, bool_or(from_at IS NULL) AS from_start
+      FROM temp.main.model_pending`);
+    const fromDay = changed?.from_start === true ? null : (changed?.from_day ?? null);
+    await db.run("DELETE FROM intermediate.int_prices WHERE price_source = 'derived' AND price_date >= coalesce(CAST($1 AS DATE), DATE '-infinity')", [fromDay]);
+    await insertDerived(db, currency, fromDay);
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE model_pending AS
+       SELECT '*' AS account, CAST(NULL AS VARCHAR) AS symbol, local_day_start(CAST($1 AS DATE), (SELECT time_zone FROM settings.reporting)) AS from_at`,
+      [fromDay],
+    );
   },
 });
+
+async function reportingCurrency(db: Database): Promise<string | null> {
+  const [reporting] = await db.all<{ reporting_currency: string | null }>('SELECT reporting_currency FROM settings.reporting');
+  return reporting?.reporting_currency ?? null;
+}
+
+/** Derives the prices of the days from fromDay on (every day: null) where the file has none. */
+async function insertDerived(db: Database, currency: string, fromDay: string | null): Promise<void> {
+  const parts = await db.all<{ coin: string; price_date: string; symbol: string; other: string; coin_e18: string; other_e18: string; other_price: string }>(DERIVABLE, [fromDay]);
+  const derived = new Map<string, { coin: string; day: string; value: bigint; units: bigint; symbols: string[] }>();
+  for (const part of parts) {
+    const key = `${part.coin}\u0000${part.price_date}`;
+    const entry = derived.get(key) ?? { coin: part.coin, day: part.price_date, value: 0n, units: 0n, symbols: [] };
+    // value in 1e-36 of the reporting currency: units of the other coin (1e-18) times its price (1e-18).
+    entry.value += BigInt(part.other_e18) * decimalUnits(part.other_price);
+    entry.units += BigInt(part.coin_e18);
+    entry.symbols.push(part.symbol);
+    derived.set(key, entry);
+  }
+  const rows = [...derived.values()];
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    const batch = rows.slice(start, start + ROWS_PER_INSERT);
+    const values = batch.map((_, index) => `($${index * 5 + 1}, CAST($${index * 5 + 2} AS DATE), $${index * 5 + 3}, CAST($${index * 5 + 4} AS DECIMAL(38, 18)), 'derived', $${index * 5 + 5})`);
+    await db.run(
+      `INSERT INTO intermediate.int_prices VALUES ${values.join(', ')}`,
+      batch.flatMap((row) => [row.coin, row.day, currency, decimalText(roundDiv(row.value, row.units)), `fills of ${[...new Set(row.symbols)].join(', ')}`]),
+    );
+  }
+}
 
 /** A DECIMAL's text ('61234.5', '1.000000000000000000') as integer units of 1e-18. */
 function decimalUnits(text: string): bigint {

@@ -49,7 +49,7 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
 
 /**
  * A line per account and stream with fields its declaration does not list:
- * `drift in main/spot_fills: new field(s) the staging view does not read: rebateTier (first seen …, run …)`,
+ * `drift in main/spot_fills: new field(s) the staging model does not read: rebateTier (first seen …, run …)`,
  * fields first seen in the same run together.
  */
 export function formatDrift(drift: readonly Pick<SchemaDrift, 'account' | 'stream' | 'field' | 'firstSeenAt' | 'firstSeenRunId'>[]): string[] {
@@ -64,7 +64,7 @@ export function formatDrift(drift: readonly Pick<SchemaDrift, 'account' | 'strea
   }
   return [...streams].map(
     ([stream, runs]) =>
-      `drift in ${stream}: new field(s) the staging view does not read: ${[...runs].map(([runId, run]) => `${run.fields.join(', ')} (first seen ${run.at}, sync ${runId})`).join('; ')}; declare them in pipelines/ to read them`,
+      `drift in ${stream}: new field(s) the staging model does not read: ${[...runs].map(([runId, run]) => `${run.fields.join(', ')} (first seen ${run.at}, sync ${runId})`).join('; ')}; declare them in pipelines/ to read them`,
   );
 }
 
@@ -163,7 +163,7 @@ export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] =
  *   new rows     main/spot_fills 12, main/funding_bills 3; none in the 10 other streams
  *   models       41 rebuilt; failed: marts.fees_daily; skipped: marts.fees_monthly
  *   reports      out/pnl-2026-10.xlsx, out/fees-2026-10.xlsx
- *   new fields   main/spot_fills: rebateTier (the staging view does not read it: exledger status)
+ *   new fields   main/spot_fills: rebateTier (the staging model does not read it: exledger status)
  * ```
  */
 export function formatLoadInfo(info: LoadInfo): string[] {
@@ -183,7 +183,7 @@ export function formatLoadInfo(info: LoadInfo): string[] {
   if (info.newFields !== null && info.newFields.length > 0) {
     const byStream = new Map<string, string[]>();
     for (const field of info.newFields) byStream.set(`${field.account}/${field.stream}`, [...(byStream.get(`${field.account}/${field.stream}`) ?? []), field.field]);
-    line('new fields', `${[...byStream].map(([stream, fields]) => `${stream}: ${fields.join(', ')}`).join('; ')} (the staging views do not read them: see exledger status)`);
+    line('new fields', `${[...byStream].map(([stream, fields]) => `${stream}: ${fields.join(', ')}`).join('; ')} (the staging models do not read them: see exledger status)`);
   }
   return lines.length === 0 ? [] : ['load info:', ...lines];
 }

@@ -3,7 +3,7 @@ import type { FieldSpec, StreamDeclaration } from './stream.ts';
 
 /**
  * Schema drift, as dlt reports it: fields the exchange sends that the stream's declaration does
- * not list, so its staging view does not read them. Only their path and the JSON type of a value
+ * not list, so its staging model does not read them. Only their path and the JSON type of a value
  * are kept, never the value (it could be anything, a secret included).
  */
 

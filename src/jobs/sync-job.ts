@@ -55,7 +55,7 @@ export interface SyncOutcome {
   recoveredRuns: number;
   /**
    * Fields the exchange sent (in this sync or an earlier one) that the chosen streams'
-   * declarations do not list, so their staging views do not read them (meta.schema_drift).
+   * declarations do not list, so their staging models do not read them (meta.schema_drift).
    */
   drift: SchemaDrift[];
 }

@@ -3,7 +3,7 @@ import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
-import { applyStagingChanges, changesAfter, ensureStateTables, fingerprints, lastRawChange, loadPending, passOn, pendingOf, rawInputs, readState, settingsDigests, writeState } from './incremental.ts';
+import { applyStagingChanges, changesAfter, ensureStateTables, explainedByLog, fingerprints, lastRawChange, loadPending, passOn, pendingOf, rawInputs, rawRowCount, readState, settingsDigests, writeState } from './incremental.ts';
 import { selectModels } from './select.ts';
 import { otherBuildSettings, recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
@@ -46,7 +46,7 @@ export interface BuildOptions {
 
 /**
  * Builds every model (or the selected ones) in dependency order: macros, then the settings
- * tables, then staging views and intermediate and marts tables. Each model is replaced in its own
+ * tables, then staging, intermediate and marts tables. Each model is brought up to date in its own
  * transaction, together with the row of settings.model_builds that says which settings built it,
  * so a model that fails leaves its previous table readable and described; the models that read it
  * are skipped (and keep their previous tables too). A selected model that reads a model not
@@ -181,9 +181,12 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
       if (plan.how !== 'unchanged') {
         await passOn(db, model.id, context.readers.get(model.id) ?? [], plan.how);
-        if (context.settings !== undefined) await recordModelBuild(db, model.id, context.settings);
-        await writeState(db, model.id, context.fingerprints.get(model.id)!, plan.how === 'whole' && model.layer === 'staging' ? await lastRawChange(db) : plan.lastChangeSeq, plan.how);
+        const staging = model.layer === 'staging';
+        const lastChangeSeq = plan.how === 'whole' && staging ? await lastRawChange(db) : plan.lastChangeSeq;
+        await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, staging ? await rawRowCount(db, rawInputs(model).tables) : null);
       }
+      // An unchanged model is what these settings give too (its fingerprint covers every setting it reads).
+      if (context.settings !== undefined) await recordModelBuild(db, model.id, context.settings);
       if (materialization === 'view') return undefined;
       return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${model.id}`))[0]!.n);
     });
@@ -225,6 +228,7 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   if (model.layer === 'staging') {
     const inputs = rawInputs(model);
     const changes = await changesAfter(db, inputs.tables, state.lastChangeSeq);
+    if (!explainedByLog(state, changes, await rawRowCount(db, inputs.tables))) return whole('its raw rows changed without a logged change (written outside a sync)');
     if (changes.length === 0) return { how: 'unchanged', lastChangeSeq: state.lastChangeSeq };
     if (inputs.keyed === undefined) return whole('new snapshots');
     return { how: 'incremental', lastChangeSeq: Number(changes[changes.length - 1]!.change_seq), changes, rawTable: inputs.keyed };
@@ -283,7 +287,7 @@ async function createModel(db: Database, model: Model): Promise<void> {
   const built = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index', [model.layer, model.name]);
   const disagreement = columnDisagreement(built.map((row) => row.column_name), model.declaration);
   if (disagreement !== undefined) throw new Error(`${model.id}: ${disagreement} (${path.relative(process.cwd(), path.join(path.dirname(model.file), '_models.ts'))})`);
-  // One round trip for all of them (a staging view has up to 30 columns, and a sync creates every view).
+  // One round trip for all of them (a staging table has up to 30 columns, and a sync may create every one).
   await db.run(commentStatements(model.id, materialization, model.declaration).join(';\n'));
 }
 

@@ -30,25 +30,44 @@ const STAGING_CHANGE_COLUMNS: Readonly<Record<string, { symbol: string; at: stri
 export interface ModelState {
   fingerprint: string;
   lastChangeSeq: number;
+  /** Rows of a staging model's raw tables after its build: a count the log does not explain means rows written outside a sync. */
+  rawRows: number | null;
 }
 
 export async function ensureStateTables(db: Database): Promise<void> {
   await db.run(`
     CREATE SCHEMA IF NOT EXISTS settings;
-    CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL);
+    CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, raw_rows BIGINT);
     CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ);
   `);
 }
 
 export async function readState(db: Database, model: string): Promise<ModelState | undefined> {
-  const [row] = await db.all<{ fingerprint: string; last_change_seq: string }>('SELECT fingerprint, last_change_seq FROM settings.model_state WHERE model = $1', [model]);
-  return row === undefined ? undefined : { fingerprint: row.fingerprint, lastChangeSeq: Number(row.last_change_seq) };
+  const [row] = await db.all<{ fingerprint: string; last_change_seq: string; raw_rows: string | null }>('SELECT fingerprint, last_change_seq, raw_rows FROM settings.model_state WHERE model = $1', [model]);
+  return row === undefined ? undefined : { fingerprint: row.fingerprint, lastChangeSeq: Number(row.last_change_seq), rawRows: row.raw_rows === null ? null : Number(row.raw_rows) };
 }
 
 /** Records a model's state, in its build's transaction (delete then insert: no key, see settings.model_builds). */
-export async function writeState(db: Database, model: string, fingerprint: string, lastChangeSeq: number, how: 'whole' | 'incremental'): Promise<void> {
+export async function writeState(db: Database, model: string, fingerprint: string, lastChangeSeq: number, how: 'whole' | 'incremental', rawRows: number | null): Promise<void> {
   await db.run('DELETE FROM settings.model_state WHERE model = $1', [model]);
-  await db.run('INSERT INTO settings.model_state VALUES ($1, $2, $3, $4, now())', [model, fingerprint, lastChangeSeq, how]);
+  await db.run('INSERT INTO settings.model_state VALUES ($1, $2, $3, $4, now(), $5)', [model, fingerprint, lastChangeSeq, how, rawRows]);
+}
+
+/** The rows of these raw tables now. */
+export async function rawRowCount(db: Database, tables: readonly string[]): Promise<number> {
+  let rows = 0;
+  for (const table of tables) rows += Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM raw.${table}`))[0]!.n);
+  return rows;
+}
+
+/**
+ * Whether the raw tables hold the rows the log says: the count at the last build, plus the rows
+ * each change stored, less those it deleted. Unknown after a reset (which takes the account again whole).
+ */
+export function explainedByLog(state: ModelState, changes: readonly Change[], rows: number): boolean {
+  if (state.rawRows === null || changes.some((change) => change.kind === 'reset')) return true;
+  const logged = changes.reduce((sum, change) => sum + Number(change.rows_stored) - (change.deleted_keys?.length ?? 0), 0);
+  return state.rawRows + logged === rows;
 }
 
 /** The pending rows of a model: none, some, or one with account NULL ("everything"). */
@@ -97,6 +116,7 @@ export async function lastRawChange(db: Database): Promise<number> {
 /** A raw change a staging model has not taken yet. */
 interface Change {
   change_seq: string;
+  rows_stored: string;
   account: string;
   kind: 'window' | 'snapshot' | 'reset';
   min_event_ms: string | null;
@@ -107,7 +127,7 @@ interface Change {
 export async function changesAfter(db: Database, tables: readonly string[], after: number): Promise<Change[]> {
   if (tables.length === 0) return [];
   return db.all<Change>(
-    `SELECT change_seq, account, kind, min_event_ms, max_event_ms, deleted_keys FROM meta.raw_changes
+    `SELECT change_seq, account, kind, min_event_ms, max_event_ms, rows_stored, deleted_keys FROM meta.raw_changes
      WHERE raw_table IN (${tables.map((_, index) => `$${index + 2}`).join(', ')}) AND change_seq > $1 ORDER BY change_seq`,
     [after, ...tables],
   );

@@ -19,7 +19,7 @@ export type Layer = (typeof LAYERS)[number];
 
 /**
  * The repository's model declarations (sql/<layer>/_models.ts), one per layer: every model is
- * declared, so each is checked against its columns and commented, staging views (at every sync
+ * declared, so each is checked against its columns and commented, staging tables (at every sync
  * too) as well as tables. A project without declarations (another folder) still builds.
  */
 export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DECLARATIONS, INTERMEDIATE_DECLARATIONS, MARTS_DECLARATIONS];

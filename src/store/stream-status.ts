@@ -16,7 +16,7 @@ export interface StreamStatus {
   lastStatus: string | null;
   lastError: string | null;
   /**
-   * Fields the exchange sent that the declaration does not list (its staging view does not read
+   * Fields the exchange sent that the declaration does not list (its staging model does not read
    * them), oldest first; empty when the declaration was not given.
    */
   newFields: Omit<SchemaDrift, 'account' | 'stream'>[];
