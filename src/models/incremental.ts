@@ -21,9 +21,12 @@ const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pend
  * Staging models whose readers are told which symbols changed, and from when: the columns of the
  * changed rows. Other staging models tell only the account.
  */
-const STAGING_CHANGE_COLUMNS: Readonly<Record<string, { symbol: string; at: string }>> = {
+const STAGING_CHANGE_COLUMNS: Readonly<Record<string, { symbol?: string; at: string }>> = {
   'staging.spot_fills': { symbol: 'symbol', at: 'c_time_at' },
   'staging.futures_fills': { symbol: 'symbol', at: 'created_time_at' },
+  'staging.funding_bills': { at: 'c_time_at' },
+  'staging.transfer_records': { at: 'trade_time_at' },
+  'staging.affiliate_commissions': { at: 'deal_time_at' },
 };
 
 /** A model's saved state: the fingerprint it was built with, and the last raw change a staging model took. */
@@ -169,7 +172,7 @@ export async function applyStagingChanges(db: Database, model: Model, rawTable: 
      ) ORDER BY _row`,
   );
   await db.run(`SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`);
-  const touched = columns === undefined ? 'account, NULL::VARCHAR AS symbol, NULL::TIMESTAMPTZ AS changed_at' : `account, ${columns.symbol} AS symbol, ${columns.at} AS changed_at`;
+  const touched = `account, ${columns?.symbol ?? 'NULL::VARCHAR'} AS symbol, ${columns?.at ?? 'NULL::TIMESTAMPTZ'} AS changed_at`;
   const keysOf = `SEMI JOIN temp.main.stage_keys AS k ON k.account = s.account AND k._key = s._key`;
   await db.run(`CREATE OR REPLACE TEMP TABLE stage_touched AS SELECT ${touched} FROM ${model.id} AS s ${keysOf}`);
   await db.run(`DELETE FROM ${model.id} AS s WHERE EXISTS (SELECT 1 FROM temp.main.stage_keys AS k WHERE k.account = s.account AND k._key = s._key)`);
