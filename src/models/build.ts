@@ -181,9 +181,9 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
       if (plan.how !== 'unchanged') {
         await passOn(db, model.id, context.readers.get(model.id) ?? [], plan.how);
-        const staging = model.layer === 'staging';
-        const lastChangeSeq = plan.how === 'whole' && staging ? await lastRawChange(db) : plan.lastChangeSeq;
-        await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, staging ? await rawRowCount(db, rawInputs(model).tables) : null);
+        const rawTables = rawInputs(model).tables;
+        const lastChangeSeq = plan.how === 'whole' ? await lastRawChange(db) : plan.lastChangeSeq;
+        await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, rawTables.length === 0 ? null : await rawRowCount(db, rawTables));
       }
       // An unchanged model is what these settings give too (its fingerprint covers every setting it reads).
       if (context.settings !== undefined) await recordModelBuild(db, model.id, context.settings);
@@ -225,23 +225,25 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   const [existing] = await db.all<{ table_type: string }>('SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_catalog = current_database()', [model.layer, model.name]);
   if (state === undefined || existing === undefined || existing.table_type === 'VIEW') return whole('first build');
   if (state.fingerprint !== context.fingerprints.get(model.id)) return whole('its SQL, a macro, a setting it reads or a model upstream changed');
-  if (model.layer === 'staging') {
-    const inputs = rawInputs(model);
-    const changes = await changesAfter(db, inputs.tables, state.lastChangeSeq);
-    if (!explainedByLog(state, changes, await rawRowCount(db, inputs.tables))) return whole('its raw rows changed without a logged change (written outside a sync)');
-    if (changes.length === 0) return { how: 'unchanged', lastChangeSeq: state.lastChangeSeq };
-    if (inputs.keyed === undefined) return whole('new snapshots');
-    return { how: 'incremental', lastChangeSeq: Number(changes[changes.length - 1]!.change_seq), changes, rawTable: inputs.keyed };
+  // Raw tables are read by staging (and, in a hand-built project, may be by any model).
+  const inputs = rawInputs(model);
+  const changes = inputs.tables.length === 0 ? [] : await changesAfter(db, inputs.tables, state.lastChangeSeq);
+  if (inputs.tables.length > 0 && !explainedByLog(state, changes, await rawRowCount(db, inputs.tables))) return whole('its raw rows changed without a logged change (written outside a sync)');
+  const lastChangeSeq = changes.length === 0 ? state.lastChangeSeq : Number(changes[changes.length - 1]!.change_seq);
+  if (inputs.keyed !== undefined && model.references.length === 0) {
+    if (changes.length === 0) return { how: 'unchanged', lastChangeSeq };
+    return { how: 'incremental', lastChangeSeq, changes, rawTable: inputs.keyed };
   }
+  if (changes.length > 0) return whole(model.layer === 'staging' ? 'new snapshots' : 'new raw rows');
   const pending = await pendingOf(db, model.id);
-  if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq: 0 };
+  if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
   if (pending.everything) return whole('a model it reads was rebuilt whole');
   if (model.incrementalSql === undefined && model.program?.incremental === undefined) return whole('its inputs changed (it has no incremental step)');
-  return { how: 'incremental', lastChangeSeq: 0 };
+  return { how: 'incremental', lastChangeSeq };
 }
 
 async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {
-  if (model.layer === 'staging') return applyStagingChanges(db, model, plan.rawTable!, plan.changes!);
+  if (plan.rawTable !== undefined) return applyStagingChanges(db, model, plan.rawTable, plan.changes!);
   await loadPending(db, model.id);
   if (model.program?.incremental !== undefined) await model.program.incremental(db);
   else await db.run(expandModelSql(model.incrementalSql!, model));
