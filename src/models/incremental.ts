@@ -237,7 +237,7 @@ export function fingerprints(models: readonly Model[], macros: readonly MacroFil
     const hash = createHash('sha256');
     hash.update(model.sql).update('\0').update(model.incrementalSql ?? '').update('\0').update(macroText);
     if (model.program !== undefined) for (const source of importedSources(model.file, model.sql)) hash.update('\0').update(source);
-    for (const table of [...new Set([...model.sql.matchAll(/\bsettings\.([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()))].sort()) {
+    for (const table of [...new Set([...(model.program === undefined ? model.sql.replace(/--[^\n]*/g, '') : model.sql.replace(/\/\/[^\n]*/g, '')).matchAll(/\bsettings\.([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()))].sort()) {
       hash.update(`\0${table}=${settings.get(table) ?? 'absent'}`);
     }
     for (const reference of model.references) hash.update(`\0${reference}=${result.get(reference) ?? 'not built here'}`);
