@@ -55,7 +55,7 @@ describe('the model runner', () => {
       { id: 'intermediate.z_evens', table_type: 'BASE TABLE' },
       { id: 'marts.a_total', table_type: 'BASE TABLE' },
       { id: 'marts.b_count', table_type: 'BASE TABLE' },
-      { id: 'staging.numbers', table_type: 'VIEW' },
+      { id: 'staging.numbers', table_type: 'BASE TABLE' },
     ]);
   });
 

@@ -161,7 +161,7 @@ export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] =
  * ```
  * load info:
  *   new rows     main/spot_fills 12, main/funding_bills 3; none in the 10 other streams
- *   models       41 rebuilt; failed: marts.fees_daily; skipped: marts.fees_monthly
+ *   models       41 up to date (3 rebuilt whole, 30 incremental, 8 unchanged); failed: marts.fees_daily; skipped: marts.fees_monthly
  *   reports      out/pnl-2026-10.xlsx, out/fees-2026-10.xlsx
  *   new fields   main/spot_fills: rebateTier (the staging model does not read it: exledger status)
  * ```
@@ -176,8 +176,8 @@ export function formatLoadInfo(info: LoadInfo): string[] {
     line('new rows', added.length === 0 ? `none in the ${rest} streams` : `${listed}${rest === 0 ? '' : `; none in the ${rest} other streams`}`);
   }
   if (info.models !== null) {
-    const { rebuilt, failed, skipped } = info.models;
-    line('models', [`${rebuilt} rebuilt`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
+    const { rebuilt, whole, incremental, unchanged, failed, skipped } = info.models;
+    line('models', [`${rebuilt} up to date (${whole} rebuilt whole, ${incremental} incremental, ${unchanged} unchanged)`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
   }
   if (info.reports !== null) line('reports', info.reports.length === 0 ? 'none written' : info.reports.map(displayPath).join(', '));
   if (info.newFields !== null && info.newFields.length > 0) {

@@ -38,7 +38,8 @@ export interface RunOutputs {
 export interface LoadInfo {
   /** Every stream the sync ran, with the rows it added (0 included). */
   newRows: { account: string; stream: string; rows: number }[] | null;
-  models: { rebuilt: number; failed: string[]; skipped: string[] } | null;
+  /** rebuilt: every model brought up to date, of which whole, incremental (only what changed) and unchanged. */
+  models: { rebuilt: number; whole: number; incremental: number; unchanged: number; failed: string[]; skipped: string[] } | null;
   /** The workbooks written, absolute paths. */
   reports: string[] | null;
   /** Undeclared fields first seen in this run's sync (earlier ones: the sync's `drift`, `exledger status`). */
@@ -55,6 +56,9 @@ export function loadInfoOf(outputs: Readonly<RunOutputs>): LoadInfo {
         ? null
         : {
             rebuilt: outputs.build.filter((result) => result.status === 'ok').length,
+            whole: outputs.build.filter((result) => result.how === 'whole').length,
+            incremental: outputs.build.filter((result) => result.how === 'incremental').length,
+            unchanged: outputs.build.filter((result) => result.how === 'unchanged').length,
             failed: outputs.build.filter((result) => result.status === 'failed').map((result) => result.id),
             skipped: outputs.build.filter((result) => result.status === 'skipped').map((result) => result.id),
           },
