@@ -20,7 +20,8 @@
 //      segments depend only on the events before it); uk, the first of the reporting-zone day 30
 //      days before from_at's day (a disposal is matched with acquisitions of the 30 days after it,
 //      so a change can move the matches of sells up to 30 days earlier);
-//   2. loads the latest checkpoint at or before that event (none: the partition's first event);
+//   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
+//      its own event and the one before are unchanged, so it is still where a whole build puts one;
 //   3. deletes the segments of sells from the checkpoint on and the checkpoints after it;
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
@@ -199,7 +200,7 @@ replay as (
 
 select r.pool, r.symbol, r.cost_method, coalesce(max(c.next_seq), 1) as from_seq, arg_max(c.state, c.next_seq) as state
 from replay as r
-left join ${STATE_TABLE} as c on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq <= r.replay_seq
+left join ${STATE_TABLE} as c on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq < r.replay_seq
 group by r.pool, r.symbol, r.cost_method`;
 }
 
