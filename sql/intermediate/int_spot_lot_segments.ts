@@ -77,7 +77,12 @@ export default declareProgramModel({
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS})`);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
-    await db.run(replayPlan(methods));
+    // A pending row naming one pool and symbol is that partition; only a wider one (every account
+    // or every symbol) needs the partitions listed from the tables.
+    const [{ wide } = { wide: '0' }] = await db.all<{ wide: string }>(`
+      SELECT count(*) AS wide FROM temp.main.model_pending AS p, (SELECT any_value(pooling) AS pooling FROM settings.reporting) AS r
+      WHERE p.account IS NULL OR p.symbol IS NULL OR (p.account = '*' AND r.pooling <> 'universal')`);
+    await db.run(replayPlan(methods, wide !== '0'));
     try {
       await db.run(`
         DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
@@ -142,12 +147,20 @@ const resumeKey = (pool: string, symbol: string, method: string) => `${pool}\u00
 const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * temp.main.int_spot_lot_replay: per (pool, symbol) that model_pending names (found in the trades,
- * the segments or the checkpoints: a partition whose events are gone loses its rows) and cost
- * method, the first event to match from (from_seq) and the state before it (NULL: nothing held).
- * A pending row with account NULL (everything) names every partition.
+ * temp.main.int_spot_lot_replay: per (pool, symbol) that model_pending names and cost method, the
+ * first event to match from (from_seq) and the state before it (NULL: nothing held). A wide pending
+ * row (account NULL: everything; '*' under pooling account: every account; symbol NULL) names the
+ * partitions found in the trades, the segments or the checkpoints (a partition whose events are
+ * gone loses its rows).
  */
-function replayPlan(methods: readonly LotMethod[]): string {
+function replayPlan(methods: readonly LotMethod[], wide: boolean): string {
+  const partitions = wide
+    ? `select distinct pool, symbol from intermediate.int_spot_trades
+    union
+    select distinct pool, symbol from intermediate.int_spot_lot_segments
+    union
+    select distinct pool, symbol from ${STATE_TABLE}`
+    : 'select distinct account as pool, symbol from pending';
   return `
 CREATE OR REPLACE TEMP TABLE int_spot_lot_replay AS
 with pending as (
@@ -159,11 +172,7 @@ reporting as (
 ),
 
 partitions as (
-    select distinct pool, symbol from intermediate.int_spot_trades
-    union
-    select distinct pool, symbol from intermediate.int_spot_lot_segments
-    union
-    select distinct pool, symbol from ${STATE_TABLE}
+    ${partitions}
 ),
 
 -- The earliest change per partition (NULL: from the beginning).
