@@ -176,11 +176,19 @@ partitions as (
 ),
 
 -- The earliest change per partition (NULL: from the beginning).
-touched as (
+changes as (
     select x.pool, x.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
     from partitions as x
     join pending as p on (p.account is null or p.account = '*' or p.account = x.pool) and (p.symbol is null or p.symbol = x.symbol)
     group by x.pool, x.symbol
+),
+
+-- uk's first day: the reporting-zone day 30 days before the change's (once per partition, not
+-- per event: a time zone conversion is slow).
+touched as (
+    select c.pool, c.symbol, c.from_at, local_date(c.from_at, r.time_zone) - 30 as uk_from_date
+    from changes as c
+    cross join reporting as r
 ),
 
 -- The first event whose segments may change: lifo and hifo at from_at; uk from the start of the
@@ -190,11 +198,10 @@ starts as (
         x.pool,
         x.symbol,
         case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_at >= x.from_at), max(t.event_seq) + 1, 1) end as lot_start,
-        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= local_date(x.from_at, r.time_zone) - 30), max(t.event_seq) + 1, 1) end as uk_start
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.uk_from_date), max(t.event_seq) + 1, 1) end as uk_start
     from touched as x
-    cross join reporting as r
     left join intermediate.int_spot_trades as t on t.pool = x.pool and t.symbol = x.symbol
-    group by x.pool, x.symbol, x.from_at, r.time_zone
+    group by x.pool, x.symbol, x.from_at, x.uk_from_date
 ),
 
 methods (cost_method) as (
