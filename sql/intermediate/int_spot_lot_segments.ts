@@ -8,16 +8,58 @@
 // with BigInt on the integer units, exactly; one (pool, symbol)'s events are held in memory at a
 // time, and segments are appended as they are found. A pool is an account, or '*' (every account:
 // pooling 'universal'); the sells and lots of a segment are found by (pool, symbol, seq).
+//
+// Incremental (docs/plans/incremental-builds.md, "The contract"): a whole walk starts each
+// (pool, symbol) at its first event; the incremental step resumes it from a saved state instead.
+// The state lives in settings.spot_lot_state (STATE_TABLE below), which this model owns: build()
+// replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
+// symbol, cost_method), the matcher's state before the first event of each month (checkpoints;
+// the latest CHECKPOINTS_KEPT of them), exactly (JSON, integers as decimal strings). For each
+// (pool, symbol) that temp.main.model_pending names, the step:
+//   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
+//      segments depend only on the events before it); uk, the first of the reporting-zone day 30
+//      days before from_at's day (a disposal is matched with acquisitions of the 30 days after it,
+//      so a change can move the matches of sells up to 30 days earlier);
+//   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
+//      its own event and the one before are unchanged, so it is still where a whole build puts one;
+//   3. deletes the segments of sells from the checkpoint on and the checkpoints after it;
+//   4. reads the partition's events from the checkpoint on (never those before it), matches them
+//      from the loaded state, appends their segments and their checkpoints, and keeps the latest
+//      CHECKPOINTS_KEPT checkpoints;
+//   5. with uk among the cost methods, moves each pending row's from_at back to the start of that
+//      reporting-zone day 30 days earlier, for the models that read this one (their uk rows of
+//      sells since then may have changed).
+// The result is the whole build's, row for row, and so are the checkpoints left (a checkpoint is a
+// function of the events before it). A change older than the oldest checkpoint kept replays the
+// partition from its first event.
 import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 
-const EVENTS = `
-select pool, symbol, event_seq, lot_source = 'opening' as is_opening, side,
-    datediff('day', date '1970-01-01', event_date) as day, units_in_e18, cost_e12, quantity_out_e18, proceeds_e12
-from intermediate.int_spot_trades
-order by pool, symbol, event_seq`;
+/**
+ * The matcher's saved states (internal to this model, not a documented model: it lives in the
+ * settings schema, beside settings.model_builds). `state` is the state before event `next_seq`,
+ * the first event of a month of that (pool, symbol), under `cost_method`.
+ */
+const STATE_TABLE = 'settings.spot_lot_state';
+const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, state VARCHAR NOT NULL';
+/** Checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
+export const CHECKPOINTS_KEPT = 3;
+
+const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.lot_source = 'opening' as is_opening, t.side,
+    datediff('day', date '1970-01-01', t.event_date) as day, t.units_in_e18, t.cost_e12, t.quantity_out_e18, t.proceeds_e12`;
+
+const ALL_EVENTS = `
+select ${EVENT_COLUMNS}
+from intermediate.int_spot_trades as t
+order by t.pool, t.symbol, t.event_seq`;
+
+/** Where one (pool, symbol, cost_method) is matched from: its first event, and the state before it (none: from nothing). */
+interface Resume {
+  fromSeq: bigint;
+  state?: string;
+}
 
 export default declareProgramModel({
   name: 'int_spot_lot_segments',
@@ -26,33 +68,202 @@ export default declareProgramModel({
   columns: `pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, sell_seq BIGINT NOT NULL, match_rule VARCHAR NOT NULL,
     lot_seq BIGINT, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
   async build(db: Database) {
-    const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
-    const methods = LOT_METHODS.filter((method) => reporting?.cost_methods.includes(method) === true);
+    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE OR REPLACE TABLE ${STATE_TABLE} (${STATE_COLUMNS})`);
+    const methods = await lotMethods(db);
     if (methods.length === 0) return;
-    const appender = await db.appender('intermediate', 'int_spot_lot_segments');
-    let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
-    const flush = () => {
-      if (group !== undefined) appendGroup(appender, group.pool, group.symbol, group.events, methods);
-    };
+    await matchPartitions(db, ALL_EVENTS, methods, () => ({ fromSeq: 1n }));
+  },
+  async incremental(db: Database) {
+    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS})`);
+    const methods = await lotMethods(db);
+    if (methods.length === 0) return;
+    // A pending row naming one pool and symbol is that partition; only a wider one (every account
+    // or every symbol) needs the partitions listed from the tables.
+    const [{ wide } = { wide: '0' }] = await db.all<{ wide: string }>(`
+      SELECT count(*) AS wide FROM temp.main.model_pending AS p, (SELECT any_value(pooling) AS pooling FROM settings.reporting) AS r
+      WHERE p.account IS NULL OR p.symbol IS NULL OR (p.account = '*' AND r.pooling <> 'universal')`);
+    await db.run(replayPlan(methods, wide !== '0'));
     try {
-      for await (const rows of db.streamCommitted(EVENTS)) {
-        for (const row of rows) {
-          const [pool, symbol] = row as [string, string];
-          if (group === undefined || group.pool !== pool || group.symbol !== symbol) {
-            flush();
-            group = { pool, symbol, events: [] };
-          }
-          group.events.push(eventOf(row));
-        }
-        appender.flushSync();
+      await db.run(`
+        DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
+        WHERE s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method AND s.sell_seq >= r.from_seq;
+        DELETE FROM ${STATE_TABLE} AS c USING temp.main.int_spot_lot_replay AS r
+        WHERE c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method AND c.next_seq > r.from_seq`);
+      const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state: string | null }>(
+        'SELECT pool, symbol, cost_method, from_seq, state FROM temp.main.int_spot_lot_replay',
+      );
+      const resumes = new Map<string, Resume>();
+      const starts = new Map<string, { pool: string; symbol: string; fromSeq: bigint }>();
+      for (const row of plan) {
+        const fromSeq = BigInt(row.from_seq);
+        resumes.set(resumeKey(row.pool, row.symbol, row.cost_method), row.state === null ? { fromSeq } : { fromSeq, state: row.state });
+        const partition = `${row.pool}\u0000${row.symbol}`;
+        const start = starts.get(partition);
+        if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
       }
-      flush();
-      appender.flushSync();
+      if (starts.size > 0) {
+        // The other connection (streamCommitted) cannot see this one's temporary tables: the
+        // partitions and their first events go into the query as values.
+        const values = [...starts.values()].map((start) => `(${quote(start.pool)}, ${quote(start.symbol)}, ${start.fromSeq})`).join(',\n    ');
+        const events = `
+          select ${EVENT_COLUMNS}
+          from intermediate.int_spot_trades as t
+          join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
+          order by t.pool, t.symbol, t.event_seq`;
+        await matchPartitions(db, events, methods, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)));
+      }
+      await db.run(`
+        DELETE FROM ${STATE_TABLE} AS c USING (
+            SELECT pool, symbol, cost_method, next_seq
+            FROM (
+                SELECT k.pool, k.symbol, k.cost_method, k.next_seq,
+                    row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method ORDER BY k.next_seq DESC) AS recency
+                FROM ${STATE_TABLE} AS k
+                WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
+            )
+            WHERE recency > ${CHECKPOINTS_KEPT}
+        ) AS old
+        WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
     } finally {
-      appender.closeSync();
+      await db.run('DROP TABLE IF EXISTS temp.main.int_spot_lot_replay');
+    }
+    if (methods.includes('uk')) {
+      // uk rows of sells up to 30 days before each change may have changed: the children redo them.
+      await db.run(`
+        UPDATE temp.main.model_pending AS p
+        SET from_at = timezone(r.time_zone, cast(local_date(p.from_at, r.time_zone) - 30 AS TIMESTAMP))
+        FROM (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS r
+        WHERE p.from_at IS NOT NULL`);
     }
   },
 });
+
+async function lotMethods(db: Database): Promise<LotMethod[]> {
+  const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
+  return LOT_METHODS.filter((method) => reporting?.cost_methods.includes(method) === true);
+}
+
+const resumeKey = (pool: string, symbol: string, method: string) => `${pool}\u0000${symbol}\u0000${method}`;
+const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * temp.main.int_spot_lot_replay: per (pool, symbol) that model_pending names and cost method, the
+ * first event to match from (from_seq) and the state before it (NULL: nothing held). A wide pending
+ * row (account NULL: everything; '*' under pooling account: every account; symbol NULL) names the
+ * partitions found in the trades, the segments or the checkpoints (a partition whose events are
+ * gone loses its rows).
+ */
+function replayPlan(methods: readonly LotMethod[], wide: boolean): string {
+  const partitions = wide
+    ? `select distinct pool, symbol from intermediate.int_spot_trades
+    union
+    select distinct pool, symbol from intermediate.int_spot_lot_segments
+    union
+    select distinct pool, symbol from ${STATE_TABLE}`
+    : 'select distinct account as pool, symbol from pending';
+  return `
+CREATE OR REPLACE TEMP TABLE int_spot_lot_replay AS
+with pending as (
+    select account, symbol, from_at from temp.main.model_pending
+),
+
+reporting as (
+    select any_value(time_zone) as time_zone from settings.reporting
+),
+
+partitions as (
+    ${partitions}
+),
+
+-- The earliest change per partition (NULL: from the beginning).
+changes as (
+    select x.pool, x.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
+    from partitions as x
+    join pending as p on (p.account is null or p.account = '*' or p.account = x.pool) and (p.symbol is null or p.symbol = x.symbol)
+    group by x.pool, x.symbol
+),
+
+-- uk's first day: the reporting-zone day 30 days before the change's (once per partition, not
+-- per event: a time zone conversion is slow).
+touched as (
+    select c.pool, c.symbol, c.from_at, local_date(c.from_at, r.time_zone) - 30 as uk_from_date
+    from changes as c
+    cross join reporting as r
+),
+
+-- The first event whose segments may change: lifo and hifo at from_at; uk from the start of the
+-- reporting-zone day 30 days before. No such event: past the last one.
+starts as (
+    select
+        x.pool,
+        x.symbol,
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_at >= x.from_at), max(t.event_seq) + 1, 1) end as lot_start,
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.uk_from_date), max(t.event_seq) + 1, 1) end as uk_start
+    from touched as x
+    left join intermediate.int_spot_trades as t on t.pool = x.pool and t.symbol = x.symbol
+    group by x.pool, x.symbol, x.from_at, x.uk_from_date
+),
+
+methods (cost_method) as (
+    values ${methods.map((method) => `('${method}')`).join(', ')}
+),
+
+replay as (
+    select s.pool, s.symbol, m.cost_method, case when m.cost_method = 'uk' then s.uk_start else s.lot_start end as replay_seq
+    from starts as s
+    cross join methods as m
+)
+
+select r.pool, r.symbol, r.cost_method, coalesce(max(c.next_seq), 1) as from_seq, arg_max(c.state, c.next_seq) as state
+from replay as r
+left join ${STATE_TABLE} as c on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq < r.replay_seq
+group by r.pool, r.symbol, r.cost_method`;
+}
+
+/** Month number of a day (days since 1970-01-01): checkpoints fall before each month's first event. */
+function monthOf(day: number): number {
+  const date = new Date(day * 86_400_000);
+  return date.getUTCFullYear() * 12 + date.getUTCMonth();
+}
+
+const isMonthStart = (previousDay: number, nextDay: number): boolean => monthOf(previousDay) !== monthOf(nextDay);
+
+/**
+ * Matches the events `sql` returns (ordered by pool, symbol, event_seq), one (pool, symbol) at a
+ * time, each cost method from where resumeOf says (undefined: not matched), appending the
+ * segments and the latest CHECKPOINTS_KEPT checkpoints found.
+ */
+async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<void> {
+  const segments = await db.appender('intermediate', 'int_spot_lot_segments');
+  const states = await db.appender('settings', 'spot_lot_state');
+  let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
+  const flush = () => {
+    if (group === undefined) return;
+    for (const method of methods) {
+      const resume = resumeOf(group.pool, group.symbol, method);
+      if (resume !== undefined) matchGroup(segments, states, group.pool, group.symbol, group.events, method, resume);
+    }
+  };
+  try {
+    for await (const rows of db.streamCommitted(sql)) {
+      for (const row of rows) {
+        const [pool, symbol] = row as [string, string];
+        if (group === undefined || group.pool !== pool || group.symbol !== symbol) {
+          flush();
+          group = { pool, symbol, events: [] };
+        }
+        group.events.push(eventOf(row));
+      }
+      segments.flushSync();
+    }
+    flush();
+    segments.flushSync();
+    states.flushSync();
+  } finally {
+    segments.closeSync();
+    states.closeSync();
+  }
+}
 
 function eventOf(row: DuckDBValue[]): TradeEvent {
   return {
@@ -67,26 +278,42 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
   };
 }
 
-function appendGroup(appender: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], methods: readonly LotMethod[]): void {
-  for (const method of methods) {
-    // Each segment goes to the appender as it is found: a symbol's segments are never all held.
-    const push = (...segments: Segment[]): number => {
-      for (const segment of segments) {
-        appender.appendVarchar(pool);
-        appender.appendVarchar(symbol);
-        appender.appendVarchar(method);
-        appender.appendBigInt(segment.sellSeq);
-        appender.appendVarchar(segment.rule);
-        if (segment.lotSeq === null) appender.appendNull();
-        else appender.appendBigInt(segment.lotSeq);
-        appender.appendHugeInt(segment.quantity);
-        if (segment.cost === null) appender.appendNull();
-        else appender.appendHugeInt(segment.cost);
-        appender.appendHugeInt(segment.proceeds);
-        appender.endRow();
-      }
-      return 0;
-    };
-    matchLots(method, events, { push });
+function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
+  // Each segment goes to the appender as it is found: a symbol's segments are never all held.
+  const push = (...found: Segment[]): number => {
+    for (const segment of found) {
+      segments.appendVarchar(pool);
+      segments.appendVarchar(symbol);
+      segments.appendVarchar(method);
+      segments.appendBigInt(segment.sellSeq);
+      segments.appendVarchar(segment.rule);
+      if (segment.lotSeq === null) segments.appendNull();
+      else segments.appendBigInt(segment.lotSeq);
+      segments.appendHugeInt(segment.quantity);
+      if (segment.cost === null) segments.appendNull();
+      else segments.appendHugeInt(segment.cost);
+      segments.appendHugeInt(segment.proceeds);
+      segments.endRow();
+    }
+    return 0;
+  };
+  const first = events.findIndex((event) => event.seq >= resume.fromSeq);
+  if (first === -1) return;
+  const checkpoints: { nextSeq: bigint; state: string }[] = [];
+  matchLots(method, first === 0 ? events : events.slice(first), { push }, {
+    ...(resume.state === undefined ? {} : { from: resume.state }),
+    isCheckpoint: isMonthStart,
+    onCheckpoint: (nextSeq, state) => {
+      checkpoints.push({ nextSeq, state });
+      if (checkpoints.length > CHECKPOINTS_KEPT) checkpoints.shift();
+    },
+  });
+  for (const checkpoint of checkpoints) {
+    states.appendVarchar(pool);
+    states.appendVarchar(symbol);
+    states.appendVarchar(method);
+    states.appendBigInt(checkpoint.nextSeq);
+    states.appendVarchar(checkpoint.state);
+    states.endRow();
   }
 }

@@ -104,6 +104,22 @@ class Spread {
 /** Where segments go, as they are found (an appender's row, or an array). */
 export type SegmentSink = Pick<Segment[], 'push'>;
 
+/**
+ * Where a match starts and where it saves its state, so that a later build can resume it
+ * (int_spot_lot_segments' incremental step). A state is saved only between two days of events,
+ * before the first event of the later day (`nextSeq`): it holds what the events before it left
+ * (open lots; uk's pool and the units of later days' acquisitions already taken by 30-day matches
+ * of earlier disposals), as JSON with every integer as a decimal string, so it is exact.
+ */
+export interface MatchOptions {
+  /** The state to start from (one saved by onCheckpoint); the events then start at its nextSeq. @default nothing held */
+  from?: string;
+  /** Whether to save the state between two consecutive days that have events (days since 1970-01-01). @default never */
+  isCheckpoint?: (previousDay: number, nextDay: number) => boolean;
+  /** Receives each state saved: the state before event `nextSeq`. */
+  onCheckpoint?: (nextSeq: bigint, state: string) => void;
+}
+
 /** A sell being disposed of: its proceeds spread over its quantity. */
 interface Disposal {
   seq: bigint;
@@ -139,19 +155,42 @@ function unmatched(disposals: readonly Disposal[], out: SegmentSink): void {
 const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
 const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cost, [{ seq: event.seq, units: event.unitsIn }]);
 
-/** Puts the segments of one (pool, symbol)'s events under `method` into `out`, sells in order. */
-export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink): void {
-  if (method === 'uk') matchUk(events, out);
-  else matchStack(method, events, out);
+/**
+ * Puts the segments of one (pool, symbol)'s events under `method` into `out`, sells in order.
+ * Resumed from a saved state (options.from) on the events after it, it puts exactly the segments
+ * and saves exactly the states that a match over all the events would have put and saved there.
+ */
+export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): void {
+  if (method === 'uk') matchUk(events, out, options);
+  else matchStack(method, events, out, options);
+}
+
+/** A lot's Spread as [seq, units, cost, units taken], decimal strings. */
+type SavedLot = [string, string, string, string];
+
+const saveLot = (lot: Spread): SavedLot => [String(lot.pieces[0]!.seq), String(lot.units), String(lot.amount), String(lot.units - lot.left)];
+
+function restoreLot([seq, units, cost, taken]: SavedLot): Spread {
+  const lot = new Spread(BigInt(units), BigInt(cost), [{ seq: BigInt(seq), units: BigInt(units) }]);
+  lot.skip(BigInt(taken));
+  return lot;
 }
 
 /**
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
  * (cost / units), the earliest of equal ones. Units beyond the inventory are unmatched, as in FIFO.
  */
-function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink): void {
+function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): void {
   const lots: LotHeap | Spread[] = method === 'lifo' ? [] : new LotHeap();
+  // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
+  // resumed match holds them exactly as the whole one did.
+  if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) lots.push(restoreLot(saved));
+  let previousDay: number | undefined;
   for (const event of events) {
+    if (previousDay !== undefined && event.day !== previousDay && options.isCheckpoint?.(previousDay, event.day) === true) {
+      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }));
+    }
+    previousDay = event.day;
     if (event.side === 'buy') {
       if (event.unitsIn > 0n) lots.push(lotOf(event));
       continue;
@@ -188,6 +227,11 @@ class LotHeap {
     return this.items[0]?.lot;
   }
 
+  /** The lots in the heap's array order: pushed back in this order, they make the same array. */
+  held(): Spread[] {
+    return this.items.map((item) => item.lot);
+  }
+
   pop(): void {
     const last = this.items.pop();
     if (last === undefined || this.items.length === 0) return;
@@ -217,6 +261,8 @@ class LotHeap {
 /** The events of one reporting-zone day: its acquisitions as one, its disposals in order. */
 interface UkDay {
   day: number;
+  /** Its first event. */
+  firstSeq: bigint;
   acquisition: Spread;
   disposals: Disposal[];
   disposed: bigint;
@@ -236,12 +282,14 @@ interface UkDay {
  * Per-fill detail splits the day's single disposal in fill order (the first sells of the day take
  * the same-day match, then the 30-day matches, then the pool), so the day's totals are HMRC's.
  */
-function matchUk(events: readonly TradeEvent[], out: SegmentSink): void {
+function matchUk(events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): void {
+  const saved = options.from === undefined ? undefined : (JSON.parse(options.from) as UkState);
   const days: UkDay[] = [];
-  let poolUnits = 0n;
-  let poolCost = 0n;
+  let poolUnits = saved === undefined ? 0n : BigInt(saved.pool[0]);
+  let poolCost = saved === undefined ? 0n : BigInt(saved.pool[1]);
   for (let index = 0; index < events.length; ) {
     const day = events[index]!.day;
+    const firstSeq = events[index]!.seq;
     const buys: TradeEvent[] = [];
     const disposals: Disposal[] = [];
     let disposed = 0n;
@@ -259,11 +307,27 @@ function matchUk(events: readonly TradeEvent[], out: SegmentSink): void {
     }
     const units = buys.reduce((sum, buy) => sum + buy.unitsIn, 0n);
     const acquisition = new Spread(units, buys.reduce((sum, buy) => sum + buy.cost, 0n), buys.length === 0 ? [{ seq: null, units: 0n }] : buys.map((buy) => ({ seq: buy.seq, units: buy.unitsIn })));
-    days.push({ day, acquisition, disposals, disposed, sameDay: units < disposed ? units : disposed });
+    days.push({ day, firstSeq, acquisition, disposals, disposed, sameDay: units < disposed ? units : disposed });
+  }
+  // What disposals before the saved state took of these days' acquisitions by the 30-day rule.
+  for (const [day, taken] of saved?.later ?? []) {
+    const target = days.find((candidate) => candidate.day === day);
+    if (target === undefined) throw new Error(`uk lot matching: the saved state names day ${day}, which has no events to resume on`);
+    laterPart(target).skip(BigInt(taken));
   }
 
   for (let index = 0; index < days.length; index += 1) {
     const today = days[index]!;
+    if (index > 0 && options.isCheckpoint?.(days[index - 1]!.day, today.day) === true) {
+      const later: [number, string][] = [];
+      // Disposals before today reach the acquisitions of the next 29 days at most.
+      for (let ahead = index; ahead < days.length && days[ahead]!.day < today.day + 30; ahead += 1) {
+        const next = days[ahead]!;
+        const taken = next.later === undefined ? 0n : next.acquisition.units - next.later.left - next.sameDay;
+        if (taken > 0n) later.push([next.day, String(taken)]);
+      }
+      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(poolUnits), String(poolCost)], later } satisfies UkState));
+    }
     // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
     const later = laterPart(today);
     if (later.left > 0n) {
@@ -288,6 +352,15 @@ function matchUk(events: readonly TradeEvent[], out: SegmentSink): void {
     }
     unmatched(today.disposals, out);
   }
+}
+
+/**
+ * uk's state before a day: the section 104 pool (units, cost) and, per later day (at most 30 days
+ * on) whose acquisition earlier disposals took from by the 30-day rule, the units they took.
+ */
+interface UkState {
+  pool: [string, string];
+  later: [number, string][];
 }
 
 /** A day's acquisition after its same-day part, as the 30-day rule and the pool take it. */
