@@ -14,8 +14,11 @@ import type { MacroFile, Model } from './project.ts';
 /** The pending changes of the model being built, as its incremental step reads them. */
 export const PENDING_TABLE = 'temp.main.model_pending';
 
-/** Settings tables that describe the build itself, not what a model computes: never fingerprinted. */
-const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending']);
+/**
+ * Settings tables that describe the build itself, or hold a model's own saved state (the lot
+ * matcher's checkpoints), not what a model computes from: never fingerprinted.
+ */
+const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending', 'spot_lot_state']);
 
 /**
  * Staging models whose readers are told which symbols changed, and from when: the columns of the
