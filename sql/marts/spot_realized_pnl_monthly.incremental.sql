@@ -1,0 +1,96 @@
+-- Incremental step of marts.spot_realized_pnl_monthly (docs/plans/incremental-builds.md, "The
+-- contract"): run inside the model's transaction instead of CREATE OR REPLACE, it leaves the table
+-- equal to a whole rebuild. How: temp.main.model_pending rows (account, or '*' for every account,
+-- symbol, or NULL for every symbol, from_at, or NULL for the beginning, as
+-- spot_realized_pnl_daily's step left them) become per (account, symbol) the earliest
+-- reporting-zone month any of them reaches (spot_monthly_frontier: only pairs with a row on or
+-- after it). Those pairs' months from there on are deleted, for every cost method, and inserted again
+-- by the model's own CTE `final` (a test keeps it the same text as in spot_realized_pnl_monthly.sql)
+-- over the daily rows of those months only. The rows left in model_pending start at the beginning
+-- of their month.
+
+create or replace temp table spot_monthly_scope as
+with pending as (
+    select
+        coalesce(account, '*') as account,
+        coalesce(symbol, '*') as symbol,
+        min(coalesce(from_at, cast('-infinity' as timestamptz))) as from_at
+    from temp.main.model_pending
+    group by all
+)
+
+select
+    p.account,
+    p.symbol,
+    case when isinf(p.from_at) then cast('-infinity' as date) else cast(date_trunc('month', local_date(p.from_at, r.time_zone)) as date) end as from_month
+from pending as p
+cross join (select any_value(time_zone) as time_zone from settings.reporting) as r;
+
+create or replace temp table spot_monthly_frontier as
+with pairs as (
+    select distinct account, symbol
+    from marts.spot_realized_pnl_monthly
+    where trade_month >= (select min(from_month) from temp.main.spot_monthly_scope)
+    union
+    select distinct account, symbol
+    from marts.spot_realized_pnl_daily
+    where trade_month >= (select min(from_month) from temp.main.spot_monthly_scope)
+)
+
+select pairs.account, pairs.symbol, least(exact_pair.from_month, every_account.from_month, every_symbol.from_month, everything.from_month) as from_month
+from pairs
+left join temp.main.spot_monthly_scope as exact_pair on exact_pair.account = pairs.account and exact_pair.symbol = pairs.symbol
+left join temp.main.spot_monthly_scope as every_account on every_account.account = '*' and every_account.symbol = pairs.symbol
+left join temp.main.spot_monthly_scope as every_symbol on every_symbol.account = pairs.account and every_symbol.symbol = '*'
+left join temp.main.spot_monthly_scope as everything on everything.account = '*' and everything.symbol = '*'
+where least(exact_pair.from_month, every_account.from_month, every_symbol.from_month, everything.from_month) is not null;
+
+delete from marts.spot_realized_pnl_monthly as m
+using temp.main.spot_monthly_frontier as f
+where m.account = f.account and m.symbol = f.symbol and m.trade_month >= f.from_month;
+
+insert into marts.spot_realized_pnl_monthly by name
+with daily as (
+    select d.*
+    from marts.spot_realized_pnl_daily as d
+    inner join temp.main.spot_monthly_frontier as f on f.account = d.account and f.symbol = d.symbol
+    where d.trade_month >= f.from_month and d.trade_month >= (select min(from_month) from temp.main.spot_monthly_frontier)
+),
+
+final as (
+    select
+        account,
+        cost_method,
+        symbol,
+        trade_month,
+        any_value(base_coin) as base_coin,
+        any_value(quote_coin) as quote_coin,
+        sum(opening_quantity) as opening_quantity,
+        sum(opening_cost) as opening_cost,
+        sum(quantity_bought) as quantity_bought,
+        sum(cost_bought) as cost_bought,
+        sum(quantity_sold) as quantity_sold,
+        sum(proceeds) as proceeds,
+        sum(cost) as cost,
+        sum(realized_pnl) as realized_pnl,
+        sum(unmatched_quantity) as unmatched_quantity,
+        sum(unmatched_proceeds) as unmatched_proceeds,
+        arg_max(open_quantity, trade_date) as open_quantity,
+        arg_max(open_cost, trade_date) as open_cost,
+        any_value(reporting_currency) as reporting_currency,
+        case when count(*) filter (where realized_pnl_rc is null) = 0 then sum(realized_pnl_rc) end as realized_pnl_rc,
+        count(*) filter (where realized_pnl_rc is null and reporting_currency is not null) as unpriced_days
+    from daily
+    group by account, cost_method, symbol, trade_month
+)
+
+select * from final;
+
+-- A month's row changed as a whole: its readers get the pending rows from the start of their month.
+update temp.main.model_pending
+set from_at = timezone(r.time_zone, cast(date_trunc('month', local_date(model_pending.from_at, r.time_zone)) as timestamp))
+from (select any_value(time_zone) as time_zone from settings.reporting) as r
+where model_pending.from_at is not null;
+
+drop table temp.main.spot_monthly_frontier;
+drop table temp.main.spot_monthly_scope;

@@ -1,0 +1,237 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readPricesFile } from '../src/models/prices-file.ts';
+import { SQL_DIR } from '../src/models/project.ts';
+import type { CostMethod, ModelSettings, Pooling } from '../src/models/settings.ts';
+import type { Database } from '../src/store/database.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
+import { spotLedgerArbitrary, type SpotFill, type SpotLedger } from './support/spot-reference.ts';
+
+/**
+ * Incremental steps of the spot marts (sql/marts/<name>.incremental.sql) against whole rebuilds,
+ * called as the build calls them (docs/plans/incremental-builds.md, "The contract"):
+ *   1. fills F1, whole build;
+ *   2. fills F2 (new days, late fills older than kept ones, fills at the instant of kept ones, new
+ *      symbols and accounts);
+ *   3. every upstream of the marts rebuilt whole (the marts keep their F1 tables);
+ *   4. temp.main.model_pending as the parents leave it: per pool (account, or '*' under pooling
+ *      universal) and symbol touched by F2, the earliest F2 instant there (NULL when not after the
+ *      partition's first fill), uk's 30 days earlier from the start of that day, and with a
+ *      reporting currency int_prices' row ('*', NULL, start of F2's first day: derived prices of
+ *      F2's days changed), then each step in its own transaction (the monthly step gets what the
+ *      daily one left);
+ *   5. the marts compared, row for row and digit for digit, with a whole rebuild on F1 + F2.
+ */
+
+const COST_METHODS: readonly CostMethod[] = ['fifo', 'average', 'lifo', 'hifo', 'uk'];
+const MARTS = ['spot_lot_matches', 'spot_realized_pnl_daily', 'spot_realized_pnl_monthly'] as const;
+const MART_IDS = MARTS.map((name) => `marts.${name}`);
+/** Every upstream of the three marts (staging, trades, segments, average cost, prices). */
+const UPSTREAMS = { select: MART_IDS.map((id) => `+${id}`), exclude: MART_IDS };
+const STEPS = new Map(MARTS.map((name) => [name, readFileSync(path.join(SQL_DIR, 'marts', `${name}.incremental.sql`), 'utf8')]));
+const TIME_ZONE = 'America/New_York';
+
+interface Pending {
+  account: string | null;
+  symbol: string | null;
+  from_at: string | null;
+}
+
+interface Fill {
+  account: string;
+  record: SpotFill & { symbol: string };
+}
+
+let db: Database;
+const folders: string[] = [];
+beforeAll(async () => {
+  db = await openModelDb();
+});
+afterAll(() => {
+  db?.close();
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+/** A prices file in the reporting currency USD. */
+function pricesFile(lines: readonly string[]): ModelSettings['prices'] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-prices-'));
+  folders.push(dir);
+  const file = path.join(dir, 'prices.csv');
+  writeFileSync(file, ['date,coin,currency,price', ...lines, ''].join('\n'));
+  return readPricesFile(file);
+}
+
+function settingsFor(pooling: Pooling, currency: boolean, prices: readonly string[] = []): Partial<ModelSettings> {
+  return {
+    costMethods: COST_METHODS,
+    pooling,
+    reportingTimeZone: TIME_ZONE,
+    reportingCurrency: currency ? 'USD' : null,
+    prices: currency ? pricesFile(prices) : null,
+  };
+}
+
+async function resetRaw(): Promise<void> {
+  await db.run('DELETE FROM raw.spot_fills');
+}
+
+/** Fills into raw.spot_fills in one statement. */
+async function insertFills(fills: readonly Fill[]): Promise<void> {
+  if (fills.length === 0) return;
+  const rows: string[] = [];
+  const values: string[] = [];
+  for (const { account, record } of fills) {
+    const full = { accountId: '1', orderId: `o${record.fillId}`, orderType: record.fillPrice === '' ? '' : 'limit', ...record };
+    const at = values.length;
+    values.push(account, `${record.symbol}/${record.fillId}`, record.cTime, JSON.stringify(full));
+    rows.push(`($${at + 1}, '', $${at + 2}, CAST($${at + 3} AS BIGINT), CAST($${at + 4} AS JSON), 'test-run', now())`);
+  }
+  await db.run(`INSERT INTO raw.spot_fills VALUES ${rows.join(', ')}`, values);
+}
+
+/**
+ * What the marts' parents leave in model_pending after F2 (see the top of this file). `pooling`
+ * decides the pool; `uk` adds lot segments' widened rows; `currency` int_prices' row.
+ */
+async function parentsPending(f1: readonly Fill[], f2: readonly Fill[], pooling: Pooling, currency: boolean): Promise<Pending[]> {
+  const pool = (fill: Fill) => (pooling === 'universal' ? '*' : fill.account);
+  const first = new Map<string, number>();
+  const changed = new Map<string, number>();
+  for (const fill of [...f1, ...f2]) {
+    const key = `${pool(fill)}\u0000${fill.record.symbol}`;
+    first.set(key, Math.min(first.get(key) ?? Infinity, Number(fill.record.cTime)));
+  }
+  for (const fill of f2) {
+    const key = `${pool(fill)}\u0000${fill.record.symbol}`;
+    changed.set(key, Math.min(changed.get(key) ?? Infinity, Number(fill.record.cTime)));
+  }
+  const pending: Pending[] = [];
+  for (const [key, at] of changed) {
+    const [account, symbol] = key.split('\u0000') as [string, string];
+    const fromAt = at > first.get(key)! ? new Date(at).toISOString() : null;
+    pending.push({ account, symbol, from_at: fromAt });
+    if (fromAt !== null) pending.push({ account, symbol, from_at: await dayStart(fromAt, 30) });
+  }
+  if (currency && f2.length > 0) {
+    const earliest = new Date(Math.min(...f2.map((fill) => Number(fill.record.cTime)))).toISOString();
+    pending.push({ account: '*', symbol: null, from_at: await dayStart(earliest, 0) });
+  }
+  return pending;
+}
+
+/** The start of the reporting-zone day `days` before the day of `at`. */
+async function dayStart(at: string, days: number): Promise<string> {
+  const [row] = await queryRows<{ at: string }>(
+    db,
+    `select cast(timezone('${TIME_ZONE}', cast(cast(timezone('${TIME_ZONE}', timestamptz '${at}') as date) - ${days} as timestamp)) as varchar) as at`,
+  );
+  return row!.at;
+}
+
+async function setPending(rows: readonly Pending[]): Promise<void> {
+  await db.run('CREATE OR REPLACE TEMP TABLE model_pending (account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ)');
+  for (const row of rows) await db.run('INSERT INTO temp.main.model_pending VALUES ($1, $2, CAST($3 AS TIMESTAMPTZ))', [row.account, row.symbol, row.from_at]);
+}
+
+/** Runs the marts' steps as the build would: each with its parents' pending rows, monthly with daily's. */
+async function runSteps(pending: readonly Pending[]): Promise<void> {
+  await setPending(pending);
+  await db.transaction(() => db.run(STEPS.get('spot_lot_matches')!));
+  await setPending(pending);
+  await db.transaction(() => db.run(STEPS.get('spot_realized_pnl_daily')!));
+  await db.transaction(() => db.run(STEPS.get('spot_realized_pnl_monthly')!));
+  await db.run('DROP TABLE temp.main.model_pending');
+}
+
+/** Per mart: rows only in the incremental table, rows only in the whole rebuild, and both counts. */
+async function differences(): Promise<Record<string, { onlyIncremental: unknown[]; onlyWhole: unknown[]; counts: [string, string] }>> {
+  const found: Record<string, { onlyIncremental: unknown[]; onlyWhole: unknown[]; counts: [string, string] }> = {};
+  for (const name of MARTS) {
+    const onlyIncremental = await queryRows(db, `select * from (from incremental_${name} except all from marts.${name}) limit 5`);
+    const onlyWhole = await queryRows(db, `select * from (from marts.${name} except all from incremental_${name}) limit 5`);
+    const [counts] = await queryRows<{ a: string; b: string }>(db, `select (select count(*) from incremental_${name}) as a, (select count(*) from marts.${name}) as b`);
+    if (onlyIncremental.length > 0 || onlyWhole.length > 0 || counts!.a !== counts!.b) found[name] = { onlyIncremental, onlyWhole, counts: [counts!.a, counts!.b] };
+  }
+  return found;
+}
+
+/**
+ * The whole recipe: F1 built whole, F2 added, upstreams rebuilt, the steps run with `pending`
+ * (the parents' rows unless given), the marts set aside and compared with a whole rebuild.
+ */
+async function incrementalAgainstWhole(f1: readonly Fill[], f2: readonly Fill[], settings: Partial<ModelSettings>, extraPending: readonly Pending[] = []): Promise<ReturnType<typeof differences>> {
+  await resetRaw();
+  await insertFills(f1);
+  await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
+  await insertFills(f2);
+  await buildAll(db, settings, UPSTREAMS);
+  const pending = await parentsPending(f1, f2, settings.pooling!, settings.reportingCurrency !== null);
+  await runSteps([...pending, ...extraPending]);
+  for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
+  await buildAll(db, settings, { select: MART_IDS });
+  return differences();
+}
+
+const at = (day: string, time = '12:00:00') => `2025-${day}T${time}Z`;
+const fill = (account: string, symbol: string, id: string, when: string, side: 'buy' | 'sell', quantity: string, price: string, fees = '0'): Fill => ({
+  account,
+  record: spotFill(symbol, id, when, side, quantity, price, fees) as Fill['record'],
+});
+
+/** A hand ledger over two months, two accounts, two symbols. */
+const F1: Fill[] = [
+  fill('a', 'BTCUSDT_SPBL', '1', at('01-05'), 'buy', '1', '30000', '0.001'),
+  fill('a', 'BTCUSDT_SPBL', '2', at('01-20'), 'buy', '2', '31000'),
+  fill('a', 'BTCUSDT_SPBL', '3', at('02-03'), 'sell', '1.5', '35000', '5'),
+  fill('b', 'BTCUSDT_SPBL', '4', at('01-10'), 'buy', '1', '29000'),
+  fill('b', 'BTCUSDT_SPBL', '5', at('02-10'), 'sell', '0.5', '36000'),
+  fill('a', 'ETHUSDT_SPBL', '6', at('01-07'), 'buy', '10', '2000'),
+  fill('a', 'ETHUSDT_SPBL', '7', at('02-15'), 'sell', '4', '2500'),
+  fill('a', 'ETHUSDT_SPBL', '8', at('02-16'), 'sell', '8', '2600'),
+];
+
+/** New days, a late fill (before a kept sell), a fill at a kept fill's instant, a new symbol. */
+const F2: Fill[] = [
+  fill('a', 'BTCUSDT_SPBL', '9', at('02-20'), 'sell', '0.5', '37000'),
+  fill('a', 'BTCUSDT_SPBL', '10', at('01-25'), 'buy', '1', '30500'),
+  fill('b', 'BTCUSDT_SPBL', '11', at('02-10'), 'buy', '0.25', '36000'),
+  fill('a', 'ETHUSDT_SPBL', '12', at('02-16', '23:30:00'), 'buy', '3', '2550'),
+  fill('b', 'SOLUSDT_SPBL', '13', at('02-17'), 'buy', '5', '100'),
+  fill('b', 'SOLUSDT_SPBL', '14', at('02-18'), 'sell', '6', '110'),
+];
+
+const PRICES = ['2025-01-20,USDT,USD,0.999', '2025-02-03,USDT,USD,1.001', '2025-02-20,USDT,USD,0.998', '2025-02-18,SOL,USD,111'];
+
+describe('spot marts: incremental steps equal whole rebuilds', () => {
+  for (const pooling of ['account', 'universal'] as const) {
+    for (const currency of [false, true]) {
+      it(`hand ledger, pooling ${pooling}, ${currency ? 'reporting currency USD' : 'no reporting currency'}: every cost method`, async () => {
+        expect(await incrementalAgainstWhole(F1, F2, settingsFor(pooling, currency, PRICES))).toEqual({});
+        // F2 is in the marts: sell 9 (0.5 BTC on 02-20) took one lot per lot method, and under
+        // pooling universal fifo and uk took part of it from account b's lots too.
+        const [row] = await queryRows(db, "select count(*) filter (where sell_fill_id = '9') as matches, count(distinct cost_method) as methods from marts.spot_lot_matches");
+        expect(row).toEqual({ matches: pooling === 'account' ? '4' : '6', methods: '4' });
+      });
+    }
+  }
+
+  it('wider pending rows than needed (earlier from_at, symbol NULL, account *, from_at NULL) give the same tables', async () => {
+    for (const pooling of ['account', 'universal'] as const) {
+      const wide: Pending[] = [
+        { account: pooling === 'universal' ? '*' : 'a', symbol: 'ETHUSDT_SPBL', from_at: '2025-01-01T00:00:00Z' },
+        { account: 'b', symbol: null, from_at: '2025-02-01T00:00:00Z' },
+        { account: '*', symbol: 'BTCUSDT_SPBL', from_at: null },
+      ];
+      expect(await incrementalAgainstWhole(F1, F2, settingsFor(pooling, true, PRICES), wide)).toEqual({});
+      expect(await incrementalAgainstWhole(F1, F2, settingsFor(pooling, false), [{ account: '*', symbol: null, from_at: null }])).toEqual({});
+    }
+  });
+
+  it('nothing pending for an account and symbol leaves its rows as they were', async () => {
+    // No F2: the steps with a pending row of a symbol that did not change rewrite it identically.
+    expect(await incrementalAgainstWhole(F1, [], settingsFor('account', true, PRICES), [{ account: 'a', symbol: 'ETHUSDT_SPBL', from_at: '2025-02-16T00:00:00Z' }])).toEqual({});
+  });
+});
