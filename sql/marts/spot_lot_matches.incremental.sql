@@ -1,16 +1,17 @@
 -- Incremental step of marts.spot_lot_matches (docs/plans/incremental-builds.md, "The contract"):
 -- run inside the model's transaction instead of CREATE OR REPLACE, it leaves the table equal to a
--- whole rebuild. How: the rows are keyed by sell, and a sell's matches change only if it is at or
--- after its pool's frontier (its parents replaced the segments of those sells, and uk's 30-day look-ahead
--- is already in the frontier they hand on). temp.main.model_pending rows (account, or '*' for every
--- account, which is also what pooling 'universal' hands on, symbol, or NULL for every symbol,
--- from_at, or NULL for the beginning) become per (account, symbol) the earliest instant any of them
--- reaches (spot_lot_matches_frontier: only pairs with a sell at or after it, found with a filter on
--- the instant, no sort). The rows of those sells are deleted and inserted again with the model's own
--- CTE `final` (a test keeps it the same text as in spot_lot_matches.sql), over the sells at or after
--- the frontier, their segments and the lots those segments name: nothing before the frontier is
--- read except those lots. The pending rows are passed on unchanged (rows of sells at or after
--- from_at are all that changed).
+-- whole rebuild.
+-- What changed: each row of temp.main.model_pending says that rows at or after from_at (NULL: from
+-- the beginning) of an account ('*': every account, as pooling 'universal' hands it on) and a
+-- symbol (NULL: every symbol) may have changed. The rows are keyed by sell, and a sell's matches
+-- change only at or after its pool's frontier: its parents replaced the segments of those sells
+-- (uk's 30-day look-ahead is already in the frontier they hand on).
+-- How: spot_lot_matches_frontier holds per (account, symbol) the earliest from_at of the pending
+-- rows that name it, for the pairs with a sell at or after the earliest of all (a filter on the
+-- instant, no sort). Their rows of sells at or after it are deleted and inserted again by the
+-- model's own CTE `final` (a test keeps it the same text as in spot_lot_matches.sql) over those
+-- sells, their segments and the lots those segments name, the only rows read before the frontier.
+-- The pending rows are passed on unchanged.
 
 create or replace temp table spot_lot_matches_scope as
 select

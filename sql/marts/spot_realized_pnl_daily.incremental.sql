@@ -1,16 +1,19 @@
 -- Incremental step of marts.spot_realized_pnl_daily (docs/plans/incremental-builds.md, "The
 -- contract"): run inside the model's transaction instead of CREATE OR REPLACE, it leaves the table
--- equal to a whole rebuild. How: temp.main.model_pending rows (account, or '*' for every account,
--- which is also what pooling 'universal' hands on, symbol, or NULL for every symbol, from_at, or NULL
--- for the beginning, from the spot intermediate models and from intermediate.int_prices) become per
--- (account, symbol) the earliest reporting-zone day any of them reaches (spot_daily_frontier: only
--- pairs with a row or a trade on or after it, found with a filter on the day, no sort). Those pairs'
--- days from there on are deleted, for every cost method, and inserted again by the model's own CTEs
--- from lot_sells to final (a test keeps them the same text as in spot_realized_pnl_daily.sql) over
--- the trades of those days and their segments and average costs only. open_quantity and open_cost,
--- where they are running sums over the days, continue from the last kept day's row (`carried`, read
--- back as exact units), so the digits are a whole build's. The rows left in model_pending start at
--- the beginning of their reporting-zone day (a day's row changes as a whole).
+-- equal to a whole rebuild.
+-- What changed: each row of temp.main.model_pending says that rows at or after from_at (NULL: from
+-- the beginning) of an account ('*': every account, as pooling 'universal' and int_prices hand it
+-- on) and a symbol (NULL: every symbol) may have changed, in the spot intermediate models or in
+-- intermediate.int_prices (a price changes the values of its day).
+-- How: spot_daily_frontier holds per (account, symbol) the reporting-zone day of the earliest
+-- from_at of the pending rows that name it, for the pairs with a row or a trade on or after the
+-- earliest of all (a filter on the day, no sort). Their days from there on are deleted, for every
+-- cost method, and inserted again by the model's own CTEs from lot_sells to final (a test keeps
+-- them the same text as in spot_realized_pnl_daily.sql) over the trades of those days and their
+-- segments and average costs only. open_quantity and open_cost, where they are running sums over
+-- the days, continue from the last kept day's row (`carried`, read back as exact units), so the
+-- digits are a whole build's. The rows left in model_pending start at the beginning of their
+-- reporting-zone day (a day's row changes as a whole).
 
 create or replace temp table spot_daily_scope as
 with pending as (

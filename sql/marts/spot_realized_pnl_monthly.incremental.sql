@@ -1,13 +1,14 @@
 -- Incremental step of marts.spot_realized_pnl_monthly (docs/plans/incremental-builds.md, "The
 -- contract"): run inside the model's transaction instead of CREATE OR REPLACE, it leaves the table
--- equal to a whole rebuild. How: temp.main.model_pending rows (account, or '*' for every account,
--- symbol, or NULL for every symbol, from_at, or NULL for the beginning, as
--- spot_realized_pnl_daily's step left them) become per (account, symbol) the earliest
--- reporting-zone month any of them reaches (spot_monthly_frontier: only pairs with a row on or
--- after it). Those pairs' months from there on are deleted, for every cost method, and inserted again
--- by the model's own CTE `final` (a test keeps it the same text as in spot_realized_pnl_monthly.sql)
--- over the daily rows of those months only. The rows left in model_pending start at the beginning
--- of their month.
+-- equal to a whole rebuild.
+-- What changed: temp.main.model_pending as spot_realized_pnl_daily's step left it (rows at or after
+-- from_at, NULL: from the beginning, of an account, '*': every account, and a symbol, NULL: every
+-- symbol, may have changed, from the start of a reporting-zone day).
+-- How: spot_monthly_frontier holds per (account, symbol) the month of the earliest from_at of the
+-- pending rows that name it, for the pairs with a row on or after the earliest of all. Their months
+-- from there on are deleted, for every cost method, and inserted again by the model's own CTE
+-- `final` (a test keeps it the same text as in spot_realized_pnl_monthly.sql) over the daily rows
+-- of those months only. The rows left in model_pending start at the beginning of their month.
 
 create or replace temp table spot_monthly_scope as
 with pending as (
