@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPricesFile } from '../src/models/prices-file.ts';
-import { SQL_DIR } from '../src/models/project.ts';
+import { expandModelSql } from '../src/models/build.ts';
+import { loadProject } from '../src/models/project.ts';
 import type { CostMethod, ModelSettings, Pooling } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows, spotFill } from './support/model-db.ts';
@@ -31,8 +32,14 @@ const COST_METHODS: readonly CostMethod[] = ['fifo', 'average', 'lifo', 'hifo', 
 const MARTS = ['spot_lot_matches', 'spot_realized_pnl_daily', 'spot_realized_pnl_monthly'] as const;
 const MART_IDS = MARTS.map((name) => `marts.${name}`);
 /** Every upstream of the three marts (staging, trades, segments, average cost, prices). */
-const UPSTREAMS = { select: MART_IDS.map((id) => `+${id}`), exclude: MART_IDS };
-const STEPS = new Map(MARTS.map((name) => [name, readFileSync(path.join(SQL_DIR, 'marts', `${name}.incremental.sql`), 'utf8')]));
+const UPSTREAMS = { select: MART_IDS.map((id) => `+${id}`), exclude: MART_IDS, fullRefresh: true };
+/** Each mart's step as the build runs it: its `{{ model(…) }}` template expanded to the model's own SQL. */
+const STEPS = new Map(
+  MARTS.map((name) => {
+    const model = loadProject().models.find((candidate) => candidate.id === `marts.${name}`)!;
+    return [name, expandModelSql(model.incrementalSql!, model)];
+  }),
+);
 const TIME_ZONE = 'America/New_York';
 
 interface Pending {
@@ -167,13 +174,13 @@ async function differences(): Promise<Record<string, { onlyIncremental: unknown[
 async function incrementalAgainstWhole(f1: readonly Fill[], f2: readonly Fill[], settings: Partial<ModelSettings>, extraPending: readonly Pending[] = []): Promise<ReturnType<typeof differences>> {
   await resetRaw();
   await insertFills(f1);
-  await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
+  await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
   await insertFills(f2);
   await buildAll(db, settings, UPSTREAMS);
   const pending = await parentsPending(f1, f2, settings.pooling!, settings.costMethods!.includes('uk'), settings.reportingCurrency !== null);
   await runSteps([...pending, ...extraPending]);
   for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
-  await buildAll(db, settings, { select: MART_IDS });
+  await buildAll(db, settings, { select: MART_IDS, fullRefresh: true });
   return differences();
 }
 
@@ -206,39 +213,6 @@ const F2: Fill[] = [
 ];
 
 const PRICES = ['2025-01-20,USDT,USD,0.999', '2025-02-03,USDT,USD,1.001', '2025-02-20,USDT,USD,0.998', '2025-02-18,SOL,USD,111'];
-
-/** A model file's CTEs by name: each starts at a line `[with ]name as (` and ends at a line `)` (the project's layout). */
-function cteBodies(sql: string): Map<string, string> {
-  const bodies = new Map<string, string>();
-  for (const match of sql.matchAll(/^(?:with )?([a-z_]+) as \(\n([\s\S]*?)^\)/gm)) bodies.set(match[1]!, match[2]!);
-  return bodies;
-}
-
-/** Per mart, the CTEs its step restricts (the inputs and, for daily, the open position carried in). */
-const RESTRICTED: Record<(typeof MARTS)[number], readonly string[]> = {
-  spot_lot_matches: ['sell_trades', 'segments', 'lot_trades'],
-  spot_realized_pnl_daily: ['fifo_trades', 'average_trades', 'fifo_segments', 'average_cost', 'lot_trades', 'lot_segments', 'carried'],
-  spot_realized_pnl_monthly: ['daily'],
-};
-
-describe('spot marts: one definition for the whole build and the step', () => {
-  for (const name of MARTS) {
-    it(`${name}: the step computes its rows with the model's own CTEs, only its inputs restricted`, () => {
-      const whole = cteBodies(readFileSync(path.join(SQL_DIR, 'marts', `${name}.sql`), 'utf8'));
-      const step = cteBodies(STEPS.get(name)!);
-      const restricted = RESTRICTED[name];
-      expect(whole.has('final') && restricted.every((cte) => whole.has(cte) && step.has(cte))).toBe(true);
-      const drifted = [...whole.keys()].filter((cte) => !restricted.includes(cte) && step.get(cte) !== whole.get(cte));
-      expect(drifted).toEqual([]);
-      expect(STEPS.get(name)!).toContain('select * from final;');
-    });
-  }
-
-  it('no comment of a step holds a semicolon (the build may split a step at each one)', () => {
-    const lines = MARTS.flatMap((name) => STEPS.get(name)!.split('\n').filter((line) => line.trimStart().startsWith('--') && line.includes(';')).map((line) => `${name}: ${line}`));
-    expect(lines).toEqual([]);
-  });
-});
 
 describe('spot marts: incremental steps equal whole rebuilds', () => {
   // Two of the four pooling and currency pairs (the random ledgers below draw all four).

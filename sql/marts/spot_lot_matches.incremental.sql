@@ -9,8 +9,9 @@
 -- How: spot_lot_matches_frontier holds per (account, symbol) the earliest from_at of the pending
 -- rows that name it, for the pairs with a sell at or after the earliest of all (a filter on the
 -- instant, no sort). Their rows of sells at or after it are deleted and inserted again by the
--- model's own CTE `final` (a test keeps it the same text as in spot_lot_matches.sql) over those
--- sells, their segments and the lots those segments name, the only rows read before the frontier.
+-- model's own SQL (the model template of the INSERT below) reading, instead of the whole tables,
+-- those sells, their segments and the lots those segments name (the only rows read before the
+-- frontier).
 -- The pending rows are passed on unchanged.
 
 create or replace temp table spot_lot_matches_scope as
@@ -44,65 +45,42 @@ delete from marts.spot_lot_matches as m
 using temp.main.spot_lot_matches_frontier as f
 where m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at;
 
-insert into marts.spot_lot_matches by name
-with frontier as (
-    select * from temp.main.spot_lot_matches_frontier
-),
-
 -- The sells whose rows are replaced.
-sell_trades as (
-    select t.pool, t.account, t.symbol, t.event_seq, t.base_coin, t.quote_coin, t.fill_id, t.event_at, t.event_date
-    from intermediate.int_spot_trades as t
-    inner join frontier as f on f.account = t.account and f.symbol = t.symbol
-    where t.side = 'sell' and t.event_at >= f.from_at and t.event_at >= (select min(from_at) from frontier)
-),
+create or replace temp table spot_lot_matches_sells as
+select t.*
+from intermediate.int_spot_trades as t
+inner join temp.main.spot_lot_matches_frontier as f on f.account = t.account and f.symbol = t.symbol
+where t.side = 'sell' and t.event_at >= f.from_at and t.event_at >= (select min(from_at) from temp.main.spot_lot_matches_frontier);
 
-segments as (
-    select s.*
-    from (
-        select pool, symbol, 'fifo' as cost_method, sell_seq, case when lot_seq is null then 'unmatched' else 'lot' end as match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
-        from intermediate.int_spot_fifo_segments
-        union all
-        select pool, symbol, cost_method, sell_seq, match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
-        from intermediate.int_spot_lot_segments
-    ) as s
-    semi join sell_trades as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
-),
+create or replace temp table spot_lot_matches_fifo_segments as
+select s.*
+from intermediate.int_spot_fifo_segments as s
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
--- The lots those segments name (before the frontier too: a sell takes from old lots).
-lot_trades as (
-    select t.pool, t.account, t.symbol, t.event_seq, t.lot_source, t.fill_id, t.event_at
-    from intermediate.int_spot_trades as t
-    semi join segments as s on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-    where t.units_in_e18 > 0
-),
+create or replace temp table spot_lot_matches_lot_segments as
+select s.*
+from intermediate.int_spot_lot_segments as s
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
-final as (
-    select
-        sell.account,
-        s.cost_method,
-        s.symbol,
-        sell.base_coin,
-        sell.quote_coin,
-        sell.fill_id as sell_fill_id,
-        sell.event_at as sell_at,
-        sell.event_date as sell_date,
-        cast(date_trunc('month', sell.event_date) as date) as sell_month,
-        case s.match_rule when 'unmatched' then 'unmatched' when 'pool' then 'pool' else lot.lot_source end as lot_source,
-        s.match_rule,
-        lot.account as lot_account,
-        lot.fill_id as buy_fill_id,
-        lot.event_at as buy_at,
-        exact_decimal_18(s.quantity_e18) as quantity,
-        exact_decimal_12(s.cost_e12) as cost,
-        exact_decimal_12(s.proceeds_e12) as proceeds,
-        exact_decimal_12(s.proceeds_e12 - s.cost_e12) as realized_pnl
-    from segments as s
-    inner join sell_trades as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
-    left join lot_trades as lot on lot.pool = s.pool and lot.symbol = s.symbol and lot.event_seq = s.lot_seq
-)
+-- Those sells and the lots their segments name (before the frontier too: a sell takes from old lots).
+create or replace temp table spot_lot_matches_trades as
+from temp.main.spot_lot_matches_sells
+union all
+select t.*
+from intermediate.int_spot_trades as t
+semi join (
+    select pool, symbol, lot_seq from temp.main.spot_lot_matches_fifo_segments
+    union all
+    select pool, symbol, lot_seq from temp.main.spot_lot_matches_lot_segments
+) as s on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where t.units_in_e18 > 0;
 
-select * from final;
+insert into marts.spot_lot_matches by name
+{{ model(intermediate.int_spot_trades -> temp.main.spot_lot_matches_trades, intermediate.int_spot_fifo_segments -> temp.main.spot_lot_matches_fifo_segments, intermediate.int_spot_lot_segments -> temp.main.spot_lot_matches_lot_segments) }};
 
+drop table temp.main.spot_lot_matches_trades;
+drop table temp.main.spot_lot_matches_lot_segments;
+drop table temp.main.spot_lot_matches_fifo_segments;
+drop table temp.main.spot_lot_matches_sells;
 drop table temp.main.spot_lot_matches_frontier;
 drop table temp.main.spot_lot_matches_scope;

@@ -46,20 +46,6 @@ lot_trades as (
     where exists (select 1 from lot_methods)
 ),
 
-lot_segments as (
-    select * from intermediate.int_spot_lot_segments
-),
-
--- The open position carried into the first day computed, per account, cost method and symbol, for
--- the methods that roll it (below). A whole build starts from nothing; the incremental step
--- (spot_realized_pnl_daily.incremental.sql) restricts the CTEs above to the days it replaces and
--- carries the last kept day's open_quantity and open_cost here.
-carried as (
-    select cast(null as varchar) as account, cast(null as varchar) as cost_method, cast(null as varchar) as symbol,
-        cast(null as hugeint) as carried_quantity_e18, cast(null as hugeint) as carried_cost_e12
-    where false
-),
-
 lot_sells as (
     select
         pool,
@@ -69,7 +55,7 @@ lot_sells as (
         coalesce(sum(proceeds_e12) filter (where match_rule <> 'unmatched'), 0) as matched_proceeds_e12,
         coalesce(sum(cost_e12), 0) as cost_e12,
         coalesce(sum(quantity_e18) filter (where match_rule = 'unmatched'), 0) as unmatched_e18
-    from lot_segments
+    from intermediate.int_spot_lot_segments
     group by pool, symbol, cost_method, sell_seq
 ),
 
@@ -81,7 +67,7 @@ fifo_sell_costs as (
 ),
 
 -- Each trade once per cost method, with the cost its sell disposed of. FIFO's inventory cost is
--- the running sum of costs in less costs out (per day, below), the average method's is its own.
+-- the running sum of costs in less costs out (per day, below); the average method's is its own.
 costed as (
     select t.*, 'fifo' as cost_method, coalesce(f.cost_e12, 0) as disposed_cost_e12, cast(null as hugeint) as inventory_cost_e12
     from fifo_trades as t
@@ -149,7 +135,7 @@ pnl as (
         exact_decimal_18(
             case
                 when cost_method in ('fifo', 'average') and pooling = 'account' then open_quantity_e18
-                else coalesce(carried.carried_quantity_e18, 0) + sum(opening_quantity_e18 + quantity_bought_e18 - quantity_sold_e18) over (
+                else sum(opening_quantity_e18 + quantity_bought_e18 - quantity_sold_e18) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
             end
@@ -157,13 +143,12 @@ pnl as (
         exact_decimal_12(
             case
                 when cost_method = 'average' and pooling = 'account' then average_open_cost_e12
-                else coalesce(carried.carried_cost_e12, 0) + sum(opening_cost_e12 + cost_bought_e12 - cost_e12) over (
+                else sum(opening_cost_e12 + cost_bought_e12 - cost_e12) over (
                     partition by account, cost_method, symbol order by trade_date rows unbounded preceding
                 )
             end
         ) as open_cost
     from days
-    left join carried using (account, cost_method, symbol)
     cross join (select any_value(pooling) as pooling from settings.reporting)
 ),
 

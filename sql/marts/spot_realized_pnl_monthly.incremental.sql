@@ -6,9 +6,9 @@
 -- symbol, may have changed, from the start of a reporting-zone day).
 -- How: spot_monthly_frontier holds per (account, symbol) the month of the earliest from_at of the
 -- pending rows that name it, for the pairs with a row on or after the earliest of all. Their months
--- from there on are deleted, for every cost method, and inserted again by the model's own CTE
--- `final` (a test keeps it the same text as in spot_realized_pnl_monthly.sql) over the daily rows
--- of those months only. The rows left in model_pending start at the beginning of their month.
+-- from there on are deleted, for every cost method, and computed again by the model's own SQL
+-- (the model template of the INSERT below) over the daily rows of those months only. The rows
+-- left in model_pending start at the beginning of their month.
 
 create or replace temp table spot_monthly_scope as
 with pending as (
@@ -50,42 +50,14 @@ delete from marts.spot_realized_pnl_monthly as m
 using temp.main.spot_monthly_frontier as f
 where m.account = f.account and m.symbol = f.symbol and m.trade_month >= f.from_month;
 
+create or replace temp table spot_monthly_daily as
+select d.*
+from marts.spot_realized_pnl_daily as d
+inner join temp.main.spot_monthly_frontier as f on f.account = d.account and f.symbol = d.symbol
+where d.trade_month >= f.from_month and d.trade_month >= (select min(from_month) from temp.main.spot_monthly_frontier);
+
 insert into marts.spot_realized_pnl_monthly by name
-with daily as (
-    select d.*
-    from marts.spot_realized_pnl_daily as d
-    inner join temp.main.spot_monthly_frontier as f on f.account = d.account and f.symbol = d.symbol
-    where d.trade_month >= f.from_month and d.trade_month >= (select min(from_month) from temp.main.spot_monthly_frontier)
-),
-
-final as (
-    select
-        account,
-        cost_method,
-        symbol,
-        trade_month,
-        any_value(base_coin) as base_coin,
-        any_value(quote_coin) as quote_coin,
-        sum(opening_quantity) as opening_quantity,
-        sum(opening_cost) as opening_cost,
-        sum(quantity_bought) as quantity_bought,
-        sum(cost_bought) as cost_bought,
-        sum(quantity_sold) as quantity_sold,
-        sum(proceeds) as proceeds,
-        sum(cost) as cost,
-        sum(realized_pnl) as realized_pnl,
-        sum(unmatched_quantity) as unmatched_quantity,
-        sum(unmatched_proceeds) as unmatched_proceeds,
-        arg_max(open_quantity, trade_date) as open_quantity,
-        arg_max(open_cost, trade_date) as open_cost,
-        any_value(reporting_currency) as reporting_currency,
-        case when count(*) filter (where realized_pnl_rc is null) = 0 then sum(realized_pnl_rc) end as realized_pnl_rc,
-        count(*) filter (where realized_pnl_rc is null and reporting_currency is not null) as unpriced_days
-    from daily
-    group by account, cost_method, symbol, trade_month
-)
-
-select * from final;
+{{ model(marts.spot_realized_pnl_daily -> temp.main.spot_monthly_daily) }};
 
 -- A month's row changed as a whole: its readers get the pending rows from the start of their month.
 update temp.main.model_pending
@@ -93,5 +65,6 @@ set from_at = timezone(r.time_zone, cast(date_trunc('month', local_date(model_pe
 from (select any_value(time_zone) as time_zone from settings.reporting) as r
 where model_pending.from_at is not null;
 
+drop table temp.main.spot_monthly_daily;
 drop table temp.main.spot_monthly_frontier;
 drop table temp.main.spot_monthly_scope;

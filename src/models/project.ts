@@ -181,7 +181,6 @@ function projectError(file: string, message: string): ConfigError {
   return new ConfigError(path.relative(process.cwd(), file), message);
 }
 
-/** A model's SQL files: <name>.sql, not its incremental step <name>.incremental.sql (docs/plans/incremental-builds.md). */
 function sqlFiles(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { withFileTypes: true })
