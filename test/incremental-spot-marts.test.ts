@@ -8,7 +8,7 @@ import { expandModelSql } from '../src/models/build.ts';
 import { loadProject } from '../src/models/project.ts';
 import type { CostMethod, ModelSettings, Pooling } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, openModelDb, queryRows, spotFill } from './support/model-db.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 import { spotLedgerArbitrary, type SpotFill, type SpotLedger } from './support/spot-reference.ts';
 
 /**
@@ -241,6 +241,25 @@ describe('spot marts: incremental steps equal whole rebuilds', () => {
     ];
     expect(await incrementalAgainstWhole(F1, F2, settingsFor('account', true, PRICES), wide)).toEqual({});
     expect(await incrementalAgainstWhole(F1, F2, settingsFor('universal', false), [{ account: '*', symbol: null, from_at: null }])).toEqual({});
+  });
+
+  it('through the build itself (sync-logged fills, an incremental build after F2): the marts equal a whole rebuild', async () => {
+    // The marts take their step only when every parent was brought up to date incrementally
+    // (a parent rebuilt whole hands on "everything"), so until int_spot_fifo_segments and
+    // int_spot_average_cost have steps this checks the build's whole path, and then the steps.
+    await resetRaw();
+    const settings = settingsFor('universal', true, PRICES);
+    const insert = async (fills: readonly Fill[]) => {
+      for (const { account, record } of fills) await insertHistory(db, 'spot_fills', [record], { account });
+    };
+    await insert(F1);
+    await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
+    await insert(F2);
+    const results = await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
+    expect(results.filter((result) => MART_IDS.includes(result.id)).map((result) => result.status)).toEqual(['ok', 'ok', 'ok']);
+    for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
+    await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
+    expect(await differences()).toEqual({});
   });
 
   it('nothing pending for an account and symbol leaves its rows as they were', async () => {
