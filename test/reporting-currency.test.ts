@@ -183,6 +183,19 @@ describe('reporting currency', () => {
     expect(await queryRows(database, 'select count(*) as n from marts.needs_price')).toEqual([{ n: '0' }]);
   });
 
+  it('derives a price from fills whose totals reach 1e21 exactly (their units would overflow a HUGEINT times 100)', async () => {
+    const database = await openModelDb();
+    // Totals of 1e21 USDT (1e37 units of 1e-16), twice on one day.
+    const fill = (fillId: string, quantity: string, total: string) => ({
+      accountId: '1', symbol: 'WXTUSDT_SPBL', baseCoin: 'WXT', quoteCoin: 'USDT', orderId: `9${fillId}`, fillId, orderType: 'limit', side: 'buy',
+      fillPrice: '', fillQuantity: quantity, fillTotalAmount: total, fees: '0', cTime: String(Date.parse('2025-03-01T10:00:00Z')),
+    });
+    await insertHistory(database, 'spot_fills', [fill('1', '1000000000000', '1000000000000000000000'), fill('2', '2000000000000', '1000000000000000000000')]);
+    await buildAll(database, { reportingCurrency: 'USDT' });
+    // 2e21 / 3e12, rounded half up to 18 decimals.
+    expect(await queryRows(database, "select cast(price as varchar) as price, price_source from intermediate.int_prices where coin = 'WXT'")).toEqual([{ price: '666666666.666666666666666667', price_source: 'derived' }]);
+  });
+
   it('without a reporting currency nothing is valued: the *_rc columns are NULL, needs_price is empty', async () => {
     const database = await ledger();
     await buildAll(database);

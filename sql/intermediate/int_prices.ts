@@ -66,20 +66,28 @@ fills as (
     where f.fill_quantity_e18 > 0 and f.fill_total_amount_e16 > 0
 ),
 
--- Each fill from both sides: the coin to price (units in 1e-18) against the other coin (units in 1e-18).
+-- Each fill from both sides: the coin to price against the other coin, each in its own units (the
+-- quantity in 1e-18, the total in 1e-16: a total near 1e21 is 1e37 units, and times 100 it would
+-- not fit a HUGEINT).
 sides as (
-    select symbol, base_coin as coin, fill_date, fill_quantity_e18 as coin_e18, fill_total_amount_e16 * 100 as other_e18, quote_coin as other from fills
+    select symbol, base_coin as coin, fill_date, fill_quantity_e18 as coin_units, 18 as coin_scale, fill_total_amount_e16 as other_units, 16 as other_scale, quote_coin as other from fills
     union all
-    select symbol, quote_coin as coin, fill_date, fill_total_amount_e16 * 100 as coin_e18, fill_quantity_e18 as other_e18, base_coin as other from fills
+    select symbol, quote_coin as coin, fill_date, fill_total_amount_e16, 16, fill_quantity_e18, 18, base_coin from fills
 )
 
+-- Sums as a high part (units // 1e18) and a low part (units % 1e18), each far from overflowing a
+-- HUGEINT however many fills, added up exactly with BigInt.
 select
     s.coin,
     s.fill_date as price_date,
     s.symbol,
     s.other,
-    cast(sum(s.coin_e18) as varchar) as coin_e18,
-    cast(sum(s.other_e18) as varchar) as other_e18,
+    cast(sum(s.coin_units // 1000000000000000000) as varchar) as coin_high,
+    cast(sum(s.coin_units % 1000000000000000000) as varchar) as coin_low,
+    any_value(s.coin_scale) as coin_scale,
+    cast(sum(s.other_units // 1000000000000000000) as varchar) as other_high,
+    cast(sum(s.other_units % 1000000000000000000) as varchar) as other_low,
+    any_value(s.other_scale) as other_scale,
     cast(any_value(k.price) as varchar) as other_price
 from sides as s
 inner join known as k on k.coin = s.other and (k.price_date = s.fill_date or k.price_date is null)
@@ -132,14 +140,17 @@ async function reportingCurrency(db: Database): Promise<string | null> {
 
 /** Derives the prices of the days from fromDay on (every day: null) where the file has none. */
 async function insertDerived(db: Database, currency: string, fromDay: string | null): Promise<void> {
-  const parts = await db.all<{ coin: string; price_date: string; symbol: string; other: string; coin_e18: string; other_e18: string; other_price: string }>(DERIVABLE, [fromDay]);
+  const parts = await db.all<{ coin: string; price_date: string; symbol: string; other: string; coin_high: string; coin_low: string; coin_scale: number; other_high: string; other_low: string; other_scale: number; other_price: string }>(
+    DERIVABLE,
+    [fromDay],
+  );
   const derived = new Map<string, { coin: string; day: string; value: bigint; units: bigint; symbols: string[] }>();
   for (const part of parts) {
     const key = `${part.coin}\u0000${part.price_date}`;
     const entry = derived.get(key) ?? { coin: part.coin, day: part.price_date, value: 0n, units: 0n, symbols: [] };
     // value in 1e-36 of the reporting currency: units of the other coin (1e-18) times its price (1e-18).
-    entry.value += BigInt(part.other_e18) * decimalUnits(part.other_price);
-    entry.units += BigInt(part.coin_e18);
+    entry.value += unitsE18(part.other_high, part.other_low, part.other_scale) * decimalUnits(part.other_price);
+    entry.units += unitsE18(part.coin_high, part.coin_low, part.coin_scale);
     entry.symbols.push(part.symbol);
     derived.set(key, entry);
   }
@@ -152,6 +163,11 @@ async function insertDerived(db: Database, currency: string, fromDay: string | n
       batch.flatMap((row) => [row.coin, row.day, currency, decimalText(roundDiv(row.value, row.units)), `fills of ${[...new Set(row.symbols)].join(', ')}`]),
     );
   }
+}
+
+/** A sum split as DERIVABLE gives it (high * 1e18 + low, in units of 10^-scale) as units of 1e-18. */
+function unitsE18(high: string, low: string, scale: number): bigint {
+  return (BigInt(high) * 10n ** 18n + BigInt(low)) * 10n ** BigInt(18 - scale);
 }
 
 /** A DECIMAL's text ('61234.5', '1.000000000000000000') as integer units of 1e-18. */
