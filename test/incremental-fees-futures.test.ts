@@ -237,7 +237,9 @@ const eventArbitrary = fc.record({
   later: fc.boolean(),
 });
 
-function record(event: fc.RecordValue<typeof eventArbitrary>, index: number): object {
+type HistoryEvent = typeof eventArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+function record(event: HistoryEvent, index: number): object {
   const at = new Date(Date.parse('2026-02-26T00:00:00Z') + event.minute * 60_000).toISOString();
   const amount = `${event.units}.${String(index % 100).padStart(2, '0')}`;
   if (event.kind === 'spot') return spotFill(['BTCUSDT_SPBL', 'ETHBTC_SPBL'][event.symbol]!, `p${index}`, at, event.side as 'buy' | 'sell', `0.${event.units}`, amount, `0.000${event.units}`);
@@ -245,7 +247,7 @@ function record(event: fc.RecordValue<typeof eventArbitrary>, index: number): ob
   return bill(`p${index}`, ['USDT', 'BTC'][event.symbol]!, event.side === 'buy' ? 'withdraw' : 'transfer_out', at, `-${amount}`, `0.00${event.units}`);
 }
 
-async function insertEvents(events: readonly { event: fc.RecordValue<typeof eventArbitrary>; index: number }[]): Promise<void> {
+async function insertEvents(events: readonly { event: HistoryEvent; index: number }[]): Promise<void> {
   const stream = { spot: 'spot_fills', futures: 'futures_fills', bill: 'funding_bills' } as const;
   for (const kind of ['spot', 'futures', 'bill'] as const) {
     for (const account of ['main', 'alt']) {
