@@ -171,10 +171,10 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 describe('incremental fees and futures models', () => {
+  // New York with a reporting currency: the wider pending set below, and the random histories.
   const variants: [string, Partial<ModelSettings>][] = [
     ['UTC', {}],
-    ['New York, reporting currency USDT (prices derived from the spot fills)', { reportingTimeZone: 'America/New_York', reportingCurrency: 'USDT' }],
-    ['Tokyo, pooling universal, reporting currency USDT', { reportingTimeZone: 'Asia/Tokyo', pooling: 'universal', reportingCurrency: 'USDT' }],
+    ['Tokyo, pooling universal, reporting currency USDT (prices derived from the spot fills)', { reportingTimeZone: 'Asia/Tokyo', pooling: 'universal', reportingCurrency: 'USDT' }],
   ];
   for (const [variant, settings] of variants) {
     it(`${variant}: each scenario, taken incrementally after the last, equals a whole rebuild`, async () => {
@@ -205,13 +205,14 @@ describe('incremental fees and futures models', () => {
     ]);
   }, 60_000);
 
-  it('a pending set wider than what changed (every account, every symbol, earlier, from the beginning) gives the same tables', async () => {
+  it('New York, reporting currency USDT: a new day and late fills, with a pending set wider than what changed (every account, every symbol, earlier, from the beginning), give the tables of a whole rebuild', async () => {
     const settings: Partial<ModelSettings> = { reportingTimeZone: 'America/New_York', reportingCurrency: 'USDT' };
     db = await openModelDb();
     await firstHistory();
     await buildAll(db, settings, { select: SELECT });
     const { results, differences } = await buildAgainAndCompare(settings, async () => {
       await insertScenario(SCENARIOS['a new day']!);
+      await insertScenario(SCENARIOS['late fills into old days']!);
       // What the framework may hand on beyond the minimum (docs/plans/incremental-builds.md, "The contract").
       for (const model of MODELS) {
         await db.run(
