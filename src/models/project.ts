@@ -168,7 +168,8 @@ function projectError(file: string, message: string): ConfigError {
 function sqlFiles(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    // <name>.incremental.sql is a model's incremental step (docs/plans/incremental-builds.md), not a model.
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql') && !entry.name.endsWith('.incremental.sql'))
     .map((entry) => path.join(folder, entry.name))
     .sort();
 }
