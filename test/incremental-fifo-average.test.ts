@@ -187,6 +187,42 @@ function longHistory(days: number): Fill[] {
   return fills;
 }
 
+/** The text of each CTE `name as (...)` of an SQL model, comments and blank space dropped. */
+function ctes(sql: string): Map<string, string> {
+  const code = sql.replace(/--[^\n]*/g, '').replace(/\s+/g, ' ');
+  const found = new Map<string, string>();
+  for (const match of code.matchAll(/\b([a-z_0-9]+)(?:\([^)]*\))? as \(/g)) {
+    let depth = 1;
+    let end = match.index + match[0].length;
+    while (depth > 0 && end < code.length) {
+      if (code[end] === '(') depth += 1;
+      if (code[end] === ')') depth -= 1;
+      end += 1;
+    }
+    if (!found.has(match[1]!)) found.set(match[1]!, code.slice(match.index, end));
+  }
+  return found;
+}
+
+describe('the steps compute as the whole models do', () => {
+  // The CTEs a step copies from its model must stay the same text: a change to one is a change to both.
+  const read = (file: string) => readFileSync(path.join(SQL_DIR, 'intermediate', file), 'utf8');
+  const shared = {
+    int_spot_fifo_segments: ['breakpoints', 'located', 'ends', 'segments', 'step_1', 'step_6', 'fractions', 'cumulative', 'matches', 'unmatched', 'final'],
+    int_spot_average_cost: ['groups', 'group_maps', 'tops', 'down', 'block_ends', 'group_starts', 'step_1', 'step_6', 'fractions', 'costed'],
+  };
+  for (const [model, names] of Object.entries(shared)) {
+    it(`${model}: ${names.join(', ')}`, () => {
+      const whole = ctes(read(`${model}.sql`));
+      const step = ctes(read(`${model}.incremental.sql`));
+      for (const name of names) {
+        expect(whole.get(name), name).toMatch(new RegExp(`^${name}\\b`));
+        expect({ name, text: step.get(name) }).toEqual({ name, text: whole.get(name) });
+      }
+    });
+  }
+});
+
 describe('hand cases', () => {
   const history = longHistory(60);
   const f1 = history.filter((entry) => entry.atMs < at(50));

@@ -127,7 +127,7 @@ group_maps as (
 -- The whole build's up-sweep, over nodes idx >= g0 >> level. A stored sibling (level L) enters at
 -- level 0 with joins_at = L and passes through unchanged until the sweep reaches level L: a node
 -- takes part (is paired by idx // 2, counts for the last idx) once joins_at <= level.
-up(pool, symbol, level, idx, a, b, joins_at) as (
+sweep(pool, symbol, level, idx, a, b, joins_at) as (
     select pool, symbol, 0, group_idx, rho, cost_e12, 0 from group_maps
     union all
     select pool, symbol, 0, idx, node.a, node.b, level from avg_siblings
@@ -140,20 +140,21 @@ up(pool, symbol, level, idx, a, b, joins_at) as (
         case when count(*) = 1 then any_value(a) else exact_mul_fraction(arg_min(a, idx), arg_max(a, idx)) end,
         case when count(*) = 1 then any_value(b) else exact_mul_fraction(arg_min(b, idx), arg_max(a, idx)) + arg_max(b, idx) end,
         case when joins_at <= level then 0 else joins_at end
-    from (select *, max(case when joins_at <= level then idx end) over (partition by pool, symbol) as last_idx from up)
+    from (select *, max(case when joins_at <= level then idx end) over (partition by pool, symbol) as last_idx from sweep)
     where last_idx > 0
     group by pool, symbol, level, case when joins_at <= level then idx // 2 else idx end, case when joins_at <= level then 0 else joins_at end
 ),
 
-nodes as (
+-- The nodes as the whole build's up has them (from here the CTEs are the whole build's).
+up as (
     select pool, symbol, level, idx, a, b
-    from up
+    from sweep
     where joins_at <= level
 ),
 
 tops as (
     select pool, symbol, max(level) as level
-    from nodes
+    from up
     group by pool, symbol
 ),
 
@@ -170,10 +171,10 @@ down(pool, symbol, level, idx, c_before) as (
             else exact_mul_fraction(parent.c_before, sibling.a) + sibling.b
         end
     from down as parent
-    inner join nodes as child
+    inner join up as child
         on child.pool = parent.pool and child.symbol = parent.symbol
         and child.level = parent.level - 1 and child.idx // 2 = parent.idx
-    left join nodes as sibling
+    left join up as sibling
         on sibling.pool = child.pool and sibling.symbol = child.symbol
         and sibling.level = child.level and sibling.idx = child.idx - 1
     where parent.level > 0
@@ -181,7 +182,7 @@ down(pool, symbol, level, idx, c_before) as (
 
 block_ends as (
     select pool, symbol, (idx + 1) << level as group_idx, list({'a': a, 'b': b} order by level) as blocks
-    from nodes
+    from up
     group by pool, symbol, (idx + 1) << level
 ),
 

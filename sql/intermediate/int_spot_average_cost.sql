@@ -146,8 +146,7 @@ events as (
         exact_fraction_start(
             case when s.start_e18 = 0 then 1 when t.side = 'sell' then t.inventory_e18 else s.after_sells_e18 end,
             case when s.start_e18 = 0 then 1 else s.start_e18 end
-        ) as kept,
-        case when t.event_seq = s.first_seq then s.group_scan end as _group_scan
+        ) as kept
     from grouped as t
     inner join group_starts as s on s.pool = t.pool and s.symbol = t.symbol and s.group_idx = t.group_idx
 ),
@@ -169,7 +168,7 @@ costed as (
     from fractions
 ),
 
-final as (
+sold as (
     select
         pool,
         symbol,
@@ -178,9 +177,15 @@ final as (
             when side = 'sell' then
                 coalesce(lag(inventory_cost_e12) over (partition by pool, symbol, group_idx order by event_seq), c_start_e12) - inventory_cost_e12
         end as cost_e12,
-        inventory_cost_e12,
-        _group_scan
+        inventory_cost_e12
     from costed
+),
+
+-- The marks join last: carried through the steps and the window above, they made the build twice as slow.
+final as (
+    select o.*, s.group_scan as _group_scan
+    from sold as o
+    left join group_starts as s on s.pool = o.pool and s.symbol = o.symbol and s.first_seq = o.event_seq
 )
 
 select * from final
