@@ -28,12 +28,24 @@ const settings: ModelSettings = { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo
 
 const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
+/** Wall time and the process's CPU time (DuckDB's threads included: steadier than wall time on a loaded machine). */
+const timed = (wallMs: number, cpu: NodeJS.CpuUsage) => `${seconds(wallMs)} s (CPU ${seconds((cpu.user + cpu.system) / 1000)} s)`;
 
-async function build(db: Database, select: readonly string[], sqlDir?: string): Promise<Map<string, number>> {
-  const results = await buildModels(db, settings, { select, ...(sqlDir === undefined ? {} : { sqlDir }) });
+/** Builds the selected models; per model its wall time and CPU time, as text. */
+async function build(db: Database, select: readonly string[], sqlDir?: string): Promise<Map<string, string>> {
+  const times = new Map<string, string>();
+  let cpu = process.cpuUsage();
+  const results = await buildModels(db, settings, {
+    select,
+    ...(sqlDir === undefined ? {} : { sqlDir }),
+    onResult: (result) => {
+      times.set(result.id, timed(result.ms, process.cpuUsage(cpu)));
+      cpu = process.cpuUsage();
+    },
+  });
   const broken = results.filter((result) => result.status !== 'ok');
   if (broken.length > 0) throw new Error(broken.map((result) => `${result.id}: ${result.message}`).join('\n'));
-  return new Map(results.map((result) => [result.id, result.ms]));
+  return times;
 }
 
 function stepStatements(model: string): string[] {
@@ -55,10 +67,10 @@ async function main(): Promise<void> {
     const first = await build(db, MODELS.map((model) => `+${model}`));
     const [partition] = await db.all<{ symbol: string; n: string }>('select symbol, count(*) as n from intermediate.int_spot_trades group by symbol order by n desc limit 1');
     rows.push(['history: fills of the biggest (pool, symbol)', `${partition!.n} (${partition!.symbol})`]);
-    for (const model of MODELS) rows.push([`whole build, history: ${model}`, `${seconds(first.get(model)!)} s`]);
+    for (const model of MODELS) rows.push([`whole build, history: ${model}`, first.get(model)!]);
     if (process.env.EXLEDGER_MAIN_SQL !== undefined) {
       const before = await build(db, ['intermediate.int_spot_average_cost'], process.env.EXLEDGER_MAIN_SQL);
-      rows.push(['whole build, history: int_spot_average_cost without _group_scan (main)', `${seconds(before.get('intermediate.int_spot_average_cost')!)} s`]);
+      rows.push(['whole build, history: int_spot_average_cost without _group_scan (main)', before.get('intermediate.int_spot_average_cost')!]);
       await build(db, ['intermediate.int_spot_average_cost']);
     }
 
@@ -72,15 +84,16 @@ async function main(): Promise<void> {
       group by account, symbol`);
     for (const model of MODELS) {
       const started = performance.now();
+      const cpu = process.cpuUsage();
       await db.transaction(async () => {
         for (const statement of stepStatements(model)) await db.run(statement);
       });
-      rows.push([`incremental step, + 1 day: ${model}`, `${seconds(performance.now() - started)} s`]);
+      rows.push([`incremental step, + 1 day: ${model}`, timed(performance.now() - started, process.cpuUsage(cpu))]);
       await db.run(`create or replace temp table incremental_${model.split('.')[1]} as select * from ${model}`);
     }
     const whole = await build(db, [...MODELS]);
     for (const model of MODELS) {
-      rows.push([`whole build, + 1 day: ${model}`, `${seconds(whole.get(model)!)} s`]);
+      rows.push([`whole build, + 1 day: ${model}`, whole.get(model)!]);
       const [diff] = await db.all<{ a: string; b: string }>(
         `select (select count(*) from (select * from temp.main.incremental_${model.split('.')[1]} except all select * from ${model})) as a,
            (select count(*) from (select * from ${model} except all select * from temp.main.incremental_${model.split('.')[1]})) as b`,
