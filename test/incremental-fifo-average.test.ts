@@ -247,10 +247,13 @@ describe('hand cases', () => {
       expectEqual(await incrementalVersusWhole(settings, history, f2));
     }, 60_000);
 
-    it(`wider pending rows than needed: from_at earlier, every symbol, every pool (${pooling})`, async () => {
+    it(`wider pending rows than needed: from_at earlier, an account for its pool, every symbol, every pool (${pooling})`, async () => {
       const f2 = [fill('a', 'XUSDT_SPBL', at(58, 20), 'sell', '1', '140')];
-      const widened = (minimal: Pending[]) => [...minimal.map((row) => ({ ...row, fromAt: new Date(at(25)).toISOString() })), { account: '*', symbol: null, fromAt: new Date(at(45)).toISOString() }];
-      expectEqual(await incrementalVersusWhole(settings, history, f2, widened));
+      // Under pooling universal an account named where its pool ('*') is meant must still name that pool.
+      const earlier = (minimal: Pending[]) => minimal.map((row) => ({ ...row, account: pooling === 'universal' ? 'b' : row.account, fromAt: new Date(at(25)).toISOString() }));
+      expectEqual(await incrementalVersusWhole(settings, history, f2, earlier));
+      const everyPool = () => [{ account: '*', symbol: null, fromAt: new Date(at(45)).toISOString() }];
+      expectEqual(await incrementalVersusWhole(settings, history, f2, everyPool));
       const everything = () => [{ account: '*', symbol: null, fromAt: null }];
       expectEqual(await incrementalVersusWhole(settings, history, f2, everything));
     }, 60_000);

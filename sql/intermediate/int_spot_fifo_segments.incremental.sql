@@ -17,7 +17,8 @@ with pending as (
     select account, symbol, from_at from temp.main.model_pending
 ),
 
--- Every (pool, symbol) a pending row names ('*' or null: every pool, symbol null: every symbol),
+-- Every (pool, symbol) a pending row names (account '*' or null: every pool, any account: pool '*' of
+-- pooling universal too, should an account be named where its pool is meant, symbol null: every symbol),
 -- the earliest from_at (null wins) where several name it.
 partitions as (
     select distinct pool, symbol from intermediate.int_spot_trades
@@ -27,7 +28,7 @@ named as (
     select s.pool, s.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
     from partitions as s
     inner join pending as p
-        on (p.account is null or p.account = '*' or p.account = s.pool) and (p.symbol is null or p.symbol = s.symbol)
+        on (p.account is null or p.account = '*' or p.account = s.pool or s.pool = '*') and (p.symbol is null or p.symbol = s.symbol)
     group by s.pool, s.symbol
 )
 
