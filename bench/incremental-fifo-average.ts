@@ -85,10 +85,17 @@ async function main(): Promise<void> {
     for (const model of MODELS) {
       const started = performance.now();
       const cpu = process.cpuUsage();
+      const statements: [string, string][] = [];
       await db.transaction(async () => {
-        for (const statement of stepStatements(model)) await db.run(statement);
+        for (const statement of stepStatements(model)) {
+          const statementStarted = performance.now();
+          const statementCpu = process.cpuUsage();
+          await db.run(statement);
+          const words = statement.replace(/--[^\n]*/g, '').trim().split(/\s+/);
+          statements.push([`  ${words.slice(0, words[0] === 'delete' ? 3 : 5).join(' ')}`, timed(performance.now() - statementStarted, process.cpuUsage(statementCpu))]);
+        }
       });
-      rows.push([`incremental step, + 1 day: ${model}`, timed(performance.now() - started, process.cpuUsage(cpu))]);
+      rows.push([`incremental step, + 1 day: ${model}`, timed(performance.now() - started, process.cpuUsage(cpu))], ...statements);
       await db.run(`create or replace temp table incremental_${model.split('.')[1]} as select * from ${model}`);
     }
     const whole = await build(db, [...MODELS]);
