@@ -9,6 +9,11 @@
 -- block the C before it (down). About 3 exact multiplications per group and 2 * log2(groups)
 -- recursion steps, never a step per row. Inside a group a sell's cost is read off
 -- C(q) = C_start * q / Q_start at the inventory before and after it, so costs telescope to C_start - C.
+-- Level L node i of the up-sweep is the map of the aligned block of groups [i * 2^L, (i + 1) * 2^L),
+-- and a group's C comes from the maps of the blocks before it on its path: so C, and every row, is
+-- determined by the events before it. _group_scan keeps, on each group's first event, the maps of
+-- the complete blocks that end just before the group: from them the incremental step
+-- (int_spot_average_cost.incremental.sql) redoes the scan from one group on, digit for digit.
 with recursive trades as (
     select t.*
     from intermediate.int_spot_trades as t
@@ -35,7 +40,8 @@ groups as (
         -- Inventory before the group, and after its sells.
         arg_min(inventory_e18 - units_in_e18 + quantity_out_e18 - unmatched_e18, event_seq) as start_e18,
         coalesce(arg_max(inventory_e18, event_seq) filter (where side = 'sell'), arg_min(inventory_e18 - units_in_e18 + quantity_out_e18 - unmatched_e18, event_seq)) as after_sells_e18,
-        coalesce(sum(cost_e12) filter (where side = 'buy'), 0) as cost_e12
+        coalesce(sum(cost_e12) filter (where side = 'buy'), 0) as cost_e12,
+        min(event_seq) as first_seq
     from grouped
     group by pool, symbol, group_idx
 ),
@@ -101,10 +107,28 @@ down(pool, symbol, level, idx, c_before) as (
     where parent.level > 0
 ),
 
+-- The complete blocks ending just before group g ([g - 2^L, g) at level L, for L = 0, 1, ... while
+-- g is a multiple of 2^L), their maps listed by level (position L + 1). A block that is not
+-- complete ends at or after the last group, so it ends before no group.
+block_ends as (
+    select pool, symbol, (idx + 1) << level as group_idx, list({'a': a, 'b': b} order by level) as blocks
+    from up
+    group by pool, symbol, (idx + 1) << level
+),
+
 group_starts as (
-    select g.pool, g.symbol, g.group_idx, g.start_e18, g.after_sells_e18, d.c_before as c_start_e12
+    select
+        g.pool,
+        g.symbol,
+        g.group_idx,
+        g.start_e18,
+        g.after_sells_e18,
+        d.c_before as c_start_e12,
+        g.first_seq,
+        {'group_idx': cast(g.group_idx as bigint), 'blocks': coalesce(e.blocks, cast([] as struct(a hugeint, b hugeint)[]))} as group_scan
     from groups as g
     inner join down as d on d.pool = g.pool and d.symbol = g.symbol and d.level = 0 and d.idx = g.group_idx
+    left join block_ends as e on e.pool = g.pool and e.symbol = g.symbol and e.group_idx = g.group_idx
 ),
 
 -- Inside a group C = C_start * n / start: after a sell n is the inventory after it, at a buy the
@@ -144,7 +168,7 @@ costed as (
     from fractions
 ),
 
-final as (
+sold as (
     select
         pool,
         symbol,
@@ -155,6 +179,13 @@ final as (
         end as cost_e12,
         inventory_cost_e12
     from costed
+),
+
+-- The marks join last: carried through the steps and the window above, they made the build twice as slow.
+final as (
+    select o.*, s.group_scan as _group_scan
+    from sold as o
+    left join group_starts as s on s.pool = o.pool and s.symbol = o.symbol and s.first_seq = o.event_seq
 )
 
 select * from final

@@ -184,6 +184,7 @@ function projectError(file: string, message: string): ConfigError {
 function sqlFiles(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { withFileTypes: true })
+    // <name>.incremental.sql is a model's incremental step (docs/plans/incremental-builds.md), not a model.
     .filter((entry) => entry.isFile() && entry.name.endsWith('.sql') && !entry.name.endsWith('.incremental.sql'))
     .map((entry) => path.join(folder, entry.name))
     .sort();
