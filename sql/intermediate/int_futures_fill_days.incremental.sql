@@ -8,6 +8,24 @@
 --    this model whole). The fills are read from a constant lower bound (the earliest replaced day,
 --    less a day), so DuckDB skips the row groups of older fills instead of testing every fill.
 -- 3. The readers get (account, contract, start of the first replaced day): whole days changed.
+-- A new listing reaches this step as a pending row of its account from the listing's time (the
+-- staging table of a snapshot stream hands on its new rows only). The coins are each contract's
+-- last listing, by any account, on every day: a contract whose listed coins differ from those
+-- its rows carry is replaced on every day, for every account.
+insert into temp.main.model_pending
+select '*', t.symbol, null
+from (
+    select symbol, any_value(margin_coin) as margin_coin, any_value(quote_coin) as quote_coin
+    from intermediate.int_futures_fill_days
+    group by symbol
+) as t
+left join (
+    select symbol, arg_max(coin, snapshot_at) as margin_coin, arg_max(quote_currency, snapshot_at) as quote_coin
+    from staging.futures_contracts
+    group by symbol
+) as c on c.symbol = t.symbol
+where t.margin_coin is distinct from c.margin_coin or t.quote_coin is distinct from c.quote_coin;
+
 create or replace temp table fill_days_frontier as
 select
     p.account,

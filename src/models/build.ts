@@ -177,10 +177,15 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
   try {
     const plan = await planModel(db, model, context);
     const rows = await db.transaction(async () => {
+      // A snapshot stream's staging table, rebuilt whole for a new snapshot: its readers are told
+      // only the rows that are new (snapshots are only ever added), not "everything".
+      const snapshotDiff = plan.how === 'whole' && plan.newSnapshots === true;
+      if (snapshotDiff) await db.run(`CREATE OR REPLACE TEMP TABLE previous_rows AS SELECT * FROM ${model.id}`);
       if (plan.how === 'whole') await createModel(db, model);
       else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
       if (plan.how !== 'unchanged') {
-        await passOn(db, model.id, context.readers.get(model.id) ?? [], plan.how);
+        const handOn = plan.how === 'whole' && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
+        await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn);
         const rawTables = rawInputs(model).tables;
         const lastChangeSeq = plan.how === 'whole' ? await lastRawChange(db) : plan.lastChangeSeq;
         await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, rawTables.length === 0 ? null : await rawRowCount(db, rawTables));
@@ -213,6 +218,8 @@ interface Plan {
   why?: string;
   /** The last raw change the model will have taken (staging). */
   lastChangeSeq: number;
+  /** A snapshot stream's staging table rebuilt for new snapshots (whose readers may be told only the new rows). */
+  newSnapshots?: boolean;
   /** The raw changes a staging model takes incrementally. */
   changes?: Awaited<ReturnType<typeof changesAfter>>;
   rawTable?: string;
@@ -234,12 +241,39 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
     if (changes.length === 0) return { how: 'unchanged', lastChangeSeq };
     return { how: 'incremental', lastChangeSeq, changes, rawTable: inputs.keyed };
   }
-  if (changes.length > 0) return whole(model.layer === 'staging' ? 'new snapshots' : 'new raw rows');
+  if (changes.length > 0) {
+    if (model.layer !== 'staging') return whole('new raw rows');
+    return { ...whole('new snapshots'), newSnapshots: changes.every((change) => change.kind === 'snapshot') };
+  }
   const pending = await pendingOf(db, model.id);
   if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
   if (pending.everything) return whole('a model it reads was rebuilt whole');
   if (model.incrementalSql === undefined && model.program?.incremental === undefined) return whole('its inputs changed (it has no incremental step)');
   return { how: 'incremental', lastChangeSeq };
+}
+
+/**
+ * After a snapshot stream's staging table was rebuilt (its previous rows in temp previous_rows):
+ * whether every previous row is still there (a snapshot is only ever added) and the table has a
+ * snapshot_at; if so, temp.main.model_pending gets, per account, the earliest snapshot_at of the
+ * new rows, which is all its readers need to know.
+ */
+async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
+  const columns = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2', [model.layer, model.name]);
+  const names = new Set(columns.map((column) => column.column_name));
+  let appended = false;
+  if (names.has('account') && names.has('snapshot_at')) {
+    const [gone] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM (SELECT * FROM temp.main.previous_rows EXCEPT ALL SELECT * FROM ${model.id})`);
+    appended = gone?.n === '0';
+    if (appended) {
+      await db.run(`CREATE OR REPLACE TEMP TABLE model_pending AS
+        SELECT account, CAST(NULL AS VARCHAR) AS symbol, min(snapshot_at) AS from_at
+        FROM (SELECT * FROM ${model.id} EXCEPT ALL SELECT * FROM temp.main.previous_rows)
+        GROUP BY account`);
+    }
+  }
+  await db.run('DROP TABLE temp.main.previous_rows');
+  return appended;
 }
 
 async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {

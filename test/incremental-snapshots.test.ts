@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Database } from '../src/store/database.ts';
+import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+
+/**
+ * How a build hands on what changed beyond the spot fills: a new snapshot (a staging table rebuilt
+ * whole tells its readers only its new rows, and a listing that changes a contract's coins
+ * replaces that contract on every day), raw rows written outside a sync, a changed setting and
+ * --full-refresh. Each incremental build is compared with a whole rebuild of every table.
+ */
+
+let db: Database | undefined;
+afterEach(() => {
+  db?.close();
+  db = undefined;
+});
+
+/** The tables of every model that differ between the incremental build and a whole rebuild (rows only in one, each way). */
+async function differencesFromWhole(database: Database, settings: Parameters<typeof buildAll>[1]): Promise<string[]> {
+  const tables = (await queryRows<{ t: string }>(database, "select table_schema || '.' || table_name as t from information_schema.tables where table_schema in ('staging', 'intermediate', 'marts') order by 1")).map((row) => row.t);
+  for (const table of tables) await database.run(`create or replace table main."${table}" as select * from ${table}`);
+  await buildAll(database, settings, { fullRefresh: true });
+  const differences: string[] = [];
+  for (const table of tables) {
+    const [counts] = await queryRows<{ only_incremental: string; only_whole: string }>(
+      database,
+      `select (select count(*) from (select * from main."${table}" except all select * from ${table})) as only_incremental,
+              (select count(*) from (select * from ${table} except all select * from main."${table}")) as only_whole`,
+    );
+    if (counts!.only_incremental !== '0' || counts!.only_whole !== '0') differences.push(`${table}: ${counts!.only_incremental} rows only incremental, ${counts!.only_whole} only whole`);
+    await database.run(`drop table main."${table}"`);
+  }
+  return differences;
+}
+
+function howOf(results: Awaited<ReturnType<typeof buildAll>>, id: string): string | undefined {
+  return results.find((result) => result.id === id)?.how;
+}
+
+const futuresFill = (tradeId: number, at: string) => ({
+  tradeId, orderId: tradeId + 1, symbol: 'cmt_btcusdt', marginMode: 'cross', separatedMode: 'combined', positionSide: 'long', orderSide: 'open_long',
+  fillSize: '1', fillValue: '100', fillFee: '0.1', liquidateFee: '0', realizePnl: '0', direction: '', liquidateType: '', legacyOrdeDirection: '', createdTime: String(Date.parse(at)),
+});
+const listing = (coin: string) => ({ symbol: 'cmt_btcusdt', coin, quote_currency: 'USDT' });
+
+describe('incremental builds beyond the spot fills', () => {
+  it('a new snapshot hands on its new rows only; a listing that changes the coins replaces the contract on every day', async () => {
+    db = await openModelDb();
+    await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-01T00:00:00Z'), futuresFill(3, '2026-01-05T00:00:00Z')]);
+    await insertSnapshot(db, 'futures_contracts', '2026-01-01T00:00:00Z', [listing('USDT')]);
+    await buildAll(db);
+
+    await insertSnapshot(db, 'futures_contracts', '2026-01-06T00:00:00Z', [listing('USDT')]);
+    const same = await buildAll(db);
+    expect(howOf(same, 'staging.futures_contracts')).toBe('whole');
+    // Told the new listing's rows only, the futures chain stays incremental.
+    expect(howOf(same, 'intermediate.int_futures_fill_days')).toBe('incremental');
+    expect(howOf(same, 'intermediate.int_fees_legs')).toBe('incremental');
+    expect(await differencesFromWhole(db, {})).toEqual([]);
+
+    await insertSnapshot(db, 'futures_contracts', '2026-01-07T00:00:00Z', [listing('BTC')]);
+    await buildAll(db);
+    expect(await queryRows(db, 'select distinct margin_coin from intermediate.int_futures_fill_days')).toEqual([{ margin_coin: 'BTC' }]);
+    expect(await differencesFromWhole(db, {})).toEqual([]);
+  }, 120_000);
+
+  it('raw rows written outside a sync rebuild staging whole; a changed setting rebuilds what reads it; --full-refresh rebuilds everything', async () => {
+    db = await openModelDb();
+    await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-01T00:00:00Z')]);
+    await buildAll(db);
+    expect((await buildAll(db)).every((result) => result.how === undefined || result.how === 'unchanged')).toBe(true);
+
+    // A row no sync logged: the count no longer matches the log.
+    await db.run(`insert into raw.futures_fills values ('main', '', 'outside', ${Date.parse('2026-01-02T00:00:00Z')}, $1::JSON, 'hand', now())`, [JSON.stringify(futuresFill(5, '2026-01-02T00:00:00Z'))]);
+    const outside = await buildAll(db);
+    expect(outside.find((result) => result.id === 'staging.futures_fills')).toMatchObject({ how: 'whole', why: 'its raw rows changed without a logged change (written outside a sync)' });
+    expect(await queryRows(db, 'select count(*) as n from staging.futures_fills')).toEqual([{ n: '2' }]);
+
+    const paris = await buildAll(db, { reportingTimeZone: 'Europe/Paris' });
+    expect(howOf(paris, 'staging.futures_fills')).toBe('unchanged');
+    expect(paris.find((result) => result.id === 'intermediate.int_futures_fill_days')).toMatchObject({ how: 'whole', why: 'its SQL, a macro, a setting it reads or a model upstream changed' });
+    expect(await differencesFromWhole(db, { reportingTimeZone: 'Europe/Paris' })).toEqual([]);
+
+    const full = await buildAll(db, { reportingTimeZone: 'Europe/Paris' }, { fullRefresh: true });
+    expect(full.filter((result) => result.how !== undefined).every((result) => result.how === 'whole' && result.why === 'full refresh')).toBe(true);
+  }, 120_000);
+});
