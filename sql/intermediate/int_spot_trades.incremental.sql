@@ -75,18 +75,33 @@ inner join trades_frontier as f on f.pool = t.pool and f.symbol = t.symbol
 where f.from_at is not null and (t.lot_source = 'opening' or t.event_at < f.from_at)
 group by t.pool, t.symbol;
 
+-- The earliest frontier, as a constant: DuckDB then skips the row groups of older fills and
+-- trades instead of testing each row against the frontiers (a nightly's are all in its last day).
+set variable trades_low = (select min(from_at) from trades_frontier where from_at is not null);
+
+-- Partitions replaced whole (rare: a new symbol, a change before the first fill), then the others.
 delete from intermediate.int_spot_trades as t
-where exists (
-    select 1 from trades_frontier as f
-    where f.pool = t.pool and f.symbol = t.symbol
-        and (f.from_at is null or (t.lot_source <> 'opening' and t.event_at >= f.from_at))
-);
+where exists (select 1 from trades_frontier as f where f.pool = t.pool and f.symbol = t.symbol and f.from_at is null);
+
+delete from intermediate.int_spot_trades as t
+where t.event_at >= getvariable('trades_low')
+    and exists (
+        select 1 from trades_frontier as f
+        where f.pool = t.pool and f.symbol = t.symbol and f.from_at is not null
+            and t.lot_source <> 'opening' and t.event_at >= f.from_at
+    );
 
 create or replace temp table trades_fills as
 select s.*
 from staging.spot_fills as s
 inner join trades_frontier as f on f.symbol = s.symbol and (f.pool = '*' or f.pool = s.account)
-where f.from_at is null or s.c_time_at >= f.from_at;
+where f.from_at is null;
+
+insert into trades_fills
+select s.*
+from staging.spot_fills as s
+inner join trades_frontier as f on f.symbol = s.symbol and (f.pool = '*' or f.pool = s.account)
+where s.c_time_at >= getvariable('trades_low') and f.from_at is not null and s.c_time_at >= f.from_at;
 
 create or replace temp table trades_openings as
 select o.*
@@ -145,3 +160,4 @@ drop table trades_kept;
 drop table trades_fills;
 drop table trades_openings;
 drop table trades_new;
+reset variable trades_low;

@@ -144,7 +144,8 @@ export async function changesAfter(db: Database, tables: readonly string[], afte
  * changes touched (the rows of their windows, the keys they deleted, every key of a reset account)
  * is parsed again from all its raw rows, with the model's own SQL reading only those rows, so a key
  * keeps the row its first fetch gives (as a whole build). Leaves in temp.main.model_pending, per
- * account (and symbol, for fills), the earliest time among the rows replaced or added.
+ * account (and symbol, for fills), the earliest time among the rows that differ from before (added,
+ * changed or gone): nothing when a window read again brought nothing new.
  */
 export async function applyStagingChanges(db: Database, model: Model, rawTable: string, changes: readonly Change[]): Promise<void> {
   const columns = STAGING_CHANGE_COLUMNS[model.id];
@@ -177,16 +178,23 @@ export async function applyStagingChanges(db: Database, model: Model, rawTable: 
   await db.run(`SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`);
   const touched = `account, ${columns?.symbol ?? 'NULL::VARCHAR'} AS symbol, ${columns?.at ?? 'NULL::TIMESTAMPTZ'} AS changed_at`;
   const keysOf = `SEMI JOIN temp.main.stage_keys AS k ON k.account = s.account AND k._key = s._key`;
-  await db.run(`CREATE OR REPLACE TEMP TABLE stage_touched AS SELECT ${touched} FROM ${model.id} AS s ${keysOf}`);
+  await db.run(`CREATE OR REPLACE TEMP TABLE stage_previous AS SELECT s.* FROM ${model.id} AS s ${keysOf}`);
   await db.run(`DELETE FROM ${model.id} AS s WHERE EXISTS (SELECT 1 FROM temp.main.stage_keys AS k WHERE k.account = s.account AND k._key = s._key)`);
   const sql = model.sql.replace(`first_fetches('raw.${rawTable}')`, `first_fetches('temp.main.stage_raw')`);
   await db.run(`INSERT INTO ${model.id} BY NAME SELECT * FROM (\n${sql}\n)`);
-  await db.run(`INSERT INTO temp.main.stage_touched SELECT ${touched} FROM ${model.id} AS s ${keysOf}`);
+  // The readers are told the rows that differ (a window read again holds mostly rows as they were).
+  await db.run(`CREATE OR REPLACE TEMP TABLE stage_current AS SELECT s.* FROM ${model.id} AS s ${keysOf}`);
   await db.run(
     `CREATE OR REPLACE TEMP TABLE model_pending AS
-     SELECT account, symbol, min(changed_at) AS from_at FROM temp.main.stage_touched GROUP BY account, symbol`,
+     SELECT account, symbol, min(changed_at) AS from_at
+     FROM (
+       SELECT ${touched} FROM (SELECT * FROM temp.main.stage_previous EXCEPT ALL SELECT * FROM temp.main.stage_current) AS s
+       UNION ALL
+       SELECT ${touched} FROM (SELECT * FROM temp.main.stage_current EXCEPT ALL SELECT * FROM temp.main.stage_previous) AS s
+     )
+     GROUP BY account, symbol`,
   );
-  await db.run('DROP TABLE temp.main.stage_keys; DROP TABLE temp.main.stage_raw; DROP TABLE temp.main.stage_touched');
+  await db.run('DROP TABLE temp.main.stage_keys; DROP TABLE temp.main.stage_raw; DROP TABLE temp.main.stage_previous; DROP TABLE temp.main.stage_current');
 }
 
 /** The windows' event ranges, per account, with overlapping or touching ranges merged. */
