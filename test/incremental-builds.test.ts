@@ -22,11 +22,13 @@ import { queryDatabase } from './support/sync-harness.ts';
  * days, late records inside the 3-day lookback, backfills of older days, full refreshes of a
  * stream, re-reads that bring nothing new), written the way the sync writes them
  * (writeHistoryWindow per read window, resetStream for a full refresh: whatever change log those
- * keep, the build sees). Database A gets every step followed by a build (`buildModels`, incremental
- * once the framework decides so); after each step a fresh database B gets A's raw rows and is built
- * whole. Every model's table (staging, intermediate and marts) must then be the same in both, row
+ * keep, the build sees). Database A gets every step followed by a build (`buildModels`: each model
+ * incremental, unchanged or whole as the framework decides); after each step a fresh database B gets
+ * A's raw rows and is built whole. Every model's table (staging, intermediate and marts) must then be the same in both, row
  * for row, every column compared as text (digit for digit), for all five cost methods, both poolings,
- * with and without a reporting currency, in UTC and a zone with daylight saving.
+ * with and without a reporting currency, in UTC and a zone with daylight saving. A failure names
+ * the step and each differing table with its rows only in one build; fast-check prints the seed
+ * and the shrunk scenario (replay: `fc.assert(..., { seed, path })`).
  */
 
 const DAY_MS = 86_400_000;
@@ -43,8 +45,9 @@ const HISTORY_STREAMS = ['spot_fills', 'futures_fills', 'funding_bills', 'transf
 type HistoryName = (typeof HISTORY_STREAMS)[number];
 const DECLARATIONS = new Map(STREAMS.map((stream) => [stream.name, stream]));
 /**
- * Property runs; each run is a history, its first sync and up to MAX_STEPS more, each followed by
- * two builds (~2.2 s for a whole build here, the builds side by side). More runs:
+ * Property runs (the first is HAND_SCENARIO); each run is a history, its first sync and up to
+ * MAX_STEPS more, each followed by two builds (~2.2 s for a whole build here, the builds side by
+ * side). More runs:
  * INCREMENTAL_PROPERTY_RUNS=40 npx vitest run test/incremental-builds.test.ts
  */
 const RUNS = Number(process.env.INCREMENTAL_PROPERTY_RUNS ?? 6);
@@ -183,7 +186,8 @@ const lateRecordArbitrary = fc.oneof(
 const dayArbitrary = fc.integer({ min: 0, max: DAYS - 1 });
 const historyArbitrary = fc
   .tuple(
-    fc.array(spotFillArbitrary(dayArbitrary), { maxLength: 30 }),
+    // size 'max': lengths spread over the whole range (fast-check's default keeps arrays near 10).
+    fc.array(spotFillArbitrary(dayArbitrary), { minLength: 5, maxLength: 50, size: 'max' }),
     fc.array(futuresFillArbitrary(dayArbitrary), { maxLength: 8 }),
     fc.array(fundingBillArbitrary(dayArbitrary), { maxLength: 8 }),
     fc.array(transferArbitrary(dayArbitrary), { maxLength: 6 }),
@@ -194,8 +198,13 @@ const historyArbitrary = fc
 type Step =
   /** The next `days` days (the sync's windows after its cursor). */
   | { kind: 'new-days'; days: number }
-  /** Records stamped `daysAgo` days before the cursor appear, found by re-reading the lookback. */
-  | { kind: 'late'; daysAgo: number; records: TruthRecord[] }
+  /**
+   * Records stamped `daysAgo` days before the cursor appear, found by re-reading the lookback. With
+   * `sameInstantAs`, a record instead takes the account, spot symbol, day and instant of a record of
+   * its stream already in the lookback (the n-th of them, modulo their count), if there is one:
+   * a change at an instant that already has rows is where an incremental step's frontier is tested.
+   */
+  | { kind: 'late'; daysAgo: number; records: TruthRecord[]; sameInstantAs: (number | null)[] }
   /** `days` days before the first day read (sync --since). */
   | { kind: 'backfill'; days: number }
   /** sync --full-refresh of one stream (or all), one account (or both): forget it and read everything known again. */
@@ -205,7 +214,16 @@ type Step =
 
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('new-days' as const), days: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ kind: fc.constant('late' as const), daysAgo: fc.integer({ min: 1, max: LOOKBACK_DAYS }), records: fc.array(lateRecordArbitrary, { minLength: 1, maxLength: 3 }) }),
+  {
+    // Late records are what an incremental step gets wrong most easily: twice as likely as the others.
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('late' as const),
+      daysAgo: fc.integer({ min: 1, max: LOOKBACK_DAYS }),
+      records: fc.array(lateRecordArbitrary, { minLength: 1, maxLength: 3 }),
+      sameInstantAs: fc.array(fc.option(fc.nat({ max: 20 }), { freq: 3 }), { minLength: 3, maxLength: 3 }),
+    }),
+  },
   fc.record({ kind: fc.constant('backfill' as const), days: fc.integer({ min: 1, max: 12 }) }),
   fc.record({ kind: fc.constant('full-refresh' as const), stream: fc.constantFrom(...HISTORY_STREAMS, 'all' as const), account: fc.constantFrom(...ACCOUNTS, 'both' as const) }),
   fc.constant({ kind: 're-read' as const }),
@@ -237,6 +255,19 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
   opening: fc.boolean(),
 });
 
+/** A truth record's time, ms. */
+function timeOf(record: TruthRecord): number {
+  return BASE_MS + record.day * DAY_MS + record.offsetMs;
+}
+
+/** A record moved to another spot symbol (its partition and coins); other streams' records as they are. */
+function withSymbol(record: TruthRecord, symbol: string): TruthRecord {
+  if (record.stream !== 'spot_fills') return record;
+  const pair = symbol.replace(/_SPBL$/, '');
+  const quote = pair.endsWith('USDT') ? 'USDT' : 'BTC';
+  return { ...record, symbol, fields: { ...record.fields, symbol, baseCoin: pair.slice(0, -quote.length), quoteCoin: quote } };
+}
+
 /** A spot fill of the truth, for the hand-written scenario. */
 function spotTruth(account: string, symbol: (typeof SPOT_SYMBOLS)[number], day: number, offsetMs: number, side: 'buy' | 'sell', quantity: string, price: string): TruthRecord {
   const pair = symbol.replace(/_SPBL$/, '');
@@ -266,7 +297,7 @@ const HAND_SCENARIO: Scenario = {
   initialDays: 3,
   steps: [
     { kind: 'new-days', days: 2 },
-    { kind: 'late', daysAgo: 2, records: [spotTruth('main', 'BTCUSDT_SPBL', 0, 0, 'sell', '0.40', '32500.00')] },
+    { kind: 'late', daysAgo: 2, records: [spotTruth('main', 'BTCUSDT_SPBL', 0, 0, 'sell', '0.40', '32500.00')], sameInstantAs: [null] },
     { kind: 'backfill', days: 5 },
     { kind: 'full-refresh', stream: 'spot_fills', account: 'alt' },
     { kind: 're-read' },
@@ -359,9 +390,19 @@ class Exchange {
         return;
       }
       case 'late': {
+        const from = Math.max(this.firstDay, this.untilDay - LOOKBACK_DAYS);
         const day = Math.max(this.firstDay, this.untilDay - step.daysAgo);
-        for (const record of step.records) this.add({ ...record, day });
-        await this.read(db, Math.max(this.firstDay, this.untilDay - LOOKBACK_DAYS), this.untilDay);
+        for (const [index, record] of step.records.entries()) {
+          const nth = step.sameInstantAs[index] ?? null;
+          // Preferably not the first record of its account and symbol: a change there is no frontier (the partition is rebuilt).
+          const stored = this.records.filter((other) => other.stream === record.stream && other.day >= this.firstDay && other.day < this.untilDay);
+          const inLookback = stored.filter((other) => other.day >= from);
+          const after = inLookback.filter((other) => stored.some((first) => first.account === other.account && first.symbol === other.symbol && timeOf(first) < timeOf(other)));
+          const read = after.length > 0 ? after : inLookback;
+          const twin = nth === null || read.length === 0 ? undefined : read[nth % read.length]!;
+          this.add(twin === undefined ? { ...record, day } : { ...withSymbol(record, twin.symbol), account: twin.account, day: twin.day, offsetMs: twin.offsetMs });
+        }
+        await this.read(db, from, this.untilDay);
         return;
       }
       case 'backfill': {
