@@ -176,8 +176,8 @@ export function formatLoadInfo(info: LoadInfo): string[] {
     line('new rows', added.length === 0 ? `none in the ${rest} streams` : `${listed}${rest === 0 ? '' : `; none in the ${rest} other streams`}`);
   }
   if (info.models !== null) {
-    const { rebuilt, whole, incremental, unchanged, failed, skipped } = info.models;
-    line('models', [`${rebuilt} up to date (${whole} rebuilt whole, ${incremental} incremental, ${unchanged} unchanged)`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
+    const { whole, incremental, unchanged, failed, skipped } = info.models;
+    line('models', [`${whole + incremental + unchanged} up to date (${whole} rebuilt whole, ${incremental} incremental, ${unchanged} unchanged)`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
   }
   if (info.reports !== null) line('reports', info.reports.length === 0 ? 'none written' : info.reports.map(displayPath).join(', '));
   if (info.newFields !== null && info.newFields.length > 0) {
