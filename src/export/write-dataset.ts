@@ -207,10 +207,13 @@ function monthColumnOf(columns: readonly ManifestColumn[]): string | undefined {
   return (dates.find((column) => column.name.endsWith('_month')) ?? dates.find((column) => column.name.endsWith('_date')))?.name;
 }
 
-/** The type a column is written as: Parquet has no 128-bit integers (DuckDB would write HUGEINT as DOUBLE, inexact), so they become DECIMAL(38,0), exact integers. */
+/**
+ * The type a column is written as: Parquet has no 128-bit integers (DuckDB would write HUGEINT as
+ * DOUBLE, inexact), so they become DECIMAL(38,0), exact integers, also inside a STRUCT or a list.
+ */
 function fileTypeOf(type: string, format: DatasetFormat): string | undefined {
-  if (format === 'parquet' && (type === 'HUGEINT' || type === 'UHUGEINT')) return 'DECIMAL(38,0)';
-  return undefined;
+  if (format !== 'parquet' || !/\bU?HUGEINT\b/.test(type)) return undefined;
+  return type.replace(/\bU?HUGEINT\b/g, 'DECIMAL(38,0)');
 }
 
 /** A model's columns as the manifest lists them, and its month key (only for a model with an `account` column). */
