@@ -67,6 +67,8 @@ export function mountSmallDisk(dir: string, size: string): SmallDisk {
 }
 
 /** Columns that differ between two correct runs made at different times (bookkeeping, snapshot and build instants). */
+/** The incremental build's own bookkeeping (src/models/incremental.ts), and the lot matcher's checkpoints. */
+const BUILD_BOOKKEEPING = new Set(['settings.model_state', 'settings.model_pending', 'settings.spot_lot_state']);
 const RUN_BOUND = /(^_run_id$|_fetched_at$|snapshot_at$|^funding_(from|to)_at$|^built_at$)/;
 
 /**
@@ -86,7 +88,11 @@ export async function compareDatabases(a: string, b: string): Promise<string[]> 
          ORDER BY name, ordinal_position`,
       );
       const tables = new Map<string, string[]>();
-      for (const row of rows) if (!RUN_BOUND.test(row.column_name)) tables.set(row.name, [...(tables.get(row.name) ?? []), `"${row.column_name}"`]);
+      for (const row of rows) {
+        // How the incremental build got there (whole or incremental, the log position) is not what it holds.
+        if (BUILD_BOOKKEEPING.has(row.name)) continue;
+        if (!RUN_BOUND.test(row.column_name)) tables.set(row.name, [...(tables.get(row.name) ?? []), `"${row.column_name}"`]);
+      }
       return tables;
     };
     const [left, right] = [await columnsOf('a'), await columnsOf('b')];
