@@ -174,6 +174,27 @@ describe('exact arithmetic macros (sql/macros/exact_arith.sql) against BigInt', 
     );
   });
 
+  it('exact_mul_money is money (DECIMAL(38,12), past 1e20 too) times a price, rounded to 1e-12, wherever the product fits', async () => {
+    // Units of 1e-12 (money) and 1e-18 (price): prices up to 1 with any money, up to 1e9 with money up to 1e16.
+    const large = fc.tuple(fc.bigInt(-(10n ** 38n) + 1n, 10n ** 38n - 1n), fc.bigInt(0n, 10n ** 18n));
+    const priced = fc.tuple(fc.bigInt(-(10n ** 28n), 10n ** 28n), fc.bigInt(0n, 10n ** 27n));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(large, priced), { minLength: 40, maxLength: 40 }), async (cases) => {
+        expect(await evaluate('exact_mul_money(cast(a as decimal(38, 12)), cast(b as decimal(38, 18)))', cases.map(([m, p]) => [decimal(m, 12), decimal(p, 18)]))).toEqual(
+          cases.map(([m, p]) => decimal(roundHalfAway(m * p, 10n ** 18n), 12)),
+        );
+      }),
+      runs,
+    );
+    // 199999999000000000000 USDT (a spot PnL past DECIMAL(38,18)) at 0.998; a half away from zero.
+    expect(
+      await evaluate('exact_mul_money(cast(a as decimal(38, 12)), cast(b as decimal(38, 18)))', [
+        ['199999999000000000000', '0.998'],
+        ['-100000000000000000000.000000000001', '0.5'],
+      ]),
+    ).toEqual(['199599999002000000000.000000000000', '-50000000000000000000.000000000001']);
+  });
+
   it('leaves no DOUBLE in a result and overflows nowhere at the extremes', async () => {
     const types = await db.all<{ t1: string; t2: string; t3: string; t4: string }>(`
       select typeof(exact_mul_units(${hugeint(10n ** 30n)}, ${hugeint(10n ** 27n)})) as t1,

@@ -227,6 +227,17 @@ create or replace macro exact_mul_ratio(m, r) as
 create or replace macro exact_mul(q, p) as
     list_transform([{'a': exact_qty_units(q), 'b': exact_qty_units(p)}], em_u -> exact_decimal_12(exact_mul_units(em_u.a, em_u.b)))[1];
 
+-- m * p for money m (DECIMAL(38,12), any size whose product fits) and a price p (DECIMAL(38,18)) as
+-- DECIMAL(38,12), exactly rounded (halves away from zero, as exact_mul). exact_mul reads m as units of
+-- 1e-18, which leave int128 from |m| = 1.7e20 on; here a = |m| in units of 1e-12 is split as
+-- a1 * 1e18 + a0: round(a * b / 1e18) = a1 * b + round(a0 * 1e6 * b / 1e24), and a0 * 1e6 < 1e24
+-- is a quantity for exact_mul_abs. a1 * b overflows only when the product itself would not fit.
+create or replace macro exact_mul_money(m, p) as
+    list_transform([{'a': exact_money_units(m), 'b': exact_qty_units(p)}], mm_u ->
+        exact_decimal_12(sign(mm_u.a) * sign(mm_u.b) * list_transform([{'a': abs(mm_u.a), 'b': abs(mm_u.b)}], mm_v ->
+            (mm_v.a // cast(1000000000000000000 as hugeint)) * mm_v.b
+            + exact_mul_abs((mm_v.a % cast(1000000000000000000 as hugeint)) * 1000000, mm_v.b))[1]))[1];
+
 -- m * n / d for money m (DECIMAL(38,12)) and quantities 0 <= n <= d (DECIMAL(38,18)), d > 0, as
 -- DECIMAL(38,12): the share of m that n of d units carry.
 create or replace macro exact_mul_div(m, n, d) as

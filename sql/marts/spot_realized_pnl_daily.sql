@@ -177,7 +177,7 @@ final as (
         price,
         case when price is not null then trade_date end as price_date,
         price_source,
-        valued_amount(realized_pnl, price, reporting_currency) as realized_pnl_rc
+        valued_money(realized_pnl, price, reporting_currency) as realized_pnl_rc
     from priced
 )
 
