@@ -15,7 +15,8 @@ export const journalReport = defineReport({
   sheets: [
     {
       name: 'Journal lines',
-      description: 'Double-entry lines in the reporting currency, two per entry (line 1 the debit, line 2 the credit); each entry balances; Reference and Source key lead back to the source row',
+      description:
+        'Double-entry lines in the reporting currency, two per entry (line 1 the debit, line 2 the credit); each entry balances; Reference and Source key lead back to the source row; Coin amount "unknown": a spot realized PnL of 1e20 or more, beyond the journal\'s 18 decimals, exact in its Source (the debit and credit are exact)',
       mart: 'marts.journal_entries',
       period: { column: 'entry_date', grain: 'day' },
       orderBy: ['currency', 'entry_date', 'entry_id', 'line_no'],
@@ -30,7 +31,8 @@ export const journalReport = defineReport({
         { column: 'net_amount', header: 'Debit − credit', format: 'amount', coinColumn: 'currency', total: true },
         { column: 'currency', header: 'Currency', format: 'text' },
         { column: 'coin', header: 'Coin', format: 'text' },
-        { column: 'coin_amount', header: 'Coin amount', format: 'amount', coinColumn: 'coin' },
+        // NULL beyond DECIMAL(38,18) (marts.journal_sources.amount): "unknown", never blank or 0.
+        { column: 'coin_amount', header: 'Coin amount', format: 'amount', coinColumn: 'coin', nullMeans: 'unknown' },
         { column: 'price', header: 'Price', format: 'amount', coinColumn: 'currency', nullMeans: 'not-applicable' },
         { column: 'kind', header: 'Kind', format: 'text' },
         { column: 'cost_method', header: 'Cost method', format: 'text' },
@@ -52,7 +54,7 @@ export const journalReport = defineReport({
         { column: 'account', header: 'Exchange account', format: 'text' },
         { column: 'kind', header: 'Kind', format: 'text' },
         { column: 'coin', header: 'Coin', format: 'text' },
-        { column: 'amount', header: 'Amount', format: 'amount', coinColumn: 'coin' },
+        { column: 'amount', header: 'Amount', format: 'amount', coinColumn: 'coin', nullMeans: 'unknown' },
         { column: 'status', header: 'Status', format: 'text' },
         { column: 'entry_id', header: 'Reference', format: 'id', width: 48 },
         { column: 'source_model', header: 'Source', format: 'text', width: 30 },

@@ -1,9 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import ExcelJS from 'exceljs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
+import { journalReport } from '../reports/journal.ts';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
+import { writeReport } from '../src/export/write-report.ts';
 import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
 import { DEFAULT_CHART_OF_ACCOUNTS, type ModelSettings } from '../src/models/settings.ts';
@@ -227,6 +232,50 @@ describe('marts.journal_entries', () => {
           'spot cost method fifo; accounts digitalAssets "Digital assets:{coin}", realizedGains "Realized gains and losses", tradingFees "Trading fees", otherFees "Other exchange fees", fundingIncome "Funding income", fundingExpense "Funding expense", commissionIncome "Commission income"',
       },
     ]);
+  });
+
+  it('a spot PnL beyond DECIMAL(38,18) (|amount| >= 1e20) is posted from its exact value; its native amount is unknown', async () => {
+    db = await openModelDb();
+    const database = db;
+    // Buy 1e12 BTC at 1 USDT, sell them at 2e8: PnL 1e12 * 2e8 - 1e12 * 1 = 199999999000000000000 USDT
+    // (2e20: legal in spot_realized_pnl_daily's DECIMAL(38,12), too large for the journal's (38,18)),
+    // * 0.998 = 199599999002000000000 USD.
+    await insertHistory(database, 'spot_fills', [
+      spotFill('BTCUSDT_SPBL', '1', '2026-01-10T10:00:00Z', 'buy', '1000000000000', '1'),
+      spotFill('BTCUSDT_SPBL', '2', '2026-01-20T10:00:00Z', 'sell', '1000000000000', '200000000'),
+    ]);
+    await buildAll(database, { costMethods: ['fifo'], reportingCurrency: 'USD', prices: readPricesFile(pricesFile()) });
+    const entry = 'spot-pnl/main/fifo/BTCUSDT_SPBL/2026-01-20';
+    expect(trimmed(await queryRows(database, 'select entry_id, amount, amount_rc, status from marts.journal_sources'))).toEqual([
+      { entry_id: entry, amount: null, amount_rc: '199599999002000000000', status: 'posted' },
+    ]);
+    // The journal's scale is kept (DECIMAL(38,18) for amount, not the union's (38,12)).
+    expect(await queryRows(database, "select column_name, data_type from information_schema.columns where table_schema = 'marts' and table_name = 'journal_sources' and column_name like 'amount%' order by 1")).toEqual([
+      { column_name: 'amount', data_type: 'DECIMAL(38,18)' },
+      { column_name: 'amount_rc', data_type: 'DECIMAL(38,12)' },
+    ]);
+    // Exact in its source mart, which the row names.
+    expect(trimmed(await queryRows(database, "select realized_pnl from marts.spot_realized_pnl_daily where trade_date = '2026-01-20'"))).toEqual([{ realized_pnl: '199999999000000000000' }]);
+    // Posted for its value; the coin amount is unknown (NULL, never 0) and the memo says where it is exact.
+    expect(trimmed(await queryRows(database, `select line_no, ledger_account, debit, credit, coin_amount, memo from marts.journal_entries order by line_no`))).toEqual([
+      { line_no: 1, ledger_account: 'Digital assets:USDT', debit: '199599999002000000000', credit: '0', coin_amount: null, memo: 'Spot realized PnL BTCUSDT_SPBL (fifo): USDT amount too large for 18 decimals (exact in marts.spot_realized_pnl_daily)' },
+      { line_no: 2, ledger_account: 'Realized gains and losses', debit: '0', credit: '199599999002000000000', coin_amount: null, memo: 'Spot realized PnL BTCUSDT_SPBL (fifo): USDT amount too large for 18 decimals (exact in marts.spot_realized_pnl_daily)' },
+    ]);
+    // Every check passes (the journal balances; amount and coin_amount may be NULL).
+    expect((await checkModels(database)).filter((result) => result.status !== 'pass')).toEqual([]);
+
+    // The workbook shows the coin amount as "unknown" (never blank or 0); the CSV posts the exact value.
+    const outDir = mkdtempSync(path.join(tmpdir(), 'exledger-journal-out-'));
+    folders.push(outDir);
+    const written = await writeReport(database, journalReport, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { label: '2026-01', from: '2026-01-01', to: '2026-01-31' }, outDir });
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(written.file);
+    const sheet = workbook.getWorksheet('Journal lines')!;
+    const header = (sheet.getRow(1).values as unknown[]).indexOf('Coin amount');
+    expect([2, 3].map((row) => sheet.getRow(row).getCell(header).value)).toEqual(['unknown', 'unknown']);
+    expect(readFileSync(written.csv!.file, 'utf8').split('\r\n')[1]).toBe(
+      `2026-01-20,Digital assets:USDT,199599999002000000000,,USD,Spot realized PnL BTCUSDT_SPBL (fifo): USDT amount too large for 18 decimals (exact in marts.spot_realized_pnl_daily),${entry}`,
+    );
   });
 
   it('without a reporting currency the journal is empty', async () => {

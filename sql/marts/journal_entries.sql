@@ -7,6 +7,7 @@
 -- the other side is realized gains and losses, trading fees, other exchange fees, funding income
 -- or expense, or commission income. debit and credit are both non-negative and one of them is 0;
 -- line 1 is the debit line. Rows without a price are not posted (journal_sources.status no_price).
+-- coin_amount is NULL where journal_sources.amount is (a spot PnL of 1e20 or more, beyond its scale).
 with sources as (
     select * from marts.journal_sources where status = 'posted'
 ),
@@ -20,6 +21,7 @@ changes as (
     select
         sources.*,
         case when kind = 'fees' then -amount_rc else amount_rc end as asset_change_rc,
+        -- NULL (unknown) for an amount beyond DECIMAL(38,18); the lines post amount_rc, which is exact.
         abs(amount) as coin_amount,
         case
             when kind in ('spot_realized_pnl', 'futures_realized_pnl') then journal.realized_gains
@@ -59,7 +61,11 @@ final as (
         kind,
         product,
         cost_method,
-        description || ': ' || regexp_replace(regexp_replace(cast(amount as varchar), '(\.\d*?)0+$', '\1'), '\.$', '') || ' ' || coin as memo,
+        -- An amount beyond DECIMAL(38,18) is NULL in journal_sources: the memo says where it is exact.
+        description || ': ' || coalesce(
+            regexp_replace(regexp_replace(cast(amount as varchar), '(\.\d*?)0+$', '\1'), '\.$', '') || ' ' || coin,
+            coin || ' amount too large for 18 decimals (exact in ' || source_model || ')'
+        ) as memo,
         source_model,
         source_key
     from lines

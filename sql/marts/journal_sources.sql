@@ -5,6 +5,9 @@
 -- marts.fees_daily, marts.affiliate_rebates_monthly, settings.journal, settings.reporting.
 -- status: posted (marts.journal_entries has its two lines), no_price (amount_rc NULL: never posted
 -- as 0), zero_value (an amount whose value rounds to 0 at 12 decimals: nothing to post).
+-- amount is DECIMAL(38,18) (exchange amounts have up to 18 decimals); a spot realized PnL of 1e20 or
+-- more (DECIMAL(38,12), legal) does not fit it: its amount is NULL (unknown at this scale, exact in
+-- its source mart: source_model, source_key), and amount_rc and status come from the exact value.
 -- Spot fees are not a source: spot realized PnL is already net of them (README "Conventions":
 -- fees are in the cost basis and in the proceeds); posting them again would count them twice.
 -- Empty without a reporting currency (nothing is valued).
@@ -26,7 +29,8 @@ spot as (
         account,
         trade_date as entry_date,
         quote_coin as coin,
-        cast(realized_pnl as decimal(38, 18)) as amount,
+        cast(null as decimal(38, 18)) as amount_18,
+        realized_pnl as amount_12,
         realized_pnl_rc as amount_rc,
         price,
         cost_method,
@@ -46,7 +50,8 @@ futures as (
         account,
         pnl_date as entry_date,
         margin_coin as coin,
-        cast(realized_pnl as decimal(38, 18)) as amount,
+        cast(realized_pnl as decimal(38, 18)) as amount_18,
+        cast(null as decimal(38, 12)) as amount_12,
         realized_pnl_rc as amount_rc,
         price,
         cast(null as varchar) as cost_method,
@@ -66,7 +71,8 @@ funding as (
         account,
         pnl_date as entry_date,
         margin_coin as coin,
-        cast(funding as decimal(38, 18)) as amount,
+        cast(funding as decimal(38, 18)) as amount_18,
+        cast(null as decimal(38, 12)) as amount_12,
         funding_rc as amount_rc,
         price,
         cast(null as varchar) as cost_method,
@@ -87,7 +93,8 @@ fees as (
         account,
         fee_date as entry_date,
         coin,
-        cast(fees_paid as decimal(38, 18)) as amount,
+        cast(fees_paid as decimal(38, 18)) as amount_18,
+        cast(null as decimal(38, 12)) as amount_12,
         fees_paid_rc as amount_rc,
         price,
         cast(null as varchar) as cost_method,
@@ -110,7 +117,8 @@ commission as (
         account,
         cast(last_day(commission_month) as date) as entry_date,
         coin,
-        cast(commission as decimal(38, 18)) as amount,
+        cast(commission as decimal(38, 18)) as amount_18,
+        cast(null as decimal(38, 12)) as amount_12,
         commission_rc as amount_rc,
         cast(null as decimal(38, 18)) as price,
         cast(null as varchar) as cost_method,
@@ -119,6 +127,10 @@ commission as (
     from marts.affiliate_rebates_monthly
 ),
 
+-- Each source carries its exact amount in its own type: amount_18 (DECIMAL(38,18): futures, funding,
+-- fees, commission, whose exchange amounts have up to 18 decimals) or amount_12 (DECIMAL(38,12): spot
+-- realized PnL, which may reach 1e20 and more), the other NULL. One amount column would be unioned
+-- as DECIMAL(38,12) (DuckDB's common type), rounding the 18-decimal amounts.
 sources as (
     select * from spot
     union all
@@ -142,7 +154,13 @@ final as (
         sources.source_model,
         sources.source_key,
         sources.coin,
-        sources.amount,
+        -- The native amount at the journal's scale; NULL (unknown here) for a spot amount of 1e20 or
+        -- more, which DECIMAL(38,18) cannot hold (exact in its source mart). A DECIMAL literal, not
+        -- the DOUBLE 1e20, so the comparison is exact.
+        case
+            when sources.amount_12 is null then sources.amount_18
+            when abs(sources.amount_12) < 100000000000000000000.0 then cast(sources.amount_12 as decimal(38, 18))
+        end as amount,
         reporting.reporting_currency,
         sources.price,
         cast(sources.amount_rc as decimal(38, 12)) as amount_rc,
@@ -153,7 +171,9 @@ final as (
     from sources
     cross join reporting
     -- An amount of 0 (a day of buys only, a funding of 0) has nothing to post and needs no price.
-    where sources.amount is not null and sources.amount <> 0
+    -- The exact amount decides (never the NULL of an amount beyond DECIMAL(38,18)); each column
+    -- compared in its own type (a coalesce of the two would round amount_18 to 12 decimals).
+    where sources.amount_18 <> 0 or sources.amount_12 <> 0
 )
 
 select * from final
