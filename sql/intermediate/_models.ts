@@ -151,6 +151,8 @@ export default declareModels('intermediate', [
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'sell_seq', description: 'The sell\'s event_seq in int_spot_trades', unit: 'count', notNull: true },
       { name: 'lot_seq', description: 'The lot\'s event_seq in int_spot_trades (null: unmatched)', unit: 'count' },
+      { name: 'sell_at', description: 'When the sell was made (lets an incremental step read only recent row groups)', unit: UTC, notNull: true },
+      { name: 'lot_at', description: 'When the lot was bought (null: an opening lot, or unmatched)', unit: UTC },
       { name: 'quantity_e18', description: 'Units matched', unit: BASE_E18 },
       { name: 'cost_e12', description: 'Cost of the units (null where unmatched)', unit: QUOTE_E12 },
       { name: 'proceeds_e12', description: 'Proceeds of the units', unit: QUOTE_E12 },

@@ -18,6 +18,10 @@
 --    node of a block containing a group >= g0 is the same as a whole build's, then the same
 --    down-sweep from the root over those nodes. Nodes and steps: a few per new group, plus log2(groups).
 -- The pending rows are passed on unchanged: rows before first_seq are untouched.
+set variable avg_wildcards = (select count(*) > 0 from temp.main.model_pending where account is null or account = '*' or symbol is null);
+set variable avg_low = (select min(from_at) from temp.main.model_pending);
+set variable avg_whole = (select count(*) > 0 from temp.main.model_pending where from_at is null);
+
 create or replace temp table avg_frontier as
 with pending as (
     select account, symbol, from_at from temp.main.model_pending
@@ -25,25 +29,47 @@ with pending as (
 
 -- Every (pool, symbol) a pending row names (account '*' or null: every pool, any account: pool '*' of
 -- pooling universal too, should an account be named where its pool is meant, symbol null: every symbol),
--- the earliest from_at (null wins) where several name it.
-partitions as (
-    select distinct pool, symbol from intermediate.int_spot_trades
+-- the earliest from_at (null wins) where several name it. Only a wildcard (rare) reads the
+-- partitions there are: a filter on a constant false is folded away by DuckDB.
+named_exactly as (
+    select case when r.pooling = 'universal' then '*' else p.account end as pool, p.symbol, p.from_at
+    from pending as p
+    cross join (select any_value(pooling) as pooling from settings.reporting) as r
+    where p.account is not null and p.account <> '*' and p.symbol is not null
 ),
 
-named as (
-    select s.pool, s.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
+partitions as (
+    select distinct pool, symbol from intermediate.int_spot_trades where getvariable('avg_wildcards') and event_seq = 1
+),
+
+named_by_wildcard as (
+    select s.pool, s.symbol, p.from_at
     from partitions as s
     inner join pending as p
         on (p.account is null or p.account = '*' or p.account = s.pool or s.pool = '*') and (p.symbol is null or p.symbol = s.symbol)
-    group by s.pool, s.symbol
+    where p.account is null or p.account = '*' or p.symbol is null
 ),
 
--- The first replaced event (the rows at or after from_at follow every kept row in event_seq).
+named as (
+    select pool, symbol, case when bool_or(from_at is null) then null else min(from_at) end as from_at
+    from (select * from named_exactly union all select * from named_by_wildcard)
+    group by pool, symbol
+),
+
+-- The first replaced event (the rows at or after from_at follow every kept row in event_seq): 1
+-- where from_at is null; otherwise read from the earliest from_at on (a constant: DuckDB skips the
+-- row groups before it).
 replaced as (
     select n.pool, n.symbol, min(t.event_seq) as first_seq
     from named as n
     inner join intermediate.int_spot_trades as t on t.pool = n.pool and t.symbol = n.symbol
-    where n.from_at is null or t.event_at >= n.from_at
+    where getvariable('avg_whole') and n.from_at is null
+    group by n.pool, n.symbol
+    union all
+    select n.pool, n.symbol, min(t.event_seq) as first_seq
+    from named as n
+    inner join intermediate.int_spot_trades as t on t.pool = n.pool and t.symbol = n.symbol
+    where t.event_at >= getvariable('avg_low') and t.event_at >= n.from_at
     group by n.pool, n.symbol
 )
 
@@ -261,3 +287,6 @@ where event_seq >= replaced_seq;
 drop table avg_siblings;
 
 drop table avg_frontier;
+reset variable avg_wildcards;
+reset variable avg_low;
+reset variable avg_whole;

@@ -2,74 +2,166 @@
 -- statements run in order inside the model's transaction, on its existing table.
 -- A sell's segments depend only on the lots before it and on its own interval [MS(j-1), MS(j)),
 -- and int_spot_trades keeps every row of a pending (pool, symbol) before from_at (with its
--- event_seq) and replaced the rows from from_at on. So, per pending (pool, symbol):
--- 1. fifo_frontier: first_seq, the first event at or after from_at (1 when from_at is null),
--- 2. the segments and unmatched rows of sells from first_seq on are deleted,
+-- event_seq) and replaced the rows from from_at on (the whole partition where from_at is null). So,
+-- per pending (pool, symbol):
+-- 1. fifo_named: its from_at (the earliest of the pending rows naming it);
+-- 2. the segments and unmatched rows of sells at or after from_at are deleted;
 -- 3. they are recomputed by the model's own SQL (the model template below), reading only the trades from
---    first_seq on and the lots before it whose cumulative interval reaches the first replaced sell's
---    start, S0 (lot end cum_in_e18 > S0: the lot in which it starts, and every later lot). Every breakpoint at or after S0 is then the same as in a whole
---    build, with the same last lot and last sell before it, the one before S0 (the start of the lot
---    containing S0) has no sell yet and gives no segment. So the rows equal a whole build's.
--- The pending rows are passed on unchanged: rows of sells before first_seq are untouched.
-create or replace temp table fifo_frontier as
+--    from_at on and the lots before it whose cumulative interval reaches the first replaced sell's
+--    start, S0 (lot end cum_in_e18 > S0: the lot in which it starts, and every later lot). Every
+--    breakpoint at or after S0 is then the same as in a whole build, with the same last lot and last
+--    sell before it, the one before S0 (the start of the lot containing S0) has no sell yet and gives
+--    no segment. So the rows equal a whole build's.
+-- Every read is bounded by a constant instant where it can be (DuckDB then skips the row groups
+-- before it instead of reading the whole history): the trades and segments from the earliest
+-- from_at on, the lots from the instant of the lot that the last kept segment takes from (the lot
+-- containing S0: every lot reaching S0 is at or after it), found among the sells of the 35 days
+-- before the earliest from_at, or, for a partition idle that long, in the whole table (a read that a
+-- constant false skips otherwise).
+-- The pending rows are passed on unchanged: rows of sells before from_at are untouched.
+set variable fifo_wildcards = (select count(*) > 0 from temp.main.model_pending where account is null or account = '*' or symbol is null);
+
+create or replace temp table fifo_named as
 with pending as (
     select account, symbol, from_at from temp.main.model_pending
 ),
 
--- Every (pool, symbol) a pending row names (account '*' or null: every pool, any account: pool '*' of
--- pooling universal too, should an account be named where its pool is meant, symbol null: every symbol),
--- the earliest from_at (null wins) where several name it.
-partitions as (
-    select distinct pool, symbol from intermediate.int_spot_trades
+-- A pending row names an account (its pool: '*' under pooling 'universal') and a symbol; account
+-- '*' or null names every pool, symbol null every symbol: those (rare) read the partitions there are.
+named as (
+    select case when r.pooling = 'universal' then '*' else p.account end as pool, p.symbol, p.from_at
+    from pending as p
+    cross join (select any_value(pooling) as pooling from settings.reporting) as r
+    where p.account is not null and p.account <> '*' and p.symbol is not null
 ),
 
-named as (
-    select s.pool, s.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
+partitions as (
+    select distinct pool, symbol from intermediate.int_spot_trades where getvariable('fifo_wildcards') and event_seq = 1
+    union
+    select distinct pool, symbol from intermediate.int_spot_fifo_segments where getvariable('fifo_wildcards')
+),
+
+wildcards as (
+    select s.pool, s.symbol, p.from_at
     from partitions as s
     inner join pending as p
         on (p.account is null or p.account = '*' or p.account = s.pool or s.pool = '*') and (p.symbol is null or p.symbol = s.symbol)
-    group by s.pool, s.symbol
+    where p.account is null or p.account = '*' or p.symbol is null
+),
+
+requested as (
+    select * from named
+    union all
+    select * from wildcards
 )
 
--- The first replaced event (the rows at or after from_at follow every kept row in event_seq).
-select n.pool, n.symbol, min(t.event_seq) as first_seq
-from named as n
-inner join intermediate.int_spot_trades as t on t.pool = n.pool and t.symbol = n.symbol
-where n.from_at is null or t.event_at >= n.from_at
-group by n.pool, n.symbol;
+select pool, symbol, case when bool_or(from_at is null) then null else min(from_at) end as from_at
+from requested
+group by pool, symbol;
+
+set variable fifo_whole = (select count(*) > 0 from fifo_named where from_at is null);
+set variable fifo_low = (select min(from_at) from fifo_named);
 
 delete from intermediate.int_spot_fifo_segments as s
-using fifo_frontier as f
-where s.pool = f.pool and s.symbol = f.symbol and s.sell_seq >= f.first_seq;
+using fifo_named as f
+where getvariable('fifo_whole') and s.pool = f.pool and s.symbol = f.symbol and f.from_at is null;
 
--- The trades the model's own SQL needs for those sells: every row from first_seq on, and the lots
+delete from intermediate.int_spot_fifo_segments as s
+using fifo_named as f
+where s.sell_at >= getvariable('fifo_low') and s.pool = f.pool and s.symbol = f.symbol and s.sell_at >= f.from_at;
+
+-- The last kept sell with a matched part, per partition with a from_at: in the 35 days before the
+-- earliest from_at, then (idle partitions) anywhere before it.
+create or replace temp table fifo_last_sell as
+select s.pool, s.symbol, max(s.sell_seq) as sell_seq, max(s.sell_at) as sell_at
+from intermediate.int_spot_fifo_segments as s
+inner join fifo_named as f on f.pool = s.pool and f.symbol = s.symbol
+where s.sell_at >= getvariable('fifo_low') - interval 35 day and s.sell_at < f.from_at and s.lot_seq is not null
+group by s.pool, s.symbol;
+
+set variable fifo_idle = (
+    select count(*) > 0 from fifo_named as f anti join fifo_last_sell as l on l.pool = f.pool and l.symbol = f.symbol
+    where f.from_at is not null
+);
+
+insert into fifo_last_sell
+select s.pool, s.symbol, max(s.sell_seq), max(s.sell_at)
+from intermediate.int_spot_fifo_segments as s
+inner join (
+    select f.* from fifo_named as f anti join fifo_last_sell as l on l.pool = f.pool and l.symbol = f.symbol
+) as f on f.pool = s.pool and f.symbol = s.symbol
+where getvariable('fifo_idle') and s.sell_at < f.from_at and s.lot_seq is not null
+group by s.pool, s.symbol;
+
+-- The lot that sell took from last (the lot containing S0), and its instant (null: an opening lot).
+set variable fifo_last_sell_low = (select min(sell_at) from fifo_last_sell);
+
+create or replace temp table fifo_lot_from as
+select s.pool, s.symbol, max(s.lot_seq) as lot_seq, arg_max(s.lot_at, s.lot_seq) as lot_at
+from intermediate.int_spot_fifo_segments as s
+inner join fifo_last_sell as l on l.pool = s.pool and l.symbol = s.symbol and l.sell_seq = s.sell_seq
+where s.sell_at >= getvariable('fifo_last_sell_low') and s.lot_seq is not null
+group by s.pool, s.symbol;
+
+-- Partitions whose lots are read from their beginning: the lot containing S0 is an opening lot, or
+-- no sell before from_at took from a lot.
+set variable fifo_lots_all = (
+    select count(*) > 0 from fifo_named as f left join fifo_lot_from as b on b.pool = f.pool and b.symbol = f.symbol
+    where f.from_at is not null and b.lot_at is null
+);
+set variable fifo_lots_low = (select min(lot_at) from fifo_lot_from);
+
+-- The trades the model's own SQL needs for those sells: every row from from_at on, and the lots
 -- before it that reach S0.
 create or replace temp table fifo_trades as
 with replaced as (
     select t.*
     from intermediate.int_spot_trades as t
-    inner join fifo_frontier as f on f.pool = t.pool and f.symbol = t.symbol
-    where t.event_seq >= f.first_seq
+    inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
+    where getvariable('fifo_whole') and f.from_at is null
+    union all
+    select t.*
+    from intermediate.int_spot_trades as t
+    inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
+    where t.event_at >= getvariable('fifo_low') and t.event_at >= f.from_at
 ),
 
 -- S0: where the first replaced sell's matched quantity starts.
 floors as (
-    select pool, symbol, min(cum_out_e18 - cum_unmatched_e18 - (quantity_out_e18 - unmatched_e18)) as floor_e18
-    from replaced
-    where quantity_out_e18 - unmatched_e18 > 0
-    group by pool, symbol
+    select r.pool, r.symbol, f.from_at, min(r.cum_out_e18 - r.cum_unmatched_e18 - (r.quantity_out_e18 - r.unmatched_e18)) as floor_e18
+    from replaced as r
+    inner join fifo_named as f on f.pool = r.pool and f.symbol = r.symbol
+    where r.quantity_out_e18 - r.unmatched_e18 > 0 and f.from_at is not null
+    group by r.pool, r.symbol, f.from_at
 )
 
 select * from replaced
 union all
 select t.*
 from intermediate.int_spot_trades as t
-inner join fifo_frontier as f on f.pool = t.pool and f.symbol = t.symbol
 inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
-where t.event_seq < f.first_seq and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18;
+inner join fifo_lot_from as b on b.pool = t.pool and b.symbol = t.symbol
+where t.event_at >= getvariable('fifo_lots_low') and b.lot_at is not null
+    and t.event_at < l.from_at and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
+union all
+select t.*
+from intermediate.int_spot_trades as t
+inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
+anti join (select * from fifo_lot_from where lot_at is not null) as b on b.pool = t.pool and b.symbol = t.symbol
+where getvariable('fifo_lots_all')
+    and (t.lot_source = 'opening' or t.event_at < l.from_at) and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18;
 
 insert into intermediate.int_spot_fifo_segments by name
 select * from {{ model(intermediate.int_spot_trades -> temp.main.fifo_trades) }};
 
 drop table fifo_trades;
-drop table fifo_frontier;
+drop table fifo_lot_from;
+drop table fifo_last_sell;
+drop table fifo_named;
+reset variable fifo_wildcards;
+reset variable fifo_whole;
+reset variable fifo_low;
+reset variable fifo_idle;
+reset variable fifo_last_sell_low;
+reset variable fifo_lots_all;
+reset variable fifo_lots_low;

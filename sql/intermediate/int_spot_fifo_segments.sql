@@ -1,6 +1,8 @@
 -- FIFO lot matches: one row per (sell, lot) pair whose quantity intervals overlap, plus one row per
 -- sell part beyond the inventory (lot_seq null). Built only when 'fifo' is a reporting cost method.
--- Key: (pool, symbol, sell_seq, lot_seq). Input: intermediate.int_spot_trades, settings.reporting.
+-- Key: (pool, symbol, sell_seq, lot_seq). sell_at and lot_at: the sell's and the lot's instants (null for an
+-- opening lot), so that an incremental step finds the rows of recent sells and lots without reading the
+-- whole table (DuckDB skips the row groups a constant bound on them excludes). Input: intermediate.int_spot_trades, settings.reporting.
 -- Lot i holds the cumulative units [B(i-1), B(i)) of all buys; the matched part of sell j takes the
 -- cumulative matched quantity [MS(j-1), MS(j)). Inventory never goes below zero, so MS(j) <= B at
 -- the time of j, and matching unit for unit in cumulative order is FIFO. Every lot start and sell
@@ -11,7 +13,7 @@
 -- proceeds are shared the same way along the sell. No step is quadratic.
 -- Three reads of int_spot_trades, each with its filter (one shared CTE would be kept in memory whole).
 with lots as (
-    select pool, symbol, event_seq as lot_seq, cum_in_e18 - units_in_e18 as lot_start_e18, units_in_e18, cost_e12
+    select pool, symbol, event_seq as lot_seq, event_at as lot_at, cum_in_e18 - units_in_e18 as lot_start_e18, units_in_e18, cost_e12
     from intermediate.int_spot_trades
     where units_in_e18 > 0
         and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -22,6 +24,7 @@ sells as (
         pool,
         symbol,
         event_seq as sell_seq,
+        event_at as sell_at,
         cum_out_e18 - cum_unmatched_e18 - (quantity_out_e18 - unmatched_e18) as sell_start_e18,
         quantity_out_e18 - unmatched_e18 as matched_e18,
         quantity_out_e18,
@@ -33,7 +36,7 @@ sells as (
 ),
 
 unmatched_sells as (
-    select pool, symbol, event_seq, unmatched_e18, proceeds_e12, matched_proceeds_e12
+    select pool, symbol, event_seq, event_at, unmatched_e18, proceeds_e12, matched_proceeds_e12
     from intermediate.int_spot_trades
     where unmatched_e18 > 0
         and list_contains((select any_value(cost_methods) from settings.reporting), 'fifo')
@@ -48,8 +51,8 @@ breakpoints as (
         symbol,
         lot_start_e18 as x_e18,
         0 as kind,
-        {'seq': lot_seq, 'start_e18': lot_start_e18, 'units_e18': units_in_e18, 'cost_e12': cost_e12} as lot,
-        cast(null as struct(seq bigint, start_e18 hugeint, matched_e18 hugeint, quantity_e18 hugeint, proceeds_e12 hugeint, matched_proceeds_e12 hugeint)) as sell
+        {'seq': lot_seq, 'instant': lot_at, 'start_e18': lot_start_e18, 'units_e18': units_in_e18, 'cost_e12': cost_e12} as lot,
+        cast(null as struct(seq bigint, instant timestamptz, start_e18 hugeint, matched_e18 hugeint, quantity_e18 hugeint, proceeds_e12 hugeint, matched_proceeds_e12 hugeint)) as sell
     from lots
     union all
     select
@@ -59,7 +62,7 @@ breakpoints as (
         1,
         null,
         {
-            'seq': sell_seq, 'start_e18': sell_start_e18, 'matched_e18': matched_e18, 'quantity_e18': quantity_out_e18,
+            'seq': sell_seq, 'instant': sell_at, 'start_e18': sell_start_e18, 'matched_e18': matched_e18, 'quantity_e18': quantity_out_e18,
             'proceeds_e12': proceeds_e12, 'matched_proceeds_e12': matched_proceeds_e12
         }
     from sells
@@ -106,8 +109,10 @@ segments as (
         next_x_e18,
         next_kind,
         lot.seq as lot_seq,
+        lot.instant as lot_at,
         lot.cost_e12 as lot_cost_e12,
         sell.seq as sell_seq,
+        sell.instant as sell_at,
         sell.proceeds_e12 as sell_proceeds_e12,
         sell.matched_proceeds_e12 as sell_matched_proceeds_e12,
         -- The fractions o / units and o / quantity at both ends, in six steps of long division (a
@@ -179,6 +184,8 @@ matches as (
         symbol,
         sell_seq,
         lot_seq,
+        sell_at,
+        lot_at,
         next_x_e18 - x_e18 as quantity_e18,
         case when next_kind = 0 then lot_cost_e12 else end_share_e12 end - case when kind = 0 then 0 else start_share_e12 end as cost_e12,
         case when next_kind = 0 then end_share_e12 else sell_matched_proceeds_e12 end - case when kind = 1 then 0 else start_share_e12 end as proceeds_e12
@@ -191,6 +198,8 @@ unmatched as (
         symbol,
         event_seq as sell_seq,
         cast(null as bigint) as lot_seq,
+        event_at as sell_at,
+        cast(null as timestamptz) as lot_at,
         unmatched_e18 as quantity_e18,
         cast(null as hugeint) as cost_e12,
         proceeds_e12 - matched_proceeds_e12 as proceeds_e12

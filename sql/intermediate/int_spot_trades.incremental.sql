@@ -23,18 +23,22 @@ select
 from temp.main.model_pending as p
 cross join (select any_value(pooling) as pooling from settings.reporting) as r;
 
-create or replace temp table trades_frontier as
+-- Whether a pending row names every account or every symbol (rare: a reset, a wildcard hand-on).
+-- A filter on this constant is folded away by DuckDB: without one, the partitions below read no row.
+set variable trades_wildcards = (select count(*) > 0 from trades_pending where account = '*' or symbol is null);
+
+create or replace temp table trades_requested as
 with wildcards as (
     select * from trades_pending where account = '*' or symbol is null
 ),
 
 -- Every pool and symbol there is (for a pending row naming every account or every symbol).
 partitions as (
-    select distinct pool, symbol from intermediate.int_spot_trades where event_seq = 1
+    select distinct pool, symbol from intermediate.int_spot_trades where getvariable('trades_wildcards') and event_seq = 1
     union
     select distinct case when (select any_value(pooling) from settings.reporting) = 'universal' then '*' else account end, symbol
     from staging.spot_fills
-    where exists (select 1 from wildcards)
+    where getvariable('trades_wildcards')
 ),
 
 requested as (
@@ -43,45 +47,63 @@ requested as (
     select p.pool, p.symbol, w.from_at
     from partitions as p
     inner join wildcards as w on (w.pool = '*' or w.pool = p.pool) and (w.symbol is null or w.symbol = p.symbol)
-),
-
-merged as (
-    select pool, symbol, case when bool_or(from_at is null) then null else min(from_at) end as from_at
-    from requested
-    group by pool, symbol
-),
-
-firsts as (
-    select t.pool, t.symbol, min(t.event_at) filter (where t.lot_source = 'fill') as first_at
-    from intermediate.int_spot_trades as t
-    semi join merged as m on m.pool = t.pool and m.symbol = t.symbol
-    group by t.pool, t.symbol
 )
 
-select m.pool, m.symbol, case when f.first_at is null or m.from_at <= f.first_at then null else m.from_at end as from_at
-from merged as m
-left join firsts as f on f.pool = m.pool and f.symbol = m.symbol;
-
-create or replace temp table trades_kept as
-select
-    t.pool,
-    t.symbol,
-    max(t.event_seq) as event_seq,
-    arg_max(t.cum_in_e18, t.event_seq) as cum_in_e18,
-    arg_max(t.cum_out_e18, t.event_seq) as cum_out_e18,
-    arg_max(t.cum_unmatched_e18, t.event_seq) as cum_unmatched_e18
-from intermediate.int_spot_trades as t
-inner join trades_frontier as f on f.pool = t.pool and f.symbol = t.symbol
-where f.from_at is not null and (t.lot_source = 'opening' or t.event_at < f.from_at)
-group by t.pool, t.symbol;
+select pool, symbol, case when bool_or(from_at is null) then null else min(from_at) end as from_at
+from requested
+group by pool, symbol;
 
 -- The earliest frontier, as a constant: DuckDB then skips the row groups of older fills and
 -- trades instead of testing each row against the frontiers (a nightly's are all in its last day).
-set variable trades_low = (select min(from_at) from trades_frontier where from_at is not null);
+set variable trades_low = (select min(from_at) from trades_requested where from_at is not null);
+
+-- The last fill before each frontier (its event_seq and instant): the kept rows end there (an
+-- opening lot precedes every fill). A partition without one is replaced whole (a new symbol, a
+-- change before its first fill). Looked for in the 35 days before the earliest frontier first (a
+-- constant: only those row groups are read), then, for the partitions without a fill there, in
+-- the whole table (rare: a symbol idle for 35 days; the constant skips this read otherwise).
+create or replace temp table trades_last_fill as
+select t.pool, t.symbol, max(t.event_seq) as event_seq, max(t.event_at) as event_at
+from intermediate.int_spot_trades as t
+inner join trades_requested as r on r.pool = t.pool and r.symbol = t.symbol
+where t.event_at >= getvariable('trades_low') - interval 35 day
+    and t.lot_source = 'fill' and t.event_at < r.from_at
+group by t.pool, t.symbol;
+
+set variable trades_idle = (
+    select count(*) > 0 from trades_requested as r anti join trades_last_fill as l on l.pool = r.pool and l.symbol = r.symbol
+    where r.from_at is not null
+);
+
+insert into trades_last_fill
+select t.pool, t.symbol, max(t.event_seq), max(t.event_at)
+from intermediate.int_spot_trades as t
+inner join (
+    select r.* from trades_requested as r anti join trades_last_fill as l on l.pool = r.pool and l.symbol = r.symbol
+) as r on r.pool = t.pool and r.symbol = t.symbol
+where getvariable('trades_idle') and t.lot_source = 'fill' and t.event_at < r.from_at
+group by t.pool, t.symbol;
+
+create or replace temp table trades_frontier as
+select r.pool, r.symbol, case when l.event_seq is null then null else r.from_at end as from_at
+from trades_requested as r
+left join trades_last_fill as l on l.pool = r.pool and l.symbol = r.symbol;
+
+-- The last kept row of each partition: its running sums continue in the replaced rows.
+set variable trades_kept_low = (select min(event_at) from trades_last_fill);
+
+create or replace temp table trades_kept as
+select t.pool, t.symbol, t.event_seq, t.cum_in_e18, t.cum_out_e18, t.cum_unmatched_e18
+from intermediate.int_spot_trades as t
+inner join trades_last_fill as l on l.pool = t.pool and l.symbol = t.symbol and l.event_seq = t.event_seq
+where t.event_at >= getvariable('trades_kept_low');
 
 -- Partitions replaced whole (rare: a new symbol, a change before the first fill), then the others.
+set variable trades_whole = (select count(*) > 0 from trades_frontier where from_at is null);
+
 delete from intermediate.int_spot_trades as t
-where exists (select 1 from trades_frontier as f where f.pool = t.pool and f.symbol = t.symbol and f.from_at is null);
+where getvariable('trades_whole')
+    and exists (select 1 from trades_frontier as f where f.pool = t.pool and f.symbol = t.symbol and f.from_at is null);
 
 delete from intermediate.int_spot_trades as t
 where t.event_at >= getvariable('trades_low')
@@ -155,9 +177,15 @@ create or replace temp table model_pending as
 select pool as account, symbol, from_at from trades_frontier;
 
 drop table trades_pending;
+drop table trades_requested;
+drop table trades_last_fill;
 drop table trades_frontier;
 drop table trades_kept;
 drop table trades_fills;
 drop table trades_openings;
 drop table trades_new;
 reset variable trades_low;
+reset variable trades_wildcards;
+reset variable trades_idle;
+reset variable trades_kept_low;
+reset variable trades_whole;

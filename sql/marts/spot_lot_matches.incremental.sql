@@ -41,9 +41,13 @@ left join temp.main.spot_lot_matches_scope as every_symbol on every_symbol.accou
 left join temp.main.spot_lot_matches_scope as everything on everything.account = '*' and everything.symbol = '*'
 where least(exact_pair.from_at, every_account.from_at, every_symbol.from_at, everything.from_at) is not null;
 
+-- Constant instants (DuckDB reads only the row groups from there on): the earliest frontier for the
+-- segments of the replaced sells, and below, the earliest FIFO lot those segments take from.
+set variable spot_lot_matches_low = (select min(from_at) from temp.main.spot_lot_matches_frontier);
+
 delete from marts.spot_lot_matches as m
 using temp.main.spot_lot_matches_frontier as f
-where m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at;
+where m.sell_at >= getvariable('spot_lot_matches_low') and m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at;
 
 -- The sells whose rows are replaced.
 create or replace temp table spot_lot_matches_sells as
@@ -55,12 +59,28 @@ where t.side = 'sell' and t.event_at >= f.from_at and t.event_at >= (select min(
 create or replace temp table spot_lot_matches_fifo_segments as
 select s.*
 from intermediate.int_spot_fifo_segments as s
-semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
+where s.sell_at >= getvariable('spot_lot_matches_low');
 
 create or replace temp table spot_lot_matches_lot_segments as
 select s.*
 from intermediate.int_spot_lot_segments as s
 semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
+
+-- The lots those segments name, once each: with their instant where a FIFO segment gives it (an
+-- opening lot, and the lots of the other methods' segments, have none and are looked for in the
+-- whole table: a read that a constant false skips when there are none).
+create or replace temp table spot_lot_matches_lots as
+select pool, symbol, lot_seq, max(lot_at) as lot_at
+from (
+    select pool, symbol, lot_seq, lot_at from temp.main.spot_lot_matches_fifo_segments where lot_seq is not null
+    union all
+    select pool, symbol, lot_seq, cast(null as timestamptz) from temp.main.spot_lot_matches_lot_segments where lot_seq is not null
+)
+group by pool, symbol, lot_seq;
+
+set variable spot_lot_matches_lots_low = (select min(lot_at) from temp.main.spot_lot_matches_lots);
+set variable spot_lot_matches_lots_unbounded = (select count(*) > 0 from temp.main.spot_lot_matches_lots where lot_at is null);
 
 -- Those sells and the lots their segments name (before the frontier too: a sell takes from old lots).
 create or replace temp table spot_lot_matches_trades as
@@ -68,19 +88,26 @@ from temp.main.spot_lot_matches_sells
 union all
 select t.*
 from intermediate.int_spot_trades as t
-semi join (
-    select pool, symbol, lot_seq from temp.main.spot_lot_matches_fifo_segments
-    union all
-    select pool, symbol, lot_seq from temp.main.spot_lot_matches_lot_segments
-) as s on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where t.units_in_e18 > 0;
+semi join (select * from temp.main.spot_lot_matches_lots where lot_at is not null) as s
+    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where t.event_at >= getvariable('spot_lot_matches_lots_low') and t.units_in_e18 > 0
+union all
+select t.*
+from intermediate.int_spot_trades as t
+semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
+    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where getvariable('spot_lot_matches_lots_unbounded') and t.units_in_e18 > 0;
 
 insert into marts.spot_lot_matches by name
 {{ model(intermediate.int_spot_trades -> temp.main.spot_lot_matches_trades, intermediate.int_spot_fifo_segments -> temp.main.spot_lot_matches_fifo_segments, intermediate.int_spot_lot_segments -> temp.main.spot_lot_matches_lot_segments) }};
 
 drop table temp.main.spot_lot_matches_trades;
+drop table temp.main.spot_lot_matches_lots;
 drop table temp.main.spot_lot_matches_lot_segments;
 drop table temp.main.spot_lot_matches_fifo_segments;
 drop table temp.main.spot_lot_matches_sells;
 drop table temp.main.spot_lot_matches_frontier;
 drop table temp.main.spot_lot_matches_scope;
+reset variable spot_lot_matches_low;
+reset variable spot_lot_matches_lots_low;
+reset variable spot_lot_matches_lots_unbounded;

@@ -63,10 +63,14 @@ from intermediate.int_spot_trades as t
 inner join temp.main.spot_daily_frontier as f on f.account = t.account and f.symbol = t.symbol
 where t.event_date >= f.from_date and t.event_date >= (select min(from_date) from temp.main.spot_daily_frontier);
 
+-- The sells' instant as a constant: DuckDB reads only the segments' row groups from there on.
+set variable spot_daily_low = (select min(event_at) from temp.main.spot_daily_trades);
+
 create or replace temp table spot_daily_fifo_segments as
 select s.*
 from intermediate.int_spot_fifo_segments as s
-semi join temp.main.spot_daily_trades as t on t.pool = s.pool and t.symbol = s.symbol and t.event_seq = s.sell_seq;
+semi join temp.main.spot_daily_trades as t on t.pool = s.pool and t.symbol = s.symbol and t.event_seq = s.sell_seq
+where s.sell_at >= getvariable('spot_daily_low');
 
 create or replace temp table spot_daily_average_cost as
 select a.*
@@ -126,3 +130,4 @@ drop table temp.main.spot_daily_fifo_segments;
 drop table temp.main.spot_daily_trades;
 drop table temp.main.spot_daily_frontier;
 drop table temp.main.spot_daily_scope;
+reset variable spot_daily_low;
