@@ -8,7 +8,8 @@
 -- 2. the segments and unmatched rows of sells at or after from_at are deleted;
 -- 3. they are recomputed by the model's own SQL (the model template below), reading only the trades from
 --    from_at on and the lots before it whose cumulative interval reaches the first replaced sell's
---    start, S0 (lot end cum_in_e18 > S0: the lot in which it starts, and every later lot). Every
+--    start, S0 (lot end cum_in_e18 > S0: the lot in which it starts, and every later lot up to the
+--    end of the last sell's matched quantity, S1). Every
 --    breakpoint at or after S0 is then the same as in a whole build, with the same last lot and last
 --    sell before it, the one before S0 (the start of the lot containing S0) has no sell yet and gives
 --    no segment. So the rows equal a whole build's.
@@ -126,9 +127,16 @@ with replaced as (
     where t.event_at >= getvariable('fifo_low') and t.event_at >= f.from_at
 ),
 
--- S0: where the first replaced sell's matched quantity starts.
+-- S0: where the first replaced sell's matched quantity starts; S1 (ceiling_e18): where the last
+-- one's ends. A lot starting after S1 gives no segment (past the end of the matched quantity, the
+-- breakpoint before it ends at S1 either way), so only the lots reaching into [S0, S1] are read.
 floors as (
-    select r.pool, r.symbol, f.from_at, min(r.cum_out_e18 - r.cum_unmatched_e18 - (r.quantity_out_e18 - r.unmatched_e18)) as floor_e18
+    select
+        r.pool,
+        r.symbol,
+        f.from_at,
+        min(r.cum_out_e18 - r.cum_unmatched_e18 - (r.quantity_out_e18 - r.unmatched_e18)) as floor_e18,
+        max(r.cum_out_e18 - r.cum_unmatched_e18) as ceiling_e18
     from replaced as r
     inner join fifo_named as f on f.pool = r.pool and f.symbol = r.symbol
     where r.quantity_out_e18 - r.unmatched_e18 > 0 and f.from_at is not null
@@ -143,13 +151,15 @@ inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
 inner join fifo_lot_from as b on b.pool = t.pool and b.symbol = t.symbol
 where t.event_at >= getvariable('fifo_lots_low') and b.lot_at is not null
     and t.event_at < l.from_at and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
+    and t.cum_in_e18 - t.units_in_e18 <= l.ceiling_e18
 union all
 select t.*
 from intermediate.int_spot_trades as t
 inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
 anti join (select * from fifo_lot_from where lot_at is not null) as b on b.pool = t.pool and b.symbol = t.symbol
 where getvariable('fifo_lots_all')
-    and (t.lot_source = 'opening' or t.event_at < l.from_at) and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18;
+    and (t.lot_source = 'opening' or t.event_at < l.from_at) and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
+    and t.cum_in_e18 - t.units_in_e18 <= l.ceiling_e18;
 
 insert into intermediate.int_spot_fifo_segments by name
 select * from {{ model(intermediate.int_spot_trades -> temp.main.fifo_trades) }};
