@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'out/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'out/', 'coverage/', 'src/cli/.launch.bundle.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
