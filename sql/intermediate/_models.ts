@@ -191,6 +191,7 @@ export default declareModels('intermediate', [
         acceptedValues: ['lot', 'same_day', 'thirty_day', 'pool', 'unmatched'],
       },
       { name: 'lot_seq', description: 'The lot\'s event_seq in int_spot_trades (null: the pool, or unmatched)', unit: 'count' },
+      { name: 'sell_at', description: 'When the sell was made (lets an incremental step read only recent row groups)', unit: UTC, notNull: true },
       { name: 'quantity_e18', description: 'Units matched', unit: BASE_E18, notNull: true },
       { name: 'cost_e12', description: 'Cost of the units (null where unmatched)', unit: QUOTE_E12 },
       { name: 'proceeds_e12', description: 'Proceeds of the units', unit: QUOTE_E12, notNull: true },

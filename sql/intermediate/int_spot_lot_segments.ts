@@ -8,6 +8,8 @@
 // with BigInt on the integer units, exactly; one (pool, symbol)'s events are held in memory at a
 // time, and segments are appended as they are found. A pool is an account, or '*' (every account:
 // pooling 'universal'); the sells and lots of a segment are found by (pool, symbol, seq).
+// sell_at is the sell's instant, so that a reader's incremental step reads only the row groups
+// of recent sells (DuckDB skips those a constant bound on it excludes).
 //
 // Incremental (docs/plans/incremental-builds.md, "The contract"): a whole walk starts each
 // (pool, symbol) at its first event; the incremental step resumes it from a saved state instead.
@@ -32,7 +34,7 @@
 // The result is the whole build's, row for row, and so are the checkpoints left (a checkpoint is a
 // function of the events before it). A change older than the oldest checkpoint kept replays the
 // partition from its first event.
-import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
+import { DuckDBTimestampTZValue, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -48,7 +50,8 @@ const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_meth
 export const CHECKPOINTS_KEPT = 3;
 
 const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.lot_source = 'opening' as is_opening, t.side,
-    datediff('day', date '1970-01-01', t.event_date) as day, t.units_in_e18, t.cost_e12, t.quantity_out_e18, t.proceeds_e12`;
+    datediff('day', date '1970-01-01', t.event_date) as day, t.units_in_e18, t.cost_e12, t.quantity_out_e18, t.proceeds_e12,
+    epoch_us(t.event_at) as at_us`;
 
 const ALL_EVENTS = `
 select ${EVENT_COLUMNS}
@@ -66,7 +69,7 @@ export default declareProgramModel({
   layer: 'intermediate',
   references: ['intermediate.int_spot_trades'],
   columns: `pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, sell_seq BIGINT NOT NULL, match_rule VARCHAR NOT NULL,
-    lot_seq BIGINT, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
+    lot_seq BIGINT, sell_at TIMESTAMPTZ NOT NULL, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
   async build(db: Database) {
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE OR REPLACE TABLE ${STATE_TABLE} (${STATE_COLUMNS})`);
     const methods = await lotMethods(db);
@@ -275,10 +278,19 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
     cost: row[7] as bigint,
     quantityOut: row[8] as bigint,
     proceeds: row[9] as bigint,
+    at: row[10] as bigint | null,
   };
 }
 
 function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
+  // A sell's instant (sell_at: its readers read only the row groups from an instant on). The
+  // events' seqs are consecutive (event_seq numbers a partition 1, 2, …) and every segment's sell
+  // is one of these events (a saved state holds lots, never sells).
+  const sellAt = (seq: bigint): bigint => {
+    const at = events[Number(seq - events[0]!.seq)]?.at;
+    if (at === undefined || at === null) throw new Error(`int_spot_lot_segments: sell ${seq} of ${pool} ${symbol} is not among the events read`);
+    return at;
+  };
   // Each segment goes to the appender as it is found: a symbol's segments are never all held.
   const push = (...found: Segment[]): number => {
     for (const segment of found) {
@@ -289,6 +301,7 @@ function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: stri
       segments.appendVarchar(segment.rule);
       if (segment.lotSeq === null) segments.appendNull();
       else segments.appendBigInt(segment.lotSeq);
+      segments.appendTimestampTZ(new DuckDBTimestampTZValue(sellAt(segment.sellSeq)));
       segments.appendHugeInt(segment.quantity);
       if (segment.cost === null) segments.appendNull();
       else segments.appendHugeInt(segment.cost);

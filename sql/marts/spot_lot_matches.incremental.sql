@@ -65,11 +65,13 @@ where s.sell_at >= getvariable('spot_lot_matches_low');
 create or replace temp table spot_lot_matches_lot_segments as
 select s.*
 from intermediate.int_spot_lot_segments as s
-semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
+where s.sell_at >= getvariable('spot_lot_matches_low');
 
--- The lots those segments name, once each: with their instant where a FIFO segment gives it (an
--- opening lot, and the lots of the other methods' segments, have none and are looked for in the
--- whole table: a read that a constant false skips when there are none).
+-- The lots those segments name, once each: with their instant where a FIFO segment gives it. The
+-- others (the lots of the other methods' segments, and opening lots) are read in two steps: their
+-- earliest instant from a read of four narrow columns, then their rows from that instant on, and
+-- the opening lots (a constant filter on lot_source: only the row groups holding one are read).
 create or replace temp table spot_lot_matches_lots as
 select pool, symbol, lot_seq, max(lot_at) as lot_at
 from (
@@ -81,6 +83,13 @@ group by pool, symbol, lot_seq;
 
 set variable spot_lot_matches_lots_low = (select min(lot_at) from temp.main.spot_lot_matches_lots);
 set variable spot_lot_matches_lots_unbounded = (select count(*) > 0 from temp.main.spot_lot_matches_lots where lot_at is null);
+set variable spot_lot_matches_other_lots_low = (
+    select min(t.event_at)
+    from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades) as t
+    semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
+        on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+    where getvariable('spot_lot_matches_lots_unbounded')
+);
 
 -- Those sells and the lots their segments name (before the frontier too: a sell takes from old lots).
 create or replace temp table spot_lot_matches_trades as
@@ -96,7 +105,13 @@ select t.*
 from intermediate.int_spot_trades as t
 semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
     on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where getvariable('spot_lot_matches_lots_unbounded') and t.units_in_e18 > 0;
+where t.event_at >= getvariable('spot_lot_matches_other_lots_low') and t.units_in_e18 > 0
+union all
+select t.*
+from intermediate.int_spot_trades as t
+semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
+    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where getvariable('spot_lot_matches_lots_unbounded') and t.lot_source = 'opening' and t.units_in_e18 > 0;
 
 insert into marts.spot_lot_matches by name
 {{ model(intermediate.int_spot_trades -> temp.main.spot_lot_matches_trades, intermediate.int_spot_fifo_segments -> temp.main.spot_lot_matches_fifo_segments, intermediate.int_spot_lot_segments -> temp.main.spot_lot_matches_lot_segments) }};
@@ -111,3 +126,4 @@ drop table temp.main.spot_lot_matches_scope;
 reset variable spot_lot_matches_low;
 reset variable spot_lot_matches_lots_low;
 reset variable spot_lot_matches_lots_unbounded;
+reset variable spot_lot_matches_other_lots_low;

@@ -80,7 +80,8 @@ semi join temp.main.spot_daily_trades as t on t.pool = a.pool and t.symbol = a.s
 create or replace temp table spot_daily_lot_segments as
 select s.*
 from intermediate.int_spot_lot_segments as s
-semi join temp.main.spot_daily_trades as t on t.pool = s.pool and t.symbol = s.symbol and t.event_seq = s.sell_seq;
+semi join temp.main.spot_daily_trades as t on t.pool = s.pool and t.symbol = s.symbol and t.event_seq = s.sell_seq
+where s.sell_at >= getvariable('spot_daily_low');
 
 -- The last kept day's open position (the days before the frontier were kept, the others deleted above).
 create or replace temp table spot_daily_carried as

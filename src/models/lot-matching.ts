@@ -24,6 +24,8 @@ export interface TradeEvent {
   /** Units a sell disposed of and its proceeds (net of its fee). */
   quantityOut: bigint;
   proceeds: bigint;
+  /** When it happened, µs since the epoch (null for an opening lot); the matching does not read it. */
+  at?: bigint | null;
 }
 
 /**
