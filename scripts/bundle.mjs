@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the CLI's TypeScript sources into one ES module (src/cli/.launch.bundle.mjs) that Node
-// loads as it is: `exledger` then starts in about 0.3 s instead of 1.2 s (tsx transforms and
+// loads as it is: `exledger` then starts in about 0.7 s instead of 1.2 s (tsx transforms and
 // resolves each of some 150 source files at every start, which a nightly build on a large history
 // pays for on top of its models). Run by `npm ci` (the prepare script); the packages stay outside
 // the bundle, loaded from node_modules. The bundle sits in src/cli, two levels below the
