@@ -5,7 +5,13 @@
 --    are per account; under pooling 'universal' every account's fills are pool '*'). A frontier
 --    not after the partition's first fill (or a new partition) is NULL: the whole partition is
 --    replaced, opening rows included (an opening lot takes its coins and day from the first fill).
--- 2. The last kept row of each partition (trades_kept) holds the running sums before the frontier.
+--    "Not after the first fill" is found as "no fill before the frontier" (trades_last_fill).
+-- 2. The last kept row of each partition (trades_kept: the last fill before the frontier) holds the
+--    running sums before the frontier.
+-- Every read of the 10M-row tables is bounded by a constant instant (DuckDB skips the row groups
+-- before it): the earliest frontier, 35 days before it for the last kept fill (the whole table only
+-- for a partition idle longer), the last kept fills' earliest instant; the rare reads (wildcard
+-- pending rows, partitions replaced whole) are filtered on a boolean variable, false otherwise.
 -- 3. The model's own SQL (int_spot_trades.sql) runs on the changed fills alone (and the opening
 --    positions of partitions replaced whole), numbering from 1 and summing from 0; its rows are
 --    moved onto the kept ones: event_seq and the units in and out are offset, and the unmatched
