@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import INT_SPOT_LOT_SEGMENTS, { CHECKPOINTS_KEPT } from '../sql/intermediate/int_spot_lot_segments.ts';
+import INT_SPOT_LOT_SEGMENTS, { CHECKPOINTS_KEPT, RECENT_DAYS } from '../sql/intermediate/int_spot_lot_segments.ts';
 import type { ModelSettings, Pooling } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows, spotFill } from './support/model-db.ts';
@@ -211,9 +211,18 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     await insertFills(F1_A);
     await buildAll(db, settings, { select: WHOLE });
     const pool = pooling === 'universal' ? '*' : 'main';
-    // Month-start checkpoints of (pool, A), the latest CHECKPOINTS_KEPT, per method.
-    const kept = await queryRows(db, `SELECT cost_method, count(*)::INTEGER AS n FROM settings.spot_lot_state WHERE pool = '${pool}' AND symbol = '${A}' GROUP BY ALL ORDER BY ALL`);
-    expect(kept).toEqual(['hifo', 'lifo', 'uk'].map((method) => ({ cost_method: method, n: CHECKPOINTS_KEPT })));
+    // Checkpoints of (pool, A) per method: the latest CHECKPOINTS_KEPT month starts (Mar, Apr, May),
+    // and the day starts of the last RECENT_DAYS days before the last fill (12 May): lifo and hifo
+    // (7 days) 12 May; uk (40 days, from 2 Apr) 20 Apr and 12 May (5 Apr and 5 May are month starts).
+    const kept = await queryRows(db, `SELECT cost_method, kind, strftime(DATE '1970-01-01' + next_day, '%d %b') AS day FROM settings.spot_lot_state WHERE pool = '${pool}' AND symbol = '${A}' ORDER BY cost_method, next_seq`);
+    const months = (method: string) => (pooling === 'universal' ? ['01 Mar', '05 Apr', '05 May'] : ['10 Mar', '05 Apr', '05 May']).map((day) => ({ cost_method: method, kind: 'month', day }));
+    expect(CHECKPOINTS_KEPT).toBe(3);
+    expect(RECENT_DAYS).toEqual({ lifo: 7, hifo: 7, uk: 40 });
+    expect(kept).toEqual([
+      ...months('hifo'), { cost_method: 'hifo', kind: 'day', day: '12 May' },
+      ...months('lifo'), { cost_method: 'lifo', kind: 'day', day: '12 May' },
+      ...months('uk').slice(0, 2), { cost_method: 'uk', kind: 'day', day: '20 Apr' }, months('uk')[2], { cost_method: 'uk', kind: 'day', day: '12 May' },
+    ]);
 
     await runIncremental(settings, F2_LATE);
     // lifo and hifo leave from_at as it was.
@@ -221,7 +230,14 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     expect(late.differences).toEqual([]);
     expect(late.segments).toBeGreaterThan(20);
 
+    // A new day resumes lifo and hifo from the last day's checkpoint (12 May), not from the month's
+    // (5 May): the month starts' states are unreadable while it runs (JSON.parse would throw), then put back.
+    const monthStates = `symbol = '${A}' AND kind = 'month' AND cost_method IN ('lifo', 'hifo')`;
+    await db.run(`CREATE OR REPLACE TEMP TABLE month_states AS SELECT * FROM settings.spot_lot_state WHERE ${monthStates}`);
+    await db.run(`UPDATE settings.spot_lot_state SET state = 'unreadable' WHERE ${monthStates}`);
     await runIncremental(settings, F3_NEW_DAY);
+    await db.run(`UPDATE settings.spot_lot_state AS c SET state = m.state FROM temp.main.month_states AS m
+      WHERE c.pool = m.pool AND c.symbol = m.symbol AND c.cost_method = m.cost_method AND c.next_seq = m.next_seq`);
     const newDay = await differencesFromWhole(settings);
     expect(newDay.differences).toEqual([]);
     expect(newDay.segments).toBeGreaterThan(late.segments);

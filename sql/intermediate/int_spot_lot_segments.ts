@@ -15,8 +15,11 @@
 // (pool, symbol) at its first event; the incremental step resumes it from a saved state instead.
 // The state lives in settings.spot_lot_state (STATE_TABLE below), which this model owns: build()
 // replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
-// symbol, cost_method), the matcher's state before the first event of each month (checkpoints;
-// the latest CHECKPOINTS_KEPT of them), exactly (JSON, integers as decimal strings). For each
+// symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
+// (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
+// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings). A night's new day,
+// or a late record inside the lookback, so resumes from the start of the day before it: on the
+// 10M-fill history the BTC partition's month holds 720k events, its day 23k. For each
 // (pool, symbol) that temp.main.model_pending names, the step:
 //   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
 //      segments depend only on the events before it); uk, the first of the reporting-zone day 30
@@ -27,13 +30,17 @@
 //   3. deletes the segments of sells from the checkpoint on and the checkpoints after it;
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
-//      CHECKPOINTS_KEPT checkpoints;
+//      CHECKPOINTS_KEPT month starts and the day starts of the last RECENT_DAYS days (by the
+//      partition's last event, which moved on);
 //   5. with uk among the cost methods, moves each pending row's from_at back to the start of that
 //      reporting-zone day 30 days earlier, for the models that read this one (their uk rows of
 //      sells since then may have changed).
 // The result is the whole build's, row for row, and so are the checkpoints left (a checkpoint is a
-// function of the events before it). A change older than the oldest checkpoint kept replays the
-// partition from its first event.
+// function of the events before it, which checkpoints are kept of the partition's last day). A
+// change older than the oldest checkpoint kept replays the partition from its first event. One
+// exception, of the checkpoints only: a change that removes a partition's last days leaves it
+// without the day starts a whole build would keep before its new last day (the next change there
+// resumes from an older checkpoint; every segment is the same).
 import { DuckDBTimestampTZValue, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
@@ -42,12 +49,21 @@ import type { Database } from '../../src/store/database.ts';
 /**
  * The matcher's saved states (internal to this model, not a documented model: it lives in the
  * settings schema, beside settings.model_builds). `state` is the state before event `next_seq`,
- * the first event of a month of that (pool, symbol), under `cost_method`.
+ * under `cost_method`: the first event of a month (`kind` 'month') or of one of the last days
+ * (`kind` 'day') of that (pool, symbol); `next_day` is its day (days since 1970-01-01).
  */
 const STATE_TABLE = 'settings.spot_lot_state';
-const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, state VARCHAR NOT NULL';
-/** Checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
+const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, state VARCHAR NOT NULL';
+/** Month-start checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
 export const CHECKPOINTS_KEPT = 3;
+/**
+ * Besides, a checkpoint before every day of the partition's last RECENT_DAYS days (by the day of
+ * its last event), kept while it is that recent: a night's new day, or a late record inside the
+ * sync's lookback (3 days by default), resumes from the start of the day before it, not from the
+ * month's. uk replays from 30 days before a change, so it keeps 40 (its states are small: the pool
+ * and the next 30 days' taken units); lifo and hifo keep 7 (theirs hold every open lot).
+ */
+export const RECENT_DAYS: Readonly<Record<LotMethod, number>> = { lifo: 7, hifo: 7, uk: 40 };
 
 const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.lot_source = 'opening' as is_opening, t.side,
     datediff('day', date '1970-01-01', t.event_date) as day, t.units_in_e18, t.cost_e12, t.quantity_out_e18, t.proceeds_e12,
@@ -104,6 +120,7 @@ export default declareProgramModel({
         const start = starts.get(partition);
         if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
       }
+      let lastDays: LastDay[] = [];
       if (starts.size > 0) {
         // The other connection (streamCommitted) cannot see this one's temporary tables: the
         // partitions and their first events go into the query as values.
@@ -113,18 +130,22 @@ export default declareProgramModel({
           from intermediate.int_spot_trades as t
           join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
           order by t.pool, t.symbol, t.event_seq`;
-        await matchPartitions(db, events, methods, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)));
+        lastDays = await matchPartitions(db, events, methods, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)));
       }
+      // The checkpoints a whole walk keeps: the latest CHECKPOINTS_KEPT month starts, and the day
+      // starts of the last RECENT_DAYS days (by the partition's last event, which moved on). A
+      // partition of which no event was read keeps its day starts.
+      const lastDayRows = lastDays.length === 0 ? 'select null::varchar, null::varchar, null::integer where false' : `values ${lastDays.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${row.lastDay})`).join(', ')}`;
       await db.run(`
         DELETE FROM ${STATE_TABLE} AS c USING (
-            SELECT pool, symbol, cost_method, next_seq
+            SELECT k.pool, k.symbol, k.cost_method, k.next_seq
             FROM (
-                SELECT k.pool, k.symbol, k.cost_method, k.next_seq,
-                    row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method ORDER BY k.next_seq DESC) AS recency
+                SELECT k.*, row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
                 FROM ${STATE_TABLE} AS k
                 WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
-            )
-            WHERE recency > ${CHECKPOINTS_KEPT}
+            ) AS k
+            LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
+            WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
         ) AS old
         WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
     } finally {
@@ -234,14 +255,17 @@ const isMonthStart = (previousDay: number, nextDay: number): boolean => monthOf(
 /**
  * Matches the events `sql` returns (ordered by pool, symbol, event_seq), one (pool, symbol) at a
  * time, each cost method from where resumeOf says (undefined: not matched), appending the
- * segments and the latest CHECKPOINTS_KEPT checkpoints found.
+ * segments and the checkpoints kept (the latest CHECKPOINTS_KEPT month starts and the recent days').
+ * Returns the day of each partition's last event.
  */
-async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<void> {
+async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
   const segments = await db.appender('intermediate', 'int_spot_lot_segments');
   const states = await db.appender('settings', 'spot_lot_state');
+  const lastDays: LastDay[] = [];
   let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
   const flush = () => {
     if (group === undefined) return;
+    lastDays.push({ pool: group.pool, symbol: group.symbol, lastDay: group.events[group.events.length - 1]!.day });
     for (const method of methods) {
       const resume = resumeOf(group.pool, group.symbol, method);
       if (resume !== undefined) matchGroup(segments, states, group.pool, group.symbol, group.events, method, resume);
@@ -266,6 +290,14 @@ async function matchPartitions(db: Database, sql: string, methods: readonly LotM
     segments.closeSync();
     states.closeSync();
   }
+  return lastDays;
+}
+
+/** The day of a partition's last event (days since 1970-01-01). */
+interface LastDay {
+  pool: string;
+  symbol: string;
+  lastDay: number;
 }
 
 function eventOf(row: DuckDBValue[]): TradeEvent {
@@ -283,6 +315,9 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
 }
 
 function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
+  // The checkpoints kept: the latest CHECKPOINTS_KEPT month starts, and every day
+  // start of the last RECENT_DAYS days. The events run to the partition's last one, whose day that is.
+  const lastDay = events[events.length - 1]!.day;
   // A sell's instant (sell_at: its readers read only the row groups from an instant on). The
   // events' seqs are consecutive (event_seq numbers a partition 1, 2, …) and every segment's sell
   // is one of these events (a saved state holds lots, never sells).
@@ -312,21 +347,49 @@ function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: stri
   };
   const first = events.findIndex((event) => event.seq >= resume.fromSeq);
   if (first === -1) return;
-  const checkpoints: { nextSeq: bigint; state: string }[] = [];
+  const months: Checkpoint[] = [];
+  const recent: Checkpoint[] = [];
+  let monthStart = false;
   matchLots(method, first === 0 ? events : events.slice(first), { push }, {
     ...(resume.state === undefined ? {} : { from: resume.state }),
-    isCheckpoint: isMonthStart,
-    onCheckpoint: (nextSeq, state) => {
-      checkpoints.push({ nextSeq, state });
-      if (checkpoints.length > CHECKPOINTS_KEPT) checkpoints.shift();
+    isCheckpoint: (previousDay, nextDay) => {
+      monthStart = isMonthStart(previousDay, nextDay);
+      return monthStart || isRecent(method, nextDay, lastDay);
+    },
+    // Called right after isCheckpoint said yes, for the same day.
+    onCheckpoint: (nextSeq, state, nextDay) => {
+      const checkpoint: Checkpoint = { nextSeq, kind: monthStart ? 'month' : 'day', nextDay, state };
+      if (isRecent(method, nextDay, lastDay)) recent.push(checkpoint);
+      else {
+        months.push(checkpoint);
+        if (months.length > CHECKPOINTS_KEPT) months.shift();
+      }
     },
   });
-  for (const checkpoint of checkpoints) {
+  // A recent month start counts among the months (none older than the latest CHECKPOINTS_KEPT is recent).
+  const recentMonths = recent.filter((checkpoint) => checkpoint.kind === 'month').length;
+  for (const checkpoint of [...months.slice(Math.max(0, months.length + recentMonths - CHECKPOINTS_KEPT)), ...recent]) {
     states.appendVarchar(pool);
     states.appendVarchar(symbol);
     states.appendVarchar(method);
     states.appendBigInt(checkpoint.nextSeq);
+    states.appendVarchar(checkpoint.kind);
+    states.appendInteger(checkpoint.nextDay);
     states.appendVarchar(checkpoint.state);
     states.endRow();
   }
 }
+
+/** A saved state (see STATE_TABLE): before event nextSeq, the first of day nextDay; a month's first day's ('month') or a recent day's. */
+interface Checkpoint {
+  nextSeq: bigint;
+  kind: 'month' | 'day';
+  nextDay: number;
+  state: string;
+}
+
+/** Whether a day start is among the last RECENT_DAYS[method] days of a partition whose last event is on lastDay. */
+const isRecent = (method: LotMethod, day: number, lastDay: number): boolean => day >= lastDay - RECENT_DAYS[method];
+
+/** The rule of isRecent, in SQL, on the columns of STATE_TABLE (alias k) and a partition's last_day (alias l). */
+const IS_RECENT_SQL = `k.next_day >= l.last_day - case k.cost_method ${LOT_METHODS.map((method) => `when '${method}' then ${RECENT_DAYS[method]}`).join(' ')} end`;
