@@ -259,7 +259,7 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     }
   });
 
-  it('uk: a buy 20 days after a sell moves that sell\'s match from the pool to it, and the children redo the 30 days before', async () => {
+  it('uk: a buy 20 days after a sell moves that sell\'s match from the pool to it, and the children redo from that sell on', async () => {
     await resetDb();
     await insertFills(F1_U);
     await buildAll(db, settings, { select: WHOLE });
@@ -270,8 +270,9 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     ]);
 
     await runIncremental(settings, F2_U);
-    // 14 Feb - 30 days = 15 Jan, midnight in London (GMT in winter).
-    expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-01-15T00:00:00Z' }]);
+    // The sell of 25 Jan is the earliest whose uk segments changed (the replay went back to the
+    // checkpoint before 15 Jan, 30 days before 14 Feb): the children redo from it, not from 15 Jan.
+    expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-01-25T12:00:00Z' }]);
     expect(await ukMatchesOf('3')).toEqual([
       { rule: 'pool', lot: null, quantity: `1${E18}` },
       { rule: 'thirty_day', lot: '4', quantity: `1${E18}` },

@@ -32,9 +32,10 @@
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
 //      CHECKPOINTS_KEPT month starts and the day starts of the last RECENT_DAYS days (by the
 //      partition's last event, which moved on);
-//   5. with uk among the cost methods, moves each pending row's from_at back to the start of that
-//      reporting-zone day 30 days earlier, for the models that read this one (their uk rows of
-//      sells since then may have changed).
+//   5. with uk among the cost methods, compares uk's segments of the replayed sells with those
+//      they replaced, and moves each pending row's from_at back to the earliest sell whose
+//      segments differ, for the models that read this one (a new acquisition can change the
+//      matches of sells up to 30 days before it; mostly it changes those of a day or two).
 // The result is the whole build's, row for row, and so are the checkpoints left (a checkpoint is a
 // function of the events before it, which checkpoints are kept of the partition's last day). A
 // change older than the oldest checkpoint kept replays the partition from its first event. One
@@ -102,7 +103,10 @@ export default declareProgramModel({
       SELECT count(*) AS wide FROM temp.main.model_pending AS p, (SELECT any_value(pooling) AS pooling FROM settings.reporting) AS r
       WHERE p.account IS NULL OR p.symbol IS NULL OR (p.account = '*' AND r.pooling <> 'universal')`);
     await db.run(replayPlan(methods, wide !== '0'));
+    const uk = methods.includes('uk');
     try {
+      // uk's segments that the replay will make again, kept to be compared with the new ones (below).
+      if (uk) await db.run(`CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_before AS ${UK_REPLAYED}`);
       await db.run(`
         DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
         WHERE s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method AND s.sell_seq >= r.from_seq;
@@ -148,16 +152,30 @@ export default declareProgramModel({
             WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
         ) AS old
         WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
+      if (uk) {
+        // uk matches a sell with the acquisitions of the 30 days after it, so the replay may have
+        // changed the segments of sells up to 30 days before from_at: the earliest sell whose uk
+        // segments differ (added or gone) moves the pending row's from_at back for the models that
+        // read this one. Mostly a day or two: a sell is usually matched in full by the next days'
+        // acquisitions, and only then does a later one take nothing from it.
+        await db.run(`
+          CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_changed AS
+          SELECT pool, symbol, min(sell_at) AS changed_at
+          FROM (
+              (SELECT * FROM temp.main.int_spot_lot_uk_before EXCEPT ALL ${UK_REPLAYED})
+              UNION ALL
+              (${UK_REPLAYED} EXCEPT ALL SELECT * FROM temp.main.int_spot_lot_uk_before)
+          )
+          GROUP BY pool, symbol;
+          UPDATE temp.main.model_pending AS p
+          SET from_at = least(p.from_at, coalesce((
+              SELECT min(c.changed_at) FROM temp.main.int_spot_lot_uk_changed AS c
+              WHERE (p.account IS NULL OR p.account = '*' OR p.account = c.pool) AND (p.symbol IS NULL OR p.symbol = c.symbol)
+          ), p.from_at))
+          WHERE p.from_at IS NOT NULL`);
+      }
     } finally {
-      await db.run('DROP TABLE IF EXISTS temp.main.int_spot_lot_replay');
-    }
-    if (methods.includes('uk')) {
-      // uk rows of sells up to 30 days before each change may have changed: the children redo them.
-      await db.run(`
-        UPDATE temp.main.model_pending AS p
-        SET from_at = timezone(r.time_zone, cast(local_date(p.from_at, r.time_zone) - 30 AS TIMESTAMP))
-        FROM (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS r
-        WHERE p.from_at IS NOT NULL`);
+      await db.run('DROP TABLE IF EXISTS temp.main.int_spot_lot_replay; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_before; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_changed');
     }
   },
 });
@@ -166,6 +184,11 @@ async function lotMethods(db: Database): Promise<LotMethod[]> {
   const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
   return LOT_METHODS.filter((method) => reporting?.cost_methods.includes(method) === true);
 }
+
+/** uk's segments of the sells the replay starts from on (those it deletes and makes again). */
+const UK_REPLAYED = `SELECT s.* FROM intermediate.int_spot_lot_segments AS s
+    JOIN temp.main.int_spot_lot_replay AS r ON s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method
+    WHERE r.cost_method = 'uk' AND s.sell_seq >= r.from_seq`;
 
 const resumeKey = (pool: string, symbol: string, method: string) => `${pool}\u0000${symbol}\u0000${method}`;
 const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
