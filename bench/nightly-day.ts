@@ -4,8 +4,15 @@
  * later with new ids (fill, trade and order ids moved past every id of the history, so the keys
  * stay unique and grow with time) and their own run. Funding bills are not copied: their
  * afterAmount chain per coin would break.
+ *
+ * Run alone, it appends the day to a database a build benchmark built (to time a night by hand,
+ * with other flags than the benchmark's, e.g. every cost method):
+ *
+ *   node --import tsx bench/nightly-day.ts <database>
  */
-import type { Database } from '../src/store/database.ts';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Database } from '../src/store/database.ts';
 import { recordRawChange } from '../src/store/raw-store.ts';
 import { BENCH_END_MS } from './build-data.ts';
 
@@ -62,4 +69,16 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
     }
   }
   return { spotFills, futuresFills };
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [database] = process.argv.slice(2);
+  if (database === undefined) throw new Error('usage: node --import tsx bench/nightly-day.ts <database>');
+  const db = await Database.open(database);
+  try {
+    const added = await appendNightlyDay(db);
+    console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) to ${database}`);
+  } finally {
+    db.close();
+  }
 }
