@@ -42,7 +42,7 @@
 // exception, of the checkpoints only: a change that removes a partition's last days leaves it
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
-import { DuckDBTimestampTZValue, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -282,7 +282,7 @@ const isMonthStart = (previousDay: number, nextDay: number): boolean => monthOf(
  * Returns the day of each partition's last event.
  */
 async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
-  const segments = await db.appender('intermediate', 'int_spot_lot_segments');
+  const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
   const states = await db.appender('settings', 'spot_lot_state');
   const lastDays: LastDay[] = [];
   let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
@@ -337,7 +337,57 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
   };
 }
 
-function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
+/** The columns of int_spot_lot_segments, in order. */
+const SEGMENT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, HUGEINT, HUGEINT];
+/** Rows of one data chunk (DuckDB's vector size). */
+const CHUNK_ROWS = 2048;
+
+/**
+ * Segments appended a data chunk at a time: one call per column per 2,048 rows instead of one per
+ * value (measured: 1M rows of these columns in 1.6 s instead of 2.7 s; a whole build of lifo, hifo
+ * and uk on 10M fills appends 29M).
+ */
+class SegmentChunks {
+  private columns: DuckDBValue[][] = SEGMENT_TYPES.map(() => []);
+
+  constructor(private readonly appender: DuckDBAppender) {}
+
+  add(pool: string, symbol: string, method: LotMethod, segment: Segment, sellAt: bigint): void {
+    const [p, s, m, sell, rule, lot, at, quantity, cost, proceeds] = this.columns as [DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[]];
+    p.push(pool);
+    s.push(symbol);
+    m.push(method);
+    sell.push(segment.sellSeq);
+    rule.push(segment.rule);
+    lot.push(segment.lotSeq);
+    at.push(new DuckDBTimestampTZValue(sellAt));
+    quantity.push(segment.quantity);
+    cost.push(segment.cost);
+    proceeds.push(segment.proceeds);
+    if (p.length === CHUNK_ROWS) this.appendChunk();
+  }
+
+  /** Appends what is held, then flushes the appender (its rows go to the table). */
+  flushSync(): void {
+    this.appendChunk();
+    this.appender.flushSync();
+  }
+
+  closeSync(): void {
+    this.appender.closeSync();
+  }
+
+  private appendChunk(): void {
+    const rows = this.columns[0]!.length;
+    if (rows === 0) return;
+    const chunk = DuckDBDataChunk.create(SEGMENT_TYPES, rows);
+    chunk.setColumns(this.columns);
+    this.appender.appendDataChunk(chunk);
+    this.columns = SEGMENT_TYPES.map(() => []);
+  }
+}
+
+function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
   // The checkpoints kept: the latest CHECKPOINTS_KEPT month starts, and every day
   // start of the last RECENT_DAYS days. The events run to the partition's last one, whose day that is.
   const lastDay = events[events.length - 1]!.day;
@@ -349,23 +399,9 @@ function matchGroup(segments: DuckDBAppender, states: DuckDBAppender, pool: stri
     if (at === undefined || at === null) throw new Error(`int_spot_lot_segments: sell ${seq} of ${pool} ${symbol} is not among the events read`);
     return at;
   };
-  // Each segment goes to the appender as it is found: a symbol's segments are never all held.
+  // Each segment goes to the appender as it is found (a chunk at a time): a symbol's segments are never all held.
   const push = (...found: Segment[]): number => {
-    for (const segment of found) {
-      segments.appendVarchar(pool);
-      segments.appendVarchar(symbol);
-      segments.appendVarchar(method);
-      segments.appendBigInt(segment.sellSeq);
-      segments.appendVarchar(segment.rule);
-      if (segment.lotSeq === null) segments.appendNull();
-      else segments.appendBigInt(segment.lotSeq);
-      segments.appendTimestampTZ(new DuckDBTimestampTZValue(sellAt(segment.sellSeq)));
-      segments.appendHugeInt(segment.quantity);
-      if (segment.cost === null) segments.appendNull();
-      else segments.appendHugeInt(segment.cost);
-      segments.appendHugeInt(segment.proceeds);
-      segments.endRow();
-    }
+    for (const segment of found) segments.add(pool, symbol, method, segment, sellAt(segment.sellSeq));
     return 0;
   };
   const first = events.findIndex((event) => event.seq >= resume.fromSeq);
