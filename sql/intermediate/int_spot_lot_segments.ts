@@ -353,18 +353,9 @@ class SegmentChunks {
   constructor(private readonly appender: DuckDBAppender) {}
 
   add(pool: string, symbol: string, method: LotMethod, segment: Segment, sellAt: bigint): void {
-    const [p, s, m, sell, rule, lot, at, quantity, cost, proceeds] = this.columns as [DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[], DuckDBValue[]];
-    p.push(pool);
-    s.push(symbol);
-    m.push(method);
-    sell.push(segment.sellSeq);
-    rule.push(segment.rule);
-    lot.push(segment.lotSeq);
-    at.push(new DuckDBTimestampTZValue(sellAt));
-    quantity.push(segment.quantity);
-    cost.push(segment.cost);
-    proceeds.push(segment.proceeds);
-    if (p.length === CHUNK_ROWS) this.appendChunk();
+    const row: DuckDBValue[] = [pool, symbol, method, segment.sellSeq, segment.rule, segment.lotSeq, new DuckDBTimestampTZValue(sellAt), segment.quantity, segment.cost, segment.proceeds];
+    row.forEach((value, column) => this.columns[column]!.push(value));
+    if (this.columns[0]!.length === CHUNK_ROWS) this.appendChunk();
   }
 
   /** Appends what is held, then flushes the appender (its rows go to the table). */
