@@ -288,10 +288,12 @@ async function matchPartitions(db: Database, sql: string, methods: readonly LotM
   let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
   const flush = () => {
     if (group === undefined) return;
-    lastDays.push({ pool: group.pool, symbol: group.symbol, lastDay: group.events[group.events.length - 1]!.day });
+    // The partition's last event (the events run to it): which day starts are recent.
+    const lastDay = group.events[group.events.length - 1]!.day;
+    lastDays.push({ pool: group.pool, symbol: group.symbol, lastDay });
     for (const method of methods) {
       const resume = resumeOf(group.pool, group.symbol, method);
-      if (resume !== undefined) matchGroup(segments, states, group.pool, group.symbol, group.events, method, resume);
+      if (resume !== undefined) matchGroup(segments, states, group.pool, group.symbol, group.events, lastDay, method, resume);
     }
   };
   try {
@@ -378,10 +380,7 @@ class SegmentChunks {
   }
 }
 
-function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], method: LotMethod, resume: Resume): void {
-  // The checkpoints kept: the latest CHECKPOINTS_KEPT month starts, and every day
-  // start of the last RECENT_DAYS days. The events run to the partition's last one, whose day that is.
-  const lastDay = events[events.length - 1]!.day;
+function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], lastDay: number, method: LotMethod, resume: Resume): void {
   // A sell's instant (sell_at: its readers read only the row groups from an instant on). The
   // events' seqs are consecutive (event_seq numbers a partition 1, 2, …) and every segment's sell
   // is one of these events (a saved state holds lots, never sells).
@@ -397,18 +396,15 @@ function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: strin
   };
   const first = events.findIndex((event) => event.seq >= resume.fromSeq);
   if (first === -1) return;
+  // The checkpoints kept: the latest CHECKPOINTS_KEPT month starts, and every day start of the
+  // last RECENT_DAYS days (lastDay: the partition's last event's).
   const months: Checkpoint[] = [];
   const recent: Checkpoint[] = [];
-  let monthStart = false;
   matchLots(method, first === 0 ? events : events.slice(first), { push }, {
     ...(resume.state === undefined ? {} : { from: resume.state }),
-    isCheckpoint: (previousDay, nextDay) => {
-      monthStart = isMonthStart(previousDay, nextDay);
-      return monthStart || isRecent(method, nextDay, lastDay);
-    },
-    // Called right after isCheckpoint said yes, for the same day.
-    onCheckpoint: (nextSeq, state, nextDay) => {
-      const checkpoint: Checkpoint = { nextSeq, kind: monthStart ? 'month' : 'day', nextDay, state };
+    isCheckpoint: (previousDay, nextDay) => isMonthStart(previousDay, nextDay) || isRecent(method, nextDay, lastDay),
+    onCheckpoint: (nextSeq, state, previousDay, nextDay) => {
+      const checkpoint: Checkpoint = { nextSeq, kind: isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, state };
       if (isRecent(method, nextDay, lastDay)) recent.push(checkpoint);
       else {
         months.push(checkpoint);

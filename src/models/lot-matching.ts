@@ -118,8 +118,8 @@ export interface MatchOptions {
   from?: string;
   /** Whether to save the state between two consecutive days that have events (days since 1970-01-01). @default never */
   isCheckpoint?: (previousDay: number, nextDay: number) => boolean;
-  /** Receives each state saved: the state before event `nextSeq`, the first of day `nextDay`. */
-  onCheckpoint?: (nextSeq: bigint, state: string, nextDay: number) => void;
+  /** Receives each state saved: the state before event `nextSeq`, the first of day `nextDay` (the days isCheckpoint was asked about). */
+  onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
 }
 
 /** A sell being disposed of: its proceeds spread over its quantity. */
@@ -190,7 +190,7 @@ function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out:
   let previousDay: number | undefined;
   for (const event of events) {
     if (previousDay !== undefined && event.day !== previousDay && options.isCheckpoint?.(previousDay, event.day) === true) {
-      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), event.day);
+      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), previousDay, event.day);
     }
     previousDay = event.day;
     if (event.side === 'buy') {
@@ -328,7 +328,7 @@ function matchUk(events: readonly TradeEvent[], out: SegmentSink, options: Match
         const taken = next.later === undefined ? 0n : next.acquisition.units - next.later.left - next.sameDay;
         if (taken > 0n) later.push([next.day, String(taken)]);
       }
-      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(poolUnits), String(poolCost)], later } satisfies UkState), today.day);
+      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(poolUnits), String(poolCost)], later } satisfies UkState), days[index - 1]!.day, today.day);
     }
     // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
     const later = laterPart(today);
