@@ -29,6 +29,8 @@ export interface RatioRow {
   baseline?: { what: string; figure: Figure };
   /** Undefined: the row is shown for information (no target of its own). */
   target?: Target;
+  /** What the result column says of a row without a target (a floor beside its build's target). */
+  verdict?: string;
 }
 
 const GB = 1024 ** 3;
@@ -95,7 +97,7 @@ export function formatRatioTable(rows: readonly RatioRow[], cores: number): stri
       baseline === undefined ? '' : baseline.load.toFixed(1),
       ratio === undefined ? '' : `${ratio.toFixed(2)} ×`,
       describeTarget(row.target),
-      met === undefined ? '' : met ? 'met' : '**not met**',
+      met === undefined ? (row.verdict ?? '') : met ? 'met' : '**not met**',
     ];
   });
   const escape = (cell: string) => cell.replaceAll('|', '\\|');

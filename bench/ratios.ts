@@ -8,6 +8,10 @@
  *   npm run bench -- ratios-10m      build-10m and its baseline, then the nightly build
  *   npm run bench -- ratios-export   the 1M-row sheet export (no baseline)
  *
+ * Under each full build, its write floor (bench/write-floor.ts): the time DuckDB takes only to
+ * write the tables that build kept, with nothing to compute, beside the same baseline, and whether
+ * that floor alone is above the build's target (then no build keeping those tables can meet it).
+ *
  * The nightly row: what `exledger build` costs after one more day of fills (bench/nightly-day.ts,
  * logged as a sync logs its windows) is appended to the 10M history already built by the build-10m
  * row: an incremental build. Its baselines: reading, casting and sorting the new day's spot fills
@@ -27,8 +31,9 @@ import { BENCH_DATA_DIR, cachedBuildData, copyBuildData } from './build-data.ts'
 import { measureExport } from './export.ts';
 import type { MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
-import { formatRatioTable, type Figure, type RatioRow } from './ratio-table.ts';
+import { describeTarget, formatRatioTable, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
+import { measureWriteFloorProcess } from './write-floor.ts';
 
 /** The parts of the table, in the order they run. */
 export const RATIO_PARTS = ['1m', '10m', 'export'] as const;
@@ -46,14 +51,14 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   const rows: RatioRow[] = [];
   const builds: Array<{ name: string; run: BuildRun }> = [];
   if (parts.includes('1m')) {
-    const { row, run } = await measureFullBuild(scenarioNamed('build-1m'), { timesBaseline: 1.5 });
-    rows.push(row);
+    const { row, run, work } = await measureFullBuild(scenarioNamed('build-1m'), { timesBaseline: 1.5 });
+    rows.push(row, await measureFloor(row, work));
     builds.push({ name: 'build-1m', run });
   }
   if (parts.includes('10m')) {
     const scenario = scenarioNamed('build-10m');
     const { row, run, work } = await measureFullBuild(scenario, { seconds: 45, peakBytes: 6 * GB });
-    rows.push(row);
+    rows.push(row, await measureFloor(row, work));
     builds.push({ name: 'build-10m', run });
     const nightly = await measureNightly(scenario, work);
     rows.push(...nightly.rows);
@@ -113,6 +118,44 @@ async function measureFullBuild(scenario: BuildScenario, target: NonNullable<Rat
     run,
     work,
   };
+}
+
+/**
+ * The write floor under a full build (bench/write-floor.ts): only writing the tables the build
+ * kept, read back from `built`, into a new file. Shown beside the same baseline, with whether the
+ * floor alone already misses the build's target (then no build that keeps those tables meets it).
+ */
+async function measureFloor(build: RatioRow, built: string): Promise<RatioRow> {
+  const load = currentLoad();
+  const run = await measureWriteFloorProcess(built, path.join(BENCH_DATA_DIR, `${path.basename(built, '.duckdb')}-write-floor.duckdb`), NIGHTLY_TIMEOUT_SECONDS);
+  const { output } = run;
+  if (output === undefined) console.log(`write floor of ${path.basename(built)} gave no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
+  else console.log(`${build.benchmark}: write floor ${(output.totalMs / 1000).toFixed(1)} s for ${output.tables.length} tables, ${output.rows.toLocaleString('en-US')} rows (load ${load.toFixed(1)})`);
+  const measured: Figure = output === undefined ? figureOf({ ...run, exitCode: 1 }, load, NIGHTLY_TIMEOUT_SECONDS) : { ...figureOf(run, load, NIGHTLY_TIMEOUT_SECONDS), wallSeconds: output.totalMs / 1000 };
+  const floorRow: RatioRow = {
+    benchmark: `${build.benchmark} write floor`,
+    what:
+      output === undefined
+        ? 'only writing the tables the build keeps (failed)'
+        : `only writing the ${output.tables.length} tables the build keeps (${output.rows.toLocaleString('en-US')} rows), from memory into a new file, no SQL: the writes' time (the peak holds each table in memory first)`,
+    measured,
+    ...(build.baseline === undefined ? {} : { baseline: build.baseline }),
+  };
+  return { ...floorRow, verdict: floorVerdict(floorRow, build.target) };
+}
+
+/** Whether a floor alone misses the target of its build ("above the build's target") or not. */
+export function floorVerdict(floor: RatioRow, target: RatioRow['target']): string {
+  if (target === undefined || !floor.measured.ok) return '';
+  let above: boolean;
+  if ('timesBaseline' in target) {
+    const ratio = wallRatio(floor);
+    if (ratio === undefined) return '';
+    above = ratio > target.timesBaseline;
+  } else {
+    above = floor.measured.wallSeconds > target.seconds;
+  }
+  return above ? `**above** the build's ${describeTarget(target)}` : `below the build's ${describeTarget(target)}`;
 }
 
 /**

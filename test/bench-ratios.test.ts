@@ -1,11 +1,16 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBuildData } from '../bench/build-data.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from '../bench/nightly-day.ts';
 import { describeTarget, formatRatioTable, targetMet, wallRatio, type Figure, type RatioRow } from '../bench/ratio-table.ts';
+import { floorVerdict } from '../bench/ratios.ts';
 import { runSortBaseline } from '../bench/sort-baseline.ts';
+import { measureWriteFloor } from '../bench/write-floor.ts';
 import { refreshStaging } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
-import { openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
 
 const GB = 1024 ** 3;
 const figure = (wallSeconds: number, more: Partial<Figure> = {}): Figure => ({ wallSeconds, peakBytes: 2 * GB, load: 1.5, ok: true, ...more });
@@ -60,6 +65,47 @@ describe('the ratio table (bench/ratio-table.ts)', () => {
     expect(lines[3]).toBe('| `build-1m` | a build | >60 s (stopped) | 2.00 GB | 1.5 | — |  |  |  |  | ≤ 5 s | **not met** |');
     expect(lines[4]).toBe('| `build-1m` | a \\| b | 3.0 s | 2.00 GB | 1.5 | — |  |  |  |  |  |  |');
     expect(table).toContain('(2 cores)');
+  });
+
+  it('a floor row says whether the floor alone is above its build\'s target, in the result column', () => {
+    const floor = (wallSeconds: number, baseline?: Figure) => row(figure(wallSeconds), baseline);
+    expect(floorVerdict(floor(53.1), { seconds: 45, peakBytes: 6 * GB })).toBe("**above** the build's ≤ 45 s, < 6.00 GB");
+    expect(floorVerdict(floor(44), { seconds: 45 })).toBe("below the build's ≤ 45 s");
+    expect(floorVerdict(floor(7.4, figure(2.8)), { timesBaseline: 1.5 })).toBe("**above** the build's ≤ 1.5 × baseline");
+    expect(floorVerdict(floor(4.1, figure(2.8)), { timesBaseline: 1.5 })).toBe("below the build's ≤ 1.5 × baseline");
+    expect(floorVerdict(floor(4.1), { timesBaseline: 1.5 })).toBe('');
+    expect(floorVerdict(row(figure(1, { ok: false })), { seconds: 45 })).toBe('');
+    expect(floorVerdict(floor(1), undefined)).toBe('');
+    const [, , line] = formatRatioTable([{ ...floor(53.1), verdict: floorVerdict(floor(53.1), { seconds: 45 }) }], 2).split('\n');
+    expect(line?.endsWith("| **above** the build's ≤ 45 s |")).toBe(true);
+  });
+});
+
+describe('the write floor (bench/write-floor.ts)', () => {
+  it('writes every model table that has rows into the new file, as many rows as the table holds, then removes the file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-floor-'));
+    const db = await openModelDb(path.join(dir, 'built.duckdb'));
+    try {
+      await writeBuildData(db, { spotFills: 2_000, futuresFills: 500, fundingBills: 100 });
+      expect((await buildAll(db)).filter((result) => result.status !== 'ok')).toEqual([]);
+      const target = path.join(dir, 'floor.duckdb');
+      const floor = await measureWriteFloor(db, target);
+      const expected = await queryRows<{ name: string; rows: string }>(
+        db,
+        `SELECT schema_name || '.' || table_name AS name, estimated_size AS rows FROM duckdb_tables()
+         WHERE database_name = current_database() AND schema_name IN ('staging', 'intermediate', 'marts')`,
+      );
+      const counted = await Promise.all(expected.map(async ({ name }) => ({ name, rows: (await queryRows<{ n: string }>(db, `SELECT count(*) AS n FROM ${name}`))[0]!.n })));
+      expect(floor.tables.map((table) => [table.table, String(table.rows)]).sort()).toEqual(
+        counted.filter((table) => table.rows !== '0').map((table) => [table.name, table.rows]).sort(),
+      );
+      expect(floor.tables.find((table) => table.table === 'staging.spot_fills')?.rows).toBe(2_000);
+      expect(floor.totalMs).toBeCloseTo(floor.tables.reduce((sum, table) => sum + table.ms, 0));
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

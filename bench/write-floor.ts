@@ -1,0 +1,103 @@
+/**
+ * The write floor of a full build: how long DuckDB takes only to write the tables a built database
+ * keeps (every table of staging, intermediate and marts), with nothing to compute. Each table is
+ * first read into an in-memory temp table (not timed), then copied from it into a new database
+ * file (`create table … as select * from` the temp table, timed, with its commit). The sum is what
+ * any build that keeps these tables spends writing them, whatever its SQL: beside the build's own
+ * target it tells whether the target can be met without keeping less.
+ *
+ * Run as a child process, as the build and the baseline are (measure-command.ts):
+ *
+ *   node --import tsx bench/write-floor.ts <built database> <new database file>
+ *
+ * opens the built database (it only reads it), with a DuckDB memory_limit of 16 GB rather than the build's
+ * 4 GB: a temp table holds one whole table in memory (10M rows of int_spot_trades are ~4 GB), and
+ * should not spill to disk. Prints one JSON line: each table's rows, columns and ms, and their total.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Database } from '../src/store/database.ts';
+import { measureProcess, type MeasuredRun } from './measure-command.ts';
+
+/** One table written. */
+export interface FloorTable {
+  table: string;
+  rows: number;
+  columns: number;
+  ms: number;
+}
+
+/** What the child prints on its last line. */
+export interface WriteFloorOutput {
+  tables: FloorTable[];
+  totalMs: number;
+  rows: number;
+}
+
+const THIS_FILE = fileURLToPath(import.meta.url);
+/** Enough for the largest table read into memory whole (the build-10m database's int_spot_trades). */
+const FLOOR_MEMORY_LIMIT = '16GB';
+const MODEL_SCHEMAS = ['staging', 'intermediate', 'marts'];
+
+/** Writes every model table of the open database `db` into `target` (a new file), timing each write. */
+export async function measureWriteFloor(db: Database, target: string): Promise<WriteFloorOutput> {
+  for (const suffix of ['', '.wal']) rmSync(`${target}${suffix}`, { force: true });
+  await db.run(`attach '${target.replaceAll("'", "''")}' as write_floor`);
+  const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(
+    `select schema_name, table_name, count(*) as columns
+     from duckdb_columns()
+     where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
+       and (schema_name, table_name) in (select schema_name, table_name from duckdb_tables() where database_name = current_database())
+     group by all
+     order by schema_name, table_name`,
+  );
+  const measured: FloorTable[] = [];
+  for (const { schema_name: schema, table_name: name, columns } of tables) {
+    const source = `${schema}.${name}`;
+    await db.run(`create or replace temp table write_floor_source as select * from ${source}`);
+    const [count] = await db.all<{ rows: string }>('select count(*) as rows from write_floor_source');
+    const rows = Number(count?.rows ?? 0);
+    if (rows === 0) continue;
+    const started = performance.now();
+    await db.run(`create table write_floor.main.${schema}__${name} as select * from write_floor_source`);
+    measured.push({ table: source, rows, columns: Number(columns), ms: performance.now() - started });
+  }
+  await db.run('drop table if exists write_floor_source');
+  await db.run('detach write_floor');
+  for (const suffix of ['', '.wal']) rmSync(`${target}${suffix}`, { force: true });
+  return {
+    tables: measured,
+    totalMs: measured.reduce((sum, table) => sum + table.ms, 0),
+    rows: measured.reduce((sum, table) => sum + table.rows, 0),
+  };
+}
+
+/** A measured child run of the write floor, with what it printed. */
+export interface WriteFloorRun extends MeasuredRun {
+  output?: WriteFloorOutput;
+}
+
+/** Runs the write floor in a child process over the built `database`, writing into `target`. */
+export async function measureWriteFloorProcess(database: string, target: string, timeoutSeconds: number): Promise<WriteFloorRun> {
+  const run = await measureProcess([process.execPath, '--import', 'tsx', THIS_FILE, database, target], timeoutSeconds);
+  const last = run.stdout.trim().split('\n').at(-1);
+  let output: WriteFloorOutput | undefined;
+  try {
+    output = last === undefined || last === '' ? undefined : (JSON.parse(last) as WriteFloorOutput);
+  } catch {
+    output = undefined;
+  }
+  return { ...run, output };
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === THIS_FILE) {
+  const [database, target] = process.argv.slice(2);
+  if (database === undefined || target === undefined) throw new Error('usage: write-floor.ts <built database> <new database file>');
+  const db = await Database.open(database, { memoryLimit: FLOOR_MEMORY_LIMIT });
+  try {
+    console.log(JSON.stringify(await measureWriteFloor(db, target)));
+  } finally {
+    db.close();
+  }
+}
