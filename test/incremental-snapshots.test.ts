@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
 
 /**
  * How a build hands on what changed beyond the spot fills: a new snapshot (a staging table rebuilt
@@ -61,6 +61,31 @@ describe('incremental builds beyond the spot fills', () => {
     await insertSnapshot(db, 'futures_contracts', '2026-01-07T00:00:00Z', [listing('BTC')]);
     await buildAll(db);
     expect(await queryRows(db, 'select distinct margin_coin from intermediate.int_futures_fill_days')).toEqual([{ margin_coin: 'BTC' }]);
+    expect(await differencesFromWhole(db, {})).toEqual([]);
+  }, 120_000);
+
+  it('a new futures account snapshot: its funding change is handed on as new rows, so the daily futures PnL stays incremental; a snapshot older than the last is not', async () => {
+    db = await openModelDb();
+    await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-01T00:00:00Z'), futuresFill(3, '2026-01-05T00:00:00Z')]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-02T00:00:00Z', [futuresAccountRecord('1')]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-04T00:00:00Z', [futuresAccountRecord('2.5')]);
+    await buildAll(db);
+
+    // Every night's sync takes a snapshot: the funding model (no incremental step) is rebuilt, and tells its readers only the new day.
+    await insertSnapshot(db, 'futures_accounts', '2026-01-06T00:00:00Z', [futuresAccountRecord('4')]);
+    const night = await buildAll(db);
+    expect(howOf(night, 'intermediate.int_futures_funding_changes')).toBe('whole');
+    expect(howOf(night, 'marts.futures_pnl_daily')).toBe('incremental');
+    expect(await queryRows(db, "select pnl_date, funding from marts.futures_pnl_daily where symbol is null order by pnl_date")).toEqual([
+      { pnl_date: '2026-01-04', funding: '-1.500000000000000000' },
+      { pnl_date: '2026-01-06', funding: '-1.500000000000000000' },
+    ]);
+    expect(await differencesFromWhole(db, {})).toEqual([]);
+
+    // A snapshot between two built ones changes the funding row after it: readers are told everything.
+    await insertSnapshot(db, 'futures_accounts', '2026-01-05T00:00:00Z', [futuresAccountRecord('3')]);
+    const backfilled = await buildAll(db);
+    expect(backfilled.find((result) => result.id === 'marts.futures_pnl_daily')).toMatchObject({ how: 'whole', why: 'a model it reads was rebuilt whole' });
     expect(await differencesFromWhole(db, {})).toEqual([]);
   }, 120_000);
 

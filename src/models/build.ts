@@ -218,7 +218,11 @@ interface Plan {
   why?: string;
   /** The last raw change the model will have taken (staging). */
   lastChangeSeq: number;
-  /** A snapshot stream's staging table rebuilt for new snapshots (whose readers may be told only the new rows). */
+  /**
+   * Rebuilt whole from inputs that only gained snapshots: a snapshot stream's staging table, or a
+   * model without an incremental step over snapshots (int_futures_funding_changes). If every
+   * previous row is still there, its readers are told only the new rows (newSnapshotRows).
+   */
   newSnapshots?: boolean;
   /** The raw changes a staging model takes incrementally. */
   changes?: Awaited<ReturnType<typeof changesAfter>>;
@@ -248,21 +252,22 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   const pending = await pendingOf(db, model.id);
   if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
   if (pending.everything) return whole('a model it reads was rebuilt whole');
-  if (model.incrementalSql === undefined && model.program?.incremental === undefined) return whole('its inputs changed (it has no incremental step)');
+  if (model.incrementalSql === undefined && model.program?.incremental === undefined) {
+    // Rows per account and snapshot (a row per pair of consecutive snapshots): a new snapshot adds rows.
+    return { ...whole('its inputs changed (it has no incremental step)'), newSnapshots: await hasSnapshotRows(db, model) };
+  }
   return { how: 'incremental', lastChangeSeq };
 }
 
 /**
- * After a snapshot stream's staging table was rebuilt (its previous rows in temp previous_rows):
+ * After a model of rows per account and snapshot was rebuilt (its previous rows in temp previous_rows):
  * whether every previous row is still there (a snapshot is only ever added) and the table has a
  * snapshot_at; if so, temp.main.model_pending gets, per account, the earliest snapshot_at of the
  * new rows, which is all its readers need to know.
  */
 async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
-  const columns = await db.all<{ column_name: string }>('SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2', [model.layer, model.name]);
-  const names = new Set(columns.map((column) => column.column_name));
   let appended = false;
-  if (names.has('account') && names.has('snapshot_at')) {
+  if (await hasSnapshotRows(db, model)) {
     const [gone] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM (SELECT * FROM temp.main.previous_rows EXCEPT ALL SELECT * FROM ${model.id})`);
     appended = gone?.n === '0';
     if (appended) {
@@ -274,6 +279,15 @@ async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
   }
   await db.run('DROP TABLE temp.main.previous_rows');
   return appended;
+}
+
+/** Whether the model's table has the columns account and snapshot_at (rows per account and snapshot). */
+async function hasSnapshotRows(db: Database, model: Model): Promise<boolean> {
+  const [found] = await db.all<{ n: string }>(
+    "SELECT count(*) AS n FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 AND column_name IN ('account', 'snapshot_at')",
+    [model.layer, model.name],
+  );
+  return found?.n === '2';
 }
 
 async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {
