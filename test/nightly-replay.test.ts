@@ -12,9 +12,11 @@ import { startSandboxProcess, type SandboxProcess } from './support/sandbox-proc
  * `exledger sandbox` in a process of its own, each `exledger sync --until <night>` and `exledger
  * build` in another, no terminal. After every night the database file is copied and the copy built
  * again with --full-refresh; every table of staging, intermediate and marts must hold the same
- * rows in both, digit for digit. Besides new days: a backfill of an older month (the earliest
- * change moves back past everything built), and a build that finds nothing new. All five cost
- * methods, in a reporting zone away from UTC (days and months are London's, not the exchange's).
+ * rows in both, digit for digit. Besides new days: late records (the exchange publishes one spot
+ * fill in ten LATE_MS after its time, so each night's sync misses some of the day before, and the
+ * next night's lookback finds them: the earliest change moves back into what was built), a
+ * backfill of an older month (back past everything built), and a build that finds nothing new.
+ * All five cost methods, in a reporting zone away from UTC (days and months are London's).
  */
 
 const NIGHTS = ['2026-10-02', '2026-10-03'];
@@ -26,11 +28,13 @@ const CARRIED_FORWARD = [
   'intermediate.int_fees_legs', 'intermediate.int_futures_fill_days',
   'marts.spot_lot_matches', 'marts.spot_realized_pnl_daily', 'marts.spot_realized_pnl_monthly', 'marts.fees_daily', 'marts.futures_pnl_daily',
 ];
+/** How late the late spot fills are published; inside the sync's lookback, so the next night finds them. */
+const LATE_MS = 2.5 * 86_400_000;
 const CONFIG = {
   budget: { spot: { quota: 500, windowMs: 1000 }, contract: { quota: 1000, windowMs: 1000 } },
   retry: { retries: 8, minTimeoutMs: 50, maxTimeoutMs: 500 },
   timeoutMs: 10_000,
-  sync: { startDate: '2026-09-01' },
+  sync: { startDate: '2026-09-01', lookbackDays: 3 },
 };
 
 describe('nightly runs replayed (issue 16): sync and build as deployed, each build equal to a whole build', () => {
@@ -40,7 +44,7 @@ describe('nightly runs replayed (issue 16): sync and build as deployed, each bui
   const file = () => path.join(dir, 'ledger.duckdb');
 
   beforeAll(async () => {
-    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000']);
+    exchange = await startSandboxProcess(['--end', '2026-11-01', '--scale', 'medium', '--window-ms', '1000', '--late-spot-fills-ms', String(LATE_MS)]);
     dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-nightly-replay-'));
     writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(CONFIG, null, 2));
     env = exchange.settings;
@@ -54,6 +58,13 @@ describe('nightly runs replayed (issue 16): sync and build as deployed, each bui
     const result = await runCli([...args, '--db', file()], { cwd: dir, env });
     if (result.code !== 0) throw new Error(`exledger ${args.join(' ')}: exit ${result.code}\n${result.stdout}${result.stderr}`);
     return `${result.stdout}${result.stderr}`;
+  }
+
+  /** `exledger sync --until night` when the exchange's clock is that night: what is published by then. */
+  async function syncUntil(night: string, flags: string[] = []): Promise<void> {
+    const moved = await fetch(`${exchange.url}/__sandbox/visible-until`, { method: 'POST', body: JSON.stringify({ ms: Date.parse(`${night}T00:00:00Z`) }) });
+    expect(moved.status).toBe(200);
+    await cli(['sync', ...flags, '--until', night]);
   }
 
   /** The models' tables that differ between the file and a copy of it built with --full-refresh. */
@@ -96,7 +107,7 @@ describe('nightly runs replayed (issue 16): sync and build as deployed, each bui
   const howBuilt = (output: string, model: string) => new RegExp(`^\\[\\d+/\\d+\\] ok +${model.replace('.', '\\.')} .*\\b(whole|incremental|unchanged)\\b`, 'm').exec(output)?.[1];
 
   it('a month, then night after night, then a backfill of the month before: every build equals a whole one', async () => {
-    await cli(['sync', '--until', '2026-10-01']);
+    await syncUntil('2026-10-01');
     await cli(['build', ...BUILD_FLAGS]);
     const first = await differencesFromWhole();
     expect(first.tables).toBeGreaterThan(30);
@@ -105,9 +116,15 @@ describe('nightly runs replayed (issue 16): sync and build as deployed, each bui
     expect(sellsBefore).toBeGreaterThan(0);
 
     let fills = await count('select count(*) as n from staging.spot_fills');
+    let previousNight = '2026-10-01';
     for (const night of NIGHTS) {
-      await cli(['sync', '--until', night]);
+      const before = `select count(*) as n from staging.spot_fills where c_time_at < '${previousNight}T00:00:00Z'::timestamptz`;
+      const builtBefore = await count(before);
+      await syncUntil(night);
       const output = await cli(['build', ...BUILD_FLAGS]);
+      // Late fills of the days already built arrived with this night's lookback.
+      expect(await count(before), `${night}: late fills before ${previousNight}`).toBeGreaterThan(builtBefore);
+      previousNight = night;
       // A night's build carries the history's models forward: none of them is rebuilt whole for one new day.
       expect(CARRIED_FORWARD.filter((model) => howBuilt(output, model) === 'whole'), `${night}\n${output}`).toEqual([]);
       expect(CARRIED_FORWARD.filter((model) => howBuilt(output, model) === 'incremental').length, night).toBeGreaterThan(5);
@@ -124,7 +141,7 @@ describe('nightly runs replayed (issue 16): sync and build as deployed, each bui
     // A backfill of the month before the configured start: fills older than every one built.
     const earliest = async () => count("select epoch(min(c_time_at)) as n from staging.spot_fills");
     const before = await earliest();
-    await cli(['sync', '--since', '2026-08-01', '--until', NIGHTS.at(-1)!]);
+    await syncUntil(NIGHTS.at(-1)!, ['--since', '2026-08-01']);
     expect(await earliest()).toBeLessThan(before);
     await cli(['build', ...BUILD_FLAGS]);
     expect((await differencesFromWhole()).differences).toEqual([]);

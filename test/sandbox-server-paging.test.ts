@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Timed, WireObject } from '../src/sandbox/model.ts';
+import { isLateSpotFill } from '../src/sandbox/sandbox-state.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import { BIG_ID_BASE, buildFixture, call, DAY_MS, signerOf } from './support/sandbox-fixture.ts';
 
@@ -361,6 +362,39 @@ describe('visibility', () => {
       expect(await moved.json()).toEqual({ visibleUntil: null });
       const after = await call(server.url, 'POST', '/api/v2/account/fundingBills', { as: main, body: { pageSize: 100 } });
       expect(dataOf<{ total: number }>(after.json).total).toBe(43);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('late spot fills: one in ten is hidden until the horizon reaches its time plus the delay, then served in its place', async () => {
+    const fills = account.spotFills.get('BTCUSDT_SPBL')!;
+    const late = fills.filter((fill) => isLateSpotFill(fill.wire.fillId));
+    const cut = fills.at(-1)!.t;
+    // Late enough that, with the horizon at the last fill, the first late fill is published and the others are not.
+    const delay = cut - late[1]!.t + 1;
+    const server = await startSandbox({ exchange: buildFixture(), lateSpotFillsMs: delay });
+    const served = async () => {
+      const ids: string[] = [];
+      for (let pageIndex = 0; ; pageIndex += 1) {
+        const data = dataOf<{ fillsOrderResultList: { fillId: string }[]; nextPage: boolean }>(
+          (await call(server.url, 'POST', '/api/v2/trade/fills', { as: main, body: { symbol: 'BTCUSDT_SPBL', pageIndex, pageSize: 10 } })).json,
+        );
+        ids.push(...data.fillsOrderResultList.map((fill) => fill.fillId));
+        if (!data.nextPage) return ids;
+      }
+    };
+    try {
+      // Everything visible (no horizon): every fill, late or not.
+      expect(await served()).toEqual(newestFirst(fills).map((fill) => fill.fillId));
+      server.setVisibleUntil(cut);
+      const hidden = late.filter((fill) => fill.t + delay > cut);
+      expect(hidden.length).toBeGreaterThan(0);
+      expect(late.length).toBeGreaterThan(hidden.length);
+      expect(await served()).toEqual(newestFirst(fills, (fill) => !hidden.includes(fill)).map((fill) => fill.fillId));
+      // The horizon passes their publication: served again, each in its own time's place.
+      server.setVisibleUntil(cut + delay);
+      expect(await served()).toEqual(newestFirst(fills).map((fill) => fill.fillId));
     } finally {
       await server.close();
     }

@@ -24,6 +24,7 @@ export const sandboxCommand = definePlainCommand({
       .option('bounds', { choices: ['inclusive', 'exclusive', 'half-open'] as const, default: 'inclusive' as const, describe: 'How history endpoints treat their start/end time bounds' })
       .option('transfer-cursor', { choices: ['documented', 'reversed'] as const, default: 'documented' as const, describe: "Meaning of transferRecords' after/before (documented: after = older than)" })
       .option('history-horizon-days', { type: 'number', describe: 'Refuse history older than this many days with 40704, as the real exchange does for some histories' })
+      .option('late-spot-fills-ms', { type: 'number', default: 0, describe: 'Late records: one spot fill in ten is published this many ms after its time, hidden until POST /__sandbox/visible-until reaches that moment (0: none)' })
       .option('clock-skew-ms', { type: 'number', default: 0, describe: "Offset of the server's clock from this machine's, ms" })
       .option('request-log', { type: 'string', describe: 'Also append every request to this file as JSON lines' }),
   handler: async (args, { output, signal }) => {
@@ -33,6 +34,7 @@ export const sandboxCommand = definePlainCommand({
     requireInteger('--spot-quota', args.spotQuota, 1, Number.MAX_SAFE_INTEGER);
     requireInteger('--futures-quota', args.futuresQuota, 1, Number.MAX_SAFE_INTEGER);
     requireInteger('--window-ms', args.windowMs, 1, Number.MAX_SAFE_INTEGER);
+    requireInteger('--late-spot-fills-ms', args.lateSpotFillsMs, 0, Number.MAX_SAFE_INTEGER);
     if (args.historyHorizonDays !== undefined) requireInteger('--history-horizon-days', args.historyHorizonDays, 1, 100_000);
     const options: SandboxOptions = {
       host: args.host,
@@ -49,6 +51,7 @@ export const sandboxCommand = definePlainCommand({
       transferCursor: args.transferCursor,
       historyHorizonDays: args.historyHorizonDays ?? null,
       clockSkewMs: args.clockSkewMs,
+      lateSpotFillsMs: args.lateSpotFillsMs,
       requestLogFile: args.requestLog,
     };
     const sandbox = await startSandbox(options);

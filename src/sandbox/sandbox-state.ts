@@ -1,5 +1,5 @@
 import { AccountIndex } from './history-index.ts';
-import type { SandboxAccount, SandboxExchange } from './model.ts';
+import type { SandboxAccount, SandboxExchange, SpotFillWire, Timed } from './model.ts';
 import type { BoundsMode } from './paging.ts';
 
 /** How the server behaves where the spec is silent (the parts of SandboxOptions the routes read). */
@@ -8,6 +8,18 @@ export interface SandboxBehaviour {
   transferCursor: 'documented' | 'reversed';
   historyHorizonDays: number | null;
   clockSkewMs: number;
+  /** Late spot fills are published this many ms after their time (SandboxOptions.lateSpotFillsMs); 0: none. */
+  lateSpotFillsMs: number;
+}
+
+/**
+ * Whether a spot fill is one of the late ones (SandboxOptions.lateSpotFillsMs): one in ten, by a
+ * hash of its id (FNV-1a), so the same fills are late on every run of the same history.
+ */
+export function isLateSpotFill(fillId: string): boolean {
+  let hash = 0x81_1c_9d_c5;
+  for (let index = 0; index < fillId.length; index += 1) hash = Math.imul(hash ^ fillId.charCodeAt(index), 0x01_00_01_93) >>> 0;
+  return hash % 10 === 0;
 }
 
 /**
@@ -26,6 +38,8 @@ export class SandboxState {
   /** Currency name by coinId (text), for the transfer-record coinId filter (records carry only coinName). */
   readonly coinNameById: ReadonlyMap<string, string>;
   private orderSequence = 0n;
+  /** The published part of a spot fill series, for the visibility horizon it was filtered at. */
+  private readonly publishedFills = new WeakMap<readonly Timed<SpotFillWire>[], { visibleUntil: number; fills: readonly Timed<SpotFillWire>[] }>();
 
   constructor(exchange: SandboxExchange, behaviour: SandboxBehaviour) {
     this.exchange = exchange;
@@ -38,6 +52,21 @@ export class SandboxState {
         .filter((currency) => currency.coinId !== undefined && currency.coinId !== null)
         .map((currency) => [String(currency.coinId), String(currency.coinName)]),
     );
+  }
+
+  /**
+   * The fills of a spot series that are published by the visibility horizon: all of them, less
+   * the late ones (isLateSpotFill) whose time plus lateSpotFillsMs is after it. Still ascending,
+   * so the routes page it as they page the series; cached until the horizon moves.
+   */
+  publishedSpotFills(series: readonly Timed<SpotFillWire>[]): readonly Timed<SpotFillWire>[] {
+    const delay = this.behaviour.lateSpotFillsMs;
+    if (delay === 0 || this.visibleUntil === Number.POSITIVE_INFINITY) return series;
+    const cached = this.publishedFills.get(series);
+    if (cached !== undefined && cached.visibleUntil === this.visibleUntil) return cached.fills;
+    const fills = series.filter((fill) => fill.t + delay <= this.visibleUntil || !isLateSpotFill(fill.wire.fillId));
+    this.publishedFills.set(series, { visibleUntil: this.visibleUntil, fills });
+    return fills;
   }
 
   /** The server's clock: this machine's plus the configured skew. */

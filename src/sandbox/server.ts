@@ -49,6 +49,13 @@ export interface SandboxOptions {
   historyHorizonDays?: number | null;
   /** The server clock is Date.now() + clockSkewMs. @default 0 */
   clockSkewMs?: number;
+  /**
+   * Late records: one spot fill in ten (chosen by its id, isLateSpotFill) is published this many
+   * ms after its time, and hidden until the visibility horizon (visible-until) reaches that
+   * moment, as records an exchange books late. A client that read up to a moment before finds it
+   * when it reads that window again (its lookback). 0: none. @default 0
+   */
+  lateSpotFillsMs?: number;
   /** Also append each request log entry to this file as a JSON line. */
   requestLogFile?: string;
   /** Seed of the fault PRNG. @default the exchange's seed */
@@ -117,6 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     transferCursor: options.transferCursor ?? 'documented',
     historyHorizonDays: options.historyHorizonDays ?? null,
     clockSkewMs: options.clockSkewMs ?? 0,
+    lateSpotFillsMs: options.lateSpotFillsMs ?? 0,
     slowFaultMs: options.slowFaultMs ?? ([1000, 4000] as const),
   };
   const state = new SandboxState(exchange, settings);

@@ -21,7 +21,8 @@ function spotFills(context: RouteContext): RouteResult {
   const pageSize = params.integer('pageSize', { min: 1, max: 100, default: 10 });
   // A pair that does not exist is an error, not an empty page (exchange-notes.md "Paging and ordering").
   if (!state.spotSymbols.has(symbol)) throw unknownSymbol(symbol);
-  const series = orderId === undefined ? (account.spotFills.get(symbol) ?? []) : state.index(account).spotFillsOfOrder(symbol, orderId);
+  // Late fills (SandboxOptions.lateSpotFillsMs) are left out until they are published.
+  const series = state.publishedSpotFills(orderId === undefined ? (account.spotFills.get(symbol) ?? []) : state.index(account).spotFillsOfOrder(symbol, orderId));
   const page = pageNewestFirst(series, selectSpan(series, range), pageIndex * pageSize, pageSize);
   return {
     data: { fillsOrderResultList: page.items.map((fill) => fill.wire), nextPage: page.remaining > 0, totals: 0 },
