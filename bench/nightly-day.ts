@@ -3,7 +3,10 @@
  * sync would append it: the spot and futures fills of the history's last day, copied one day
  * later with new ids (fill, trade and order ids moved past every id of the history, so the keys
  * stay unique and grow with time) and their own run. Funding bills are not copied: their
- * afterAmount chain per coin would break.
+ * afterAmount chain per coin would break. And a futures account snapshot taken at the end of the
+ * new day: the latest one, updated then (a sync stores a snapshot only when it differs from the
+ * latest, and the futures account's `updated_time` moves every day; the spot assets follow the
+ * funding bills, which the day has none of, and the listings do not change).
  *
  * Run alone, it appends the day to a database a build benchmark built (to time a night by hand,
  * with other flags than the benchmark's, e.g. every cost method):
@@ -24,8 +27,8 @@ const RUN_ID = 'bench-nightly';
 /** The first instant of the appended day: the history ends at BENCH_END_MS. */
 export const NIGHTLY_DAY_START_MS = BENCH_END_MS;
 
-/** Appends the new day; returns the spot and futures fills added. */
-export async function appendNightlyDay(db: Database): Promise<{ spotFills: number; futuresFills: number }> {
+/** Appends the new day; returns the spot and futures fills and the futures account snapshots added. */
+export async function appendNightlyDay(db: Database): Promise<{ spotFills: number; futuresFills: number; snapshots: number }> {
   const from = NIGHTLY_DAY_START_MS - DAY_MS;
   const spotFills = await db.run(`
     insert into raw.spot_fills
@@ -68,7 +71,24 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
       await recordRawChange(db, { account, table, kind: 'window', minEventMs: NIGHTLY_DAY_START_MS, maxEventMs: NIGHTLY_DAY_START_MS + DAY_MS, rows, runId: RUN_ID });
     }
   }
-  return { spotFills, futuresFills };
+  let snapshots = 0;
+  const takenMs = NIGHTLY_DAY_START_MS + DAY_MS;
+  const latest = await db.all<{ account: string; partition: string; taken_ms: string }>(
+    'select _account as account, _partition as partition, max(epoch_ms(_snapshot_at)) as taken_ms from raw.futures_accounts group by all order by all',
+  );
+  for (const { account, partition, taken_ms: latestMs } of latest) {
+    const rows = await db.run(
+      `insert into raw.futures_accounts
+       select _account, _partition, make_timestamptz(${takenMs} * 1000), _seq,
+           json_merge_patch(_record, json_object('account', json_object('updated_time', '${takenMs}'))), '${RUN_ID}', now()
+       from raw.futures_accounts
+       where _account = $1 and _partition = $2 and epoch_ms(_snapshot_at) = ${Number(latestMs)}`,
+      [account, partition],
+    );
+    await recordRawChange(db, { account, table: 'futures_accounts', kind: 'snapshot', minEventMs: takenMs, maxEventMs: takenMs, rows, runId: RUN_ID });
+    snapshots += 1;
+  }
+  return { spotFills, futuresFills, snapshots };
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -77,7 +97,7 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
   const db = await Database.open(database);
   try {
     const added = await appendNightlyDay(db);
-    console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) to ${database}`);
+    console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) and ${added.snapshots} futures account snapshot(s) to ${database}`);
   } finally {
     db.close();
   }

@@ -12,9 +12,9 @@
  * write the tables that build kept, with nothing to compute, beside the same baseline, and whether
  * that floor alone is above the build's target (then no build keeping those tables can meet it).
  *
- * The nightly row: what `exledger build` costs after one more day of fills (bench/nightly-day.ts,
- * logged as a sync logs its windows) is appended to the 10M history already built by the build-10m
- * row: an incremental build. Its baselines: reading, casting and sorting the new day's spot fills
+ * The nightly row: what `exledger build` costs after one more day of fills and the day's futures
+ * account snapshot (bench/nightly-day.ts, logged as a sync logs them) is appended to the 10M
+ * history already built by the build-10m row: an incremental build. Its baselines: reading, casting and sorting the new day's spot fills
  * (what an incremental build must at least do), and the whole history's.
  *
  * Inputs are the cached raw databases of bench/build-data.ts (generated once, not measured); every
@@ -166,7 +166,7 @@ export function floorVerdict(floor: RatioRow, target: RatioRow['target']): strin
  */
 async function measureNightly(scenario: BuildScenario, built: string): Promise<{ rows: RatioRow[]; run: BuildRun }> {
   const added = await withDatabase(built, appendNightlyDay);
-  console.log(`nightly: appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) to the built 10M history`);
+  console.log(`nightly: appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) and ${added.snapshots} futures account snapshot(s) to the built 10M history`);
   const load = currentLoad();
   const run = await runBuild(built, scenario.flags ?? [], NIGHTLY_TIMEOUT_SECONDS);
   console.log(`nightly: build ${run.wallSeconds.toFixed(1)} s (load ${load.toFixed(1)})`);
@@ -179,7 +179,7 @@ async function measureNightly(scenario: BuildScenario, built: string): Promise<{
   await withDatabase(input, appendNightlyDay);
   const day = await measureBaseline(input, 'run-ratios-nightly-baseline-day.duckdb', NIGHTLY_DAY_START_MS, NIGHTLY_TIMEOUT_SECONDS);
   const full = await measureBaseline(input, 'run-ratios-nightly-baseline-full.duckdb', undefined, NIGHTLY_TIMEOUT_SECONDS);
-  const what = `\`exledger build\` after one more day of fills on the built 10M history (incremental)`;
+  const what = `\`exledger build\` after one more day of fills and a futures account snapshot on the built 10M history (incremental)`;
   return {
     rows: [
       {

@@ -111,7 +111,7 @@ describe('the write floor (bench/write-floor.ts)', () => {
 
 describe('the sort baseline (bench/sort-baseline.ts) and the nightly day (bench/nightly-day.ts)', () => {
   let db: Database;
-  let added: { spotFills: number; futuresFills: number };
+  let added: { spotFills: number; futuresFills: number; snapshots: number };
 
   beforeAll(async () => {
     db = await openModelDb();
@@ -144,6 +144,16 @@ describe('the sort baseline (bench/sort-baseline.ts) and the nightly day (bench/
       futures_new: String(added.futuresFills),
       repeated_trade_ids: '0',
     });
+    // A futures account snapshot at the end of the day, one that differs from the latest (as a sync stores one).
+    expect(added.snapshots).toBe(1);
+    const snapshots = await queryRows<{ taken_ms: string; updated_time: string; changes: string }>(
+      db,
+      `SELECT epoch_ms(_snapshot_at) AS taken_ms, _record->'account'->>'updated_time' AS updated_time,
+         (SELECT count(*) FROM meta.raw_changes WHERE raw_table = 'futures_accounts' AND kind = 'snapshot' AND min_event_ms = epoch_ms(s._snapshot_at)) AS changes
+       FROM raw.futures_accounts AS s ORDER BY _snapshot_at DESC LIMIT 2`,
+    );
+    expect(snapshots[0]).toEqual({ taken_ms: String(NIGHTLY_DAY_START_MS + 86_400_000), updated_time: String(NIGHTLY_DAY_START_MS + 86_400_000), changes: '1' });
+    expect(Number(snapshots[1]!.taken_ms)).toBeLessThan(NIGHTLY_DAY_START_MS);
   });
 
   it('reads the same rows with the same types and values as staging, in int_spot_trades order', async () => {
