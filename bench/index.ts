@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark, one after another; each prints its own table.
  * `npm run bench -- <name>` runs one benchmark or one part of one (the names below; an unknown
  * name lists them). `ratios` is issue 16's table: build-1m, build-10m and the nightly build, each
- * beside a baseline measured in the same run, and the 1M-row export; `build` (each build's
+ * beside a baseline measured in the same run, each full build's write floor, and the 1M-row export; `build` (each build's
  * models in detail) is a part, so that `npm run bench` builds each history once.
  */
 import { execFileSync } from 'node:child_process';
