@@ -33,6 +33,25 @@ export function measureCommand(cliArgs: readonly string[], timeoutSeconds: numbe
   return measureProcess([process.execPath, CLI, ...cliArgs], timeoutSeconds);
 }
 
+/** A measured run of a script that prints its result as one JSON line, last. */
+export interface MeasuredScript<T> extends MeasuredRun {
+  /** The last line of its stdout, parsed; undefined when it printed none or not JSON. */
+  output?: T;
+}
+
+/** Runs a TypeScript script of bench/ (`[file, ...args]`) with tsx in a child process, measured as measureProcess does. */
+export async function measureScript<T>(script: readonly string[], timeoutSeconds: number): Promise<MeasuredScript<T>> {
+  const run = await measureProcess([process.execPath, '--import', 'tsx', ...script], timeoutSeconds);
+  const last = run.stdout.trim().split('\n').at(-1);
+  let output: T | undefined;
+  try {
+    output = last === undefined || last === '' ? undefined : (JSON.parse(last) as T);
+  } catch {
+    output = undefined;
+  }
+  return { ...run, output };
+}
+
 /**
  * Runs any command (`[file, ...args]`, from the repository's folder) and measures it as
  * measureCommand does, so that a baseline and the command it is compared with are measured alike.

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProject } from '../src/models/project.ts';
 import { Database } from '../src/store/database.ts';
-import { measureProcess, type MeasuredRun } from './measure-command.ts';
+import { measureScript, type MeasuredScript } from './measure-command.ts';
 
 /** What the child prints on its last line. */
 export interface SortBaselineOutput {
@@ -94,21 +94,11 @@ export async function runSortBaseline(db: Database, table: string, sinceMs?: num
 }
 
 /** A measured child run of the baseline, with what it printed. */
-export interface SortBaselineRun extends MeasuredRun {
-  output?: SortBaselineOutput;
-}
+export type SortBaselineRun = MeasuredScript<SortBaselineOutput>;
 
 /** Runs the baseline in a child process over `database` (which it writes a table into) and measures it. */
-export async function measureSortBaseline(database: string, table: string, sinceMs: number | undefined, timeoutSeconds: number): Promise<SortBaselineRun> {
-  const run = await measureProcess([process.execPath, '--import', 'tsx', THIS_FILE, database, table, ...(sinceMs === undefined ? [] : [String(sinceMs)])], timeoutSeconds);
-  const last = run.stdout.trim().split('\n').at(-1);
-  let output: SortBaselineOutput | undefined;
-  try {
-    output = last === undefined || last === '' ? undefined : (JSON.parse(last) as SortBaselineOutput);
-  } catch {
-    output = undefined;
-  }
-  return { ...run, output };
+export function measureSortBaseline(database: string, table: string, sinceMs: number | undefined, timeoutSeconds: number): Promise<SortBaselineRun> {
+  return measureScript<SortBaselineOutput>([THIS_FILE, database, table, ...(sinceMs === undefined ? [] : [String(sinceMs)])], timeoutSeconds);
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === THIS_FILE) {

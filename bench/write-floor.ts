@@ -14,11 +14,11 @@
  * 4 GB: a temp table holds one whole table in memory (10M rows of int_spot_trades are ~4 GB), and
  * should not spill to disk. Prints one JSON line: each table's rows, columns and ms, and their total.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../src/store/database.ts';
-import { measureProcess, type MeasuredRun } from './measure-command.ts';
+import { measureScript, type MeasuredScript } from './measure-command.ts';
 
 /** One table written. */
 export interface FloorTable {
@@ -74,26 +74,17 @@ export async function measureWriteFloor(db: Database, target: string): Promise<W
 }
 
 /** A measured child run of the write floor, with what it printed. */
-export interface WriteFloorRun extends MeasuredRun {
-  output?: WriteFloorOutput;
-}
+export type WriteFloorRun = MeasuredScript<WriteFloorOutput>;
 
 /** Runs the write floor in a child process over the built `database`, writing into `target`. */
-export async function measureWriteFloorProcess(database: string, target: string, timeoutSeconds: number): Promise<WriteFloorRun> {
-  const run = await measureProcess([process.execPath, '--import', 'tsx', THIS_FILE, database, target], timeoutSeconds);
-  const last = run.stdout.trim().split('\n').at(-1);
-  let output: WriteFloorOutput | undefined;
-  try {
-    output = last === undefined || last === '' ? undefined : (JSON.parse(last) as WriteFloorOutput);
-  } catch {
-    output = undefined;
-  }
-  return { ...run, output };
+export function measureWriteFloorProcess(database: string, target: string, timeoutSeconds: number): Promise<WriteFloorRun> {
+  return measureScript<WriteFloorOutput>([THIS_FILE, database, target], timeoutSeconds);
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === THIS_FILE) {
   const [database, target] = process.argv.slice(2);
   if (database === undefined || target === undefined) throw new Error('usage: write-floor.ts <built database> <new database file>');
+  if (!existsSync(database)) throw new Error(`no database at ${database}: give the file a build wrote`);
   const db = await Database.open(database, { memoryLimit: FLOOR_MEMORY_LIMIT });
   try {
     console.log(JSON.stringify(await measureWriteFloor(db, target)));
