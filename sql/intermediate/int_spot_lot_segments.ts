@@ -43,7 +43,7 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
-import { LOT_METHODS, matchLots, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { LOT_METHODS, matchLotsYielding, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 
@@ -286,14 +286,14 @@ async function matchPartitions(db: Database, sql: string, methods: readonly LotM
   const states = await db.appender('settings', 'spot_lot_state');
   const lastDays: LastDay[] = [];
   let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
-  const flush = () => {
+  const flush = async () => {
     if (group === undefined) return;
     // The partition's last event (the events run to it): which day starts are recent.
     const lastDay = group.events[group.events.length - 1]!.day;
     lastDays.push({ pool: group.pool, symbol: group.symbol, lastDay });
     for (const method of methods) {
       const resume = resumeOf(group.pool, group.symbol, method);
-      if (resume !== undefined) matchGroup(segments, states, group.pool, group.symbol, group.events, lastDay, method, resume);
+      if (resume !== undefined) await matchGroup(segments, states, group.pool, group.symbol, group.events, lastDay, method, resume);
     }
   };
   try {
@@ -301,14 +301,14 @@ async function matchPartitions(db: Database, sql: string, methods: readonly LotM
       for (const row of rows) {
         const [pool, symbol] = row as [string, string];
         if (group === undefined || group.pool !== pool || group.symbol !== symbol) {
-          flush();
+          await flush();
           group = { pool, symbol, events: [] };
         }
         group.events.push(eventOf(row));
       }
       segments.flushSync();
     }
-    flush();
+    await flush();
     segments.flushSync();
     states.flushSync();
   } finally {
@@ -380,7 +380,7 @@ class SegmentChunks {
   }
 }
 
-function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], lastDay: number, method: LotMethod, resume: Resume): void {
+async function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], lastDay: number, method: LotMethod, resume: Resume): Promise<void> {
   // A sell's instant (sell_at: its readers read only the row groups from an instant on). The
   // events' seqs are consecutive (event_seq numbers a partition 1, 2, …) and every segment's sell
   // is one of these events (a saved state holds lots, never sells).
@@ -400,7 +400,7 @@ function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: strin
   // last RECENT_DAYS days (lastDay: the partition's last event's).
   const months: Checkpoint[] = [];
   const recent: Checkpoint[] = [];
-  matchLots(method, first === 0 ? events : events.slice(first), { push }, {
+  await matchLotsYielding(method, first === 0 ? events : events.slice(first), { push }, {
     ...(resume.state === undefined ? {} : { from: resume.state }),
     isCheckpoint: (previousDay, nextDay) => isMonthStart(previousDay, nextDay) || isRecent(method, nextDay, lastDay),
     onCheckpoint: (nextSeq, state, previousDay, nextDay) => {

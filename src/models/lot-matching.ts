@@ -163,8 +163,30 @@ const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cos
  * and saves exactly the states that a match over all the events would have put and saved there.
  */
 export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): void {
-  if (method === 'uk') matchUk(events, out, options);
-  else matchStack(method, events, out, options);
+  const steps = matchLotsSteps(method, events, out, options);
+  while (steps.next().done !== true);
+}
+
+/**
+ * matchLots letting the event loop run between its steps (matchLotsSteps): a signal (SIGTERM,
+ * Ctrl-C) is acted on within a step rather than at the end of a partition of millions of events.
+ */
+export async function matchLotsYielding(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Promise<void> {
+  const steps = matchLotsSteps(method, events, out, options);
+  while (steps.next().done !== true) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** Events (uk: events grouped into days, then days' events matched) between two steps of matchLotsSteps. */
+export const EVENTS_PER_STEP = 65_536;
+
+/**
+ * matchLots one step at a time: it pauses after every EVENTS_PER_STEP events, so that a caller
+ * can let the event loop run between steps (a signal is then acted on within a step, not at the
+ * end of a partition of millions of events).
+ */
+export function* matchLotsSteps(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Generator<void, void, void> {
+  if (method === 'uk') yield* matchUk(events, out, options);
+  else yield* matchStack(method, events, out, options);
 }
 
 /** A lot's Spread as [seq, units, cost, units taken], decimal strings. */
@@ -182,13 +204,18 @@ function restoreLot([seq, units, cost, taken]: SavedLot): Spread {
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
  * (cost / units), the earliest of equal ones. Units beyond the inventory are unmatched, as in FIFO.
  */
-function matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): void {
+function* matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
   const lots: LotHeap | Spread[] = method === 'lifo' ? [] : new LotHeap();
   // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
   // resumed match holds them exactly as the whole one did.
   if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) lots.push(restoreLot(saved));
   let previousDay: number | undefined;
+  let sinceStep = 0;
   for (const event of events) {
+    if (++sinceStep === EVENTS_PER_STEP) {
+      sinceStep = 0;
+      yield;
+    }
     if (previousDay !== undefined && event.day !== previousDay && options.isCheckpoint?.(previousDay, event.day) === true) {
       options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), previousDay, event.day);
     }
@@ -284,12 +311,17 @@ interface UkDay {
  * Per-fill detail splits the day's single disposal in fill order (the first sells of the day take
  * the same-day match, then the 30-day matches, then the pool), so the day's totals are HMRC's.
  */
-function matchUk(events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): void {
+function* matchUk(events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
   const saved = options.from === undefined ? undefined : (JSON.parse(options.from) as UkState);
   const days: UkDay[] = [];
   let poolUnits = saved === undefined ? 0n : BigInt(saved.pool[0]);
   let poolCost = saved === undefined ? 0n : BigInt(saved.pool[1]);
+  let stepStart = 0;
   for (let index = 0; index < events.length; ) {
+    if (index - stepStart >= EVENTS_PER_STEP) {
+      stepStart = index;
+      yield;
+    }
     const day = events[index]!.day;
     const firstSeq = events[index]!.seq;
     const buys: TradeEvent[] = [];
@@ -318,8 +350,15 @@ function matchUk(events: readonly TradeEvent[], out: SegmentSink, options: Match
     laterPart(target).skip(BigInt(taken));
   }
 
+  let sinceStep = 0;
   for (let index = 0; index < days.length; index += 1) {
     const today = days[index]!;
+    // A day's work follows its disposals (each reaches at most 31 days' acquisitions).
+    sinceStep += today.disposals.length + 1;
+    if (sinceStep >= EVENTS_PER_STEP) {
+      sinceStep = 0;
+      yield;
+    }
     if (index > 0 && options.isCheckpoint?.(days[index - 1]!.day, today.day) === true) {
       const later: [number, string][] = [];
       // Disposals before today reach the acquisitions of the next 29 days at most.
