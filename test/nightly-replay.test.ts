@@ -13,8 +13,9 @@ import { startSandboxProcess, type SandboxProcess } from './support/sandbox-proc
  * build` in another, no terminal. After every night the database file is copied and the copy built
  * again with --full-refresh; every table of staging, intermediate and marts must hold the same
  * rows in both, digit for digit. Besides new days: late records (the exchange publishes one spot
- * fill in ten LATE_MS after its time, so each night's sync misses some of the day before, and the
- * next night's lookback finds them: the earliest change moves back into what was built), a
+ * fill in ten LATE_MS after its time, so each night's sync misses the late fills of its last 2.5
+ * days, and the next nights' lookback finds them: the earliest change moves back into what was
+ * built), a
  * backfill of an older month (back past everything built), and a build that finds nothing new.
  * All five cost methods, in a reporting zone away from UTC (days and months are London's).
  */
