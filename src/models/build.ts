@@ -177,8 +177,8 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
   try {
     const plan = await planModel(db, model, context);
     const rows = await db.transaction(async () => {
-      // A snapshot stream's staging table, rebuilt whole for a new snapshot: its readers are told
-      // only the rows that are new (snapshots are only ever added), not "everything".
+      // A table of rows per account and snapshot, rebuilt whole for new snapshots: its readers are
+      // told only the rows that are new (snapshots are only ever added), not "everything".
       const snapshotDiff = plan.how === 'whole' && plan.newSnapshots === true;
       if (snapshotDiff) await db.run(`CREATE OR REPLACE TEMP TABLE previous_rows AS SELECT * FROM ${model.id}`);
       if (plan.how === 'whole') await createModel(db, model);
@@ -219,9 +219,10 @@ interface Plan {
   /** The last raw change the model will have taken (staging). */
   lastChangeSeq: number;
   /**
-   * Rebuilt whole from inputs that only gained snapshots: a snapshot stream's staging table, or a
-   * model without an incremental step over snapshots (int_futures_funding_changes). If every
-   * previous row is still there, its readers are told only the new rows (newSnapshotRows).
+   * Rebuilt whole, with rows per account and snapshot (hasSnapshotRows), from inputs that may only
+   * have gained snapshots: a snapshot stream's staging table, or a model without an incremental
+   * step over snapshots (int_futures_funding_changes). If every previous row is still there, its
+   * readers are told only the new rows (newSnapshotRows).
    */
   newSnapshots?: boolean;
   /** The raw changes a staging model takes incrementally. */
@@ -247,7 +248,7 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   }
   if (changes.length > 0) {
     if (model.layer !== 'staging') return whole('new raw rows');
-    return { ...whole('new snapshots'), newSnapshots: changes.every((change) => change.kind === 'snapshot') };
+    return { ...whole('new snapshots'), newSnapshots: changes.every((change) => change.kind === 'snapshot') && (await hasSnapshotRows(db, model)) };
   }
   const pending = await pendingOf(db, model.id);
   if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
@@ -260,22 +261,19 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
 }
 
 /**
- * After a model of rows per account and snapshot was rebuilt (its previous rows in temp previous_rows):
- * whether every previous row is still there (a snapshot is only ever added) and the table has a
- * snapshot_at; if so, temp.main.model_pending gets, per account, the earliest snapshot_at of the
- * new rows, which is all its readers need to know.
+ * After a model of rows per account and snapshot was rebuilt (its previous rows in temp
+ * previous_rows): whether every previous row is still there (a snapshot is only ever added); if
+ * so, temp.main.model_pending gets, per account, the earliest snapshot_at of the new rows, which
+ * is all its readers need to know.
  */
 async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
-  let appended = false;
-  if (await hasSnapshotRows(db, model)) {
-    const [gone] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM (SELECT * FROM temp.main.previous_rows EXCEPT ALL SELECT * FROM ${model.id})`);
-    appended = gone?.n === '0';
-    if (appended) {
-      await db.run(`CREATE OR REPLACE TEMP TABLE model_pending AS
-        SELECT account, CAST(NULL AS VARCHAR) AS symbol, min(snapshot_at) AS from_at
-        FROM (SELECT * FROM ${model.id} EXCEPT ALL SELECT * FROM temp.main.previous_rows)
-        GROUP BY account`);
-    }
+  const [gone] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM (SELECT * FROM temp.main.previous_rows EXCEPT ALL SELECT * FROM ${model.id})`);
+  const appended = gone?.n === '0';
+  if (appended) {
+    await db.run(`CREATE OR REPLACE TEMP TABLE model_pending AS
+      SELECT account, CAST(NULL AS VARCHAR) AS symbol, min(snapshot_at) AS from_at
+      FROM (SELECT * FROM ${model.id} EXCEPT ALL SELECT * FROM temp.main.previous_rows)
+      GROUP BY account`);
   }
   await db.run('DROP TABLE temp.main.previous_rows');
   return appended;
