@@ -591,8 +591,7 @@ export async function cachedBuildData(spec: BuildDataSpec): Promise<{ path: stri
   if (existsSync(file)) return { path: file };
   mkdirSync(BENCH_DATA_DIR, { recursive: true });
   const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  rmSync(`${partial}.wal`, { force: true });
+  removeDatabaseFiles(partial);
   const started = performance.now();
   const db = await Database.open(partial);
   try {
@@ -607,6 +606,11 @@ export async function cachedBuildData(spec: BuildDataSpec): Promise<{ path: stri
 
 /** A fresh copy of a generated database, so every build starts from raw tables only. */
 export function copyBuildData(source: string, target: string): void {
-  for (const suffix of ['', '.wal', '.lock']) rmSync(`${target}${suffix}`, { force: true });
+  removeDatabaseFiles(target);
   copyFileSync(source, target);
+}
+
+/** Removes a database file with its write-ahead log and lock file (each if it is there). */
+export function removeDatabaseFiles(file: string): void {
+  for (const suffix of ['', '.wal', '.lock']) rmSync(`${file}${suffix}`, { force: true });
 }

@@ -10,7 +10,7 @@
  *
  *   node --experimental-strip-types bench/incremental-fifo-average.ts [spotFills]   (default 1000000)
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureRawTables } from '../src/extract/sync.ts';
@@ -19,7 +19,7 @@ import { buildModels } from '../src/models/build.ts';
 import { SQL_DIR } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
-import { cachedBuildData, copyBuildData } from './build-data.ts';
+import { cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
 import { appendNightlyDay } from './nightly-day.ts';
 
 const MODELS = ['intermediate.int_spot_fifo_segments', 'intermediate.int_spot_average_cost'] as const;
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     for (const [label, value] of rows) process.stdout.write(`${label.padEnd(width)}  ${value}\n`);
   } finally {
     db.close();
-    for (const suffix of ['', '.wal']) rmSync(`${file}${suffix}`, { force: true });
+    removeDatabaseFiles(file);
   }
 }
 

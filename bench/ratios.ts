@@ -14,20 +14,20 @@
  *
  * The nightly row: what `exledger build` costs after one more day of fills and the day's futures
  * account snapshot (bench/nightly-day.ts, logged as a sync logs them) is appended to the 10M
- * history already built by the build-10m row: an incremental build. Its baselines: reading, casting and sorting the new day's spot fills
- * (what an incremental build must at least do), and the whole history's.
+ * history already built by the build-10m row: an incremental build. Its baselines: reading,
+ * casting and sorting the new day's spot fills (what an incremental build must at least do), and
+ * the whole history's.
  *
  * Inputs are the cached raw databases of bench/build-data.ts (generated once, not measured); every
  * measured command gets a fresh copy (both the build and the baseline write into theirs). The load
  * average at the start of each measurement is printed beside it: the machine is shared.
  */
-import { rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../src/store/database.ts';
 import { BUILD_SCENARIOS, runBuild, type BuildRun, type BuildScenario } from './build.ts';
-import { BENCH_DATA_DIR, cachedBuildData, copyBuildData } from './build-data.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
 import { measureExport } from './export.ts';
 import type { MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
@@ -208,7 +208,7 @@ async function measureBaseline(source: string, copyName: string, sinceMs: number
   const load = currentLoad();
   const run = await measureSortBaseline(work, 'bench_sort_baseline', sinceMs, timeoutSeconds);
   // The copy is only the raw history and the baseline's table: not kept.
-  for (const suffix of ['', '.wal']) rmSync(`${work}${suffix}`, { force: true });
+  removeDatabaseFiles(work);
   if (run.output === undefined) console.log(`baseline on ${copyName} gave no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
   else console.log(`baseline on ${copyName}: ${run.output.rows.toLocaleString('en-US')} rows, ${run.wallSeconds.toFixed(1)} s, of which the statement ${(run.output.ms / 1000).toFixed(1)} s (load ${load.toFixed(1)})`);
   return { run, figure: figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, load, timeoutSeconds) };

@@ -10,14 +10,15 @@
  *
  *   node --import tsx bench/write-floor.ts <built database> <new database file>
  *
- * opens the built database (it only reads it), with a DuckDB memory_limit of 16 GB rather than the build's
- * 4 GB: a temp table holds one whole table in memory (10M rows of int_spot_trades are ~4 GB), and
- * should not spill to disk. Prints one JSON line: each table's rows, columns and ms, and their total.
+ * opens the built database (it only reads it), with a DuckDB memory_limit of 16 GB rather than
+ * the build's 4 GB: a temp table holds one whole table in memory (10M rows of int_spot_trades are
+ * ~4 GB), and should not spill to disk. Prints one JSON line: each table's rows, columns and ms, and their total.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../src/store/database.ts';
+import { removeDatabaseFiles } from './build-data.ts';
 import { measureScript, type MeasuredScript } from './measure-command.ts';
 
 /** One table written. */
@@ -42,7 +43,7 @@ const MODEL_SCHEMAS = ['staging', 'intermediate', 'marts'];
 
 /** Writes every model table of the open database `db` into `target` (a new file), timing each write. */
 export async function measureWriteFloor(db: Database, target: string): Promise<WriteFloorOutput> {
-  for (const suffix of ['', '.wal']) rmSync(`${target}${suffix}`, { force: true });
+  removeDatabaseFiles(target);
   await db.run(`attach '${target.replaceAll("'", "''")}' as write_floor`);
   const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(
     `select schema_name, table_name, count(*) as columns
@@ -65,7 +66,7 @@ export async function measureWriteFloor(db: Database, target: string): Promise<W
   }
   await db.run('drop table if exists write_floor_source');
   await db.run('detach write_floor');
-  for (const suffix of ['', '.wal']) rmSync(`${target}${suffix}`, { force: true });
+  removeDatabaseFiles(target);
   return {
     tables: measured,
     totalMs: measured.reduce((sum, table) => sum + table.ms, 0),
