@@ -38,7 +38,8 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
   ]);
   const out = [`sync ${outcome.runId}: ${outcome.status}`, ...formatTextTable(header, rows, { alignRight: header.map((_, column) => column >= 3) })];
   for (const result of outcome.results) {
-    if (result.errorMessage !== null) out.push(`error in ${result.account}/${result.stream}: ${result.errorMessage}`);
+    // A stream stopped by a signal says so in the table; the stop itself is the command's one error line.
+    if (result.errorMessage !== null && result.status !== 'interrupted') out.push(`error in ${result.account}/${result.stream}: ${result.errorMessage}`);
     for (const warning of result.warnings) out.push(`note in ${result.account}/${result.stream}: ${warning}`);
   }
   out.push(...formatDrift(outcome.drift));

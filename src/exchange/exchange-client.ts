@@ -44,6 +44,12 @@ export interface ExchangeClientOptions {
   locale?: string;
   /** Called after every HTTP attempt (for counters and request logs). */
   onAttempt?: (event: AttemptEvent) => void;
+  /**
+   * Stops the work (SIGINT, SIGTERM): once aborted, a call makes no further attempt, a retry's
+   * backoff ends at once, and the call fails with the signal's reason (an InterruptedError).
+   * A request already sent is let finish (within timeoutMs), then dropped.
+   */
+  signal?: AbortSignal;
 }
 
 /** One HTTP attempt, as reported to `onAttempt`. */
@@ -125,6 +131,7 @@ export class ExchangeClient {
           await this.budget.rateLimited(endpoint, this.uidScope);
         }
       },
+      this.options.signal,
     );
   }
 

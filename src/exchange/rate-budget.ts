@@ -120,6 +120,8 @@ class WeightBucket {
     private readonly requestWeight: number,
     private readonly waiting: WaitCounter,
     private readonly onLearned: () => void,
+    /** Why the budget was closed (see RateBudget.close), once it is. */
+    private readonly closedBy: () => unknown,
   ) {
     const budget = group.quota * options.utilization;
     // At least one and a half requests: a request waiting for tokens is released on a refill
@@ -151,9 +153,13 @@ class WeightBucket {
       this.forgetBefore(now - this.group.windowMs);
       return task();
     });
-    // A job dropped by close() never runs: it no longer waits either.
-    scheduled.catch(release);
-    return scheduled;
+    // A job dropped by close() never runs: it no longer waits either, and fails with the reason
+    // the budget was closed for (an InterruptedError when a signal stopped the work), not with
+    // bottleneck's own "This limiter has been stopped".
+    return scheduled.catch((error: unknown) => {
+      release();
+      throw error instanceof Bottleneck.BottleneckError ? (this.closedBy() ?? error) : error;
+    });
   }
 
   /** Weight released in the last window less what the exchange refused (what it counted when it said 429). */
@@ -272,6 +278,8 @@ export class RateBudget {
   };
   private ticker: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The reason given to close(), what requests refused from then on fail with. */
+  private closeReason: unknown;
   /** Requests scheduled and not yet released by their bucket. */
   private waiting = 0;
   private readonly counter: WaitCounter = {
@@ -295,7 +303,7 @@ export class RateBudget {
    * requests waiting for the same budget, those of a lower rank (see `ranked`) go first. Refused once closed.
    */
   run<T>(endpoint: EndpointId, uidScope: string, task: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new Error(`${endpoint}: not sent, the rate budget is closed (the work was stopped)`));
+    if (this.closed) return Promise.reject(this.closeReason ?? new Error(`${endpoint}: not sent, the rate budget is closed (the work was stopped)`));
     const spec = ENDPOINTS[endpoint];
     // Read here, in the caller's async context (inside bottleneck's callbacks it is lost).
     const rank = this.currentRank();
@@ -370,8 +378,13 @@ export class RateBudget {
     return [...this.buckets.values()].map((bucket) => bucket.stats());
   }
 
-  /** Stops the refill timer and the limiters; pending requests are dropped. Calling it again is harmless. */
-  async close(): Promise<void> {
+  /**
+   * Stops the refill timer and the limiters; pending requests are dropped. Calling it again is
+   * harmless. Requests dropped or refused from then on fail with `reason` when one is given (the
+   * abort signal's InterruptedError), so the stop is told as a stop, not as a library's error.
+   */
+  async close(reason?: unknown): Promise<void> {
+    this.closeReason ??= reason;
     this.closed = true;
     if (this.ticker !== undefined) clearInterval(this.ticker);
     this.ticker = undefined;
@@ -389,7 +402,7 @@ export class RateBudget {
     const id = key(scope, endpoint);
     let bucket = this.buckets.get(id);
     if (bucket === undefined) {
-      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight, this.counter, this.notifyLearned);
+      bucket = new WeightBucket(scope, endpoint, this.group(base), this.options, weight, this.counter, this.notifyLearned, () => this.closeReason);
       const adopted = this.adopted.get(id);
       if (adopted !== undefined) bucket.adopt(adopted, Date.now());
       this.buckets.set(id, bucket);

@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { ExledgerError, RateLimitError } from '../errors.ts';
+import { ExledgerError, InterruptedError, RateLimitError } from '../errors.ts';
 
 /**
  * The one retry layer. Faults the exchange recovers from (5xx, resets, timeouts, malformed
@@ -35,13 +35,19 @@ export interface RetryEvent {
   willRetry: boolean;
 }
 
-/** Runs `attempt` until it succeeds, fails with a final error, or the retry budget runs out. */
+/**
+ * Runs `attempt` until it succeeds, fails with a final error, or the retry budget runs out.
+ * Once `signal` is aborted no further attempt starts and a backoff wait ends at once: the call
+ * fails with the signal's reason (an InterruptedError), whatever the attempt in flight did.
+ */
 export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   options: RetryOptions,
   onFailedAttempt?: (event: RetryEvent) => void | Promise<void>,
+  signal?: AbortSignal,
 ): Promise<T> {
   return pRetry(attempt, {
+    signal,
     retries: options.retries,
     minTimeout: options.minTimeoutMs,
     maxTimeout: options.maxTimeoutMs,
@@ -51,11 +57,14 @@ export async function withRetry<T>(
     shouldConsumeRetry: ({ error }) => !(error instanceof RateLimitError),
     shouldRetry: ({ error }) => isRetryable(error),
     onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+      // A stop is not a failed attempt (p-retry reports it as one before it gives up).
+      if (signal?.aborted === true || error instanceof InterruptedError) return;
       await onFailedAttempt?.({ error, attemptNumber, willRetry: isRetryable(error) && retriesLeft > 0 });
     },
   });
 }
 
 function isRetryable(error: Error): boolean {
-  return error instanceof ExledgerError && error.isRetryable;
+  // A stop is final for the request (InterruptedError is retryable only as a whole command).
+  return error instanceof ExledgerError && error.isRetryable && !(error instanceof InterruptedError);
 }

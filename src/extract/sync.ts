@@ -1,7 +1,7 @@
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
 import type { AccountConfig } from '../config/config.ts';
-import { DataError, ExchangeError, ExledgerError } from '../errors.ts';
+import { DataError, ExchangeError, ExledgerError, InterruptedError } from '../errors.ts';
 import { ExchangeClient, type ExchangeClientOptions } from '../exchange/exchange-client.ts';
 import type { RateBudget } from '../exchange/rate-budget.ts';
 import { stringifyJsonLossless } from '../exchange/lossless-json.ts';
@@ -202,6 +202,9 @@ async function syncStream(
   try {
     if (plan.fullRefresh) await resetStream(env.db, account.name, stream.name, stream.name);
     const partitions = stream.partitions.kind === 'spot-symbols' ? partitionsOf(stream.partitions, await spotSymbols()) : partitionsOf(stream.partitions, []);
+    // Discovery waits for other streams: stopped meanwhile, it found nothing because they were
+    // stopped, and this stream is stopped too (not "ok, no symbols to read").
+    env.signal?.throwIfAborted();
     if (partitions.length === 0) {
       result.warnings.push('no spot symbols to read: discovery found none (sync currencies, spot_assets and funding_bills first) and none are configured (sync.spotSymbols, --spot-symbols)');
     }
@@ -342,15 +345,27 @@ async function syncStream(
     }
     result.status = 'ok';
   } catch (error) {
-    // Stopped by a signal: not a failure of the stream; the next sync continues from its cursor.
-    result.status = env.signal?.aborted === true ? 'interrupted' : 'failed';
-    result.errorMessage = error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error).message}`;
-    if (!(error instanceof ExledgerError)) result.warnings.push((error as Error).stack ?? '');
+    if (env.signal?.aborted === true) {
+      // Stopped by a signal: not a failure of the stream; the next sync continues from its
+      // cursor. Whatever the stop made fail on its way (a request dropped by the budget, a
+      // backoff cut short) is the stop, told by its reason ("interrupted by SIGTERM").
+      result.status = 'interrupted';
+      result.errorMessage = interruptionOf(env.signal).message;
+    } else {
+      result.status = 'failed';
+      result.errorMessage = error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error).message}`;
+      if (!(error instanceof ExledgerError)) result.warnings.push((error as Error).stack ?? '');
+    }
   }
   result.finishedAtMs = Date.now();
   await writeRun(env.db, result);
   env.progress?.finish(account.name, stream.name, result);
   return result;
+}
+
+/** What stopped the sync: the signal's reason (an InterruptedError), or one said in its words. */
+function interruptionOf(signal: AbortSignal): ExledgerError {
+  return signal.reason instanceof ExledgerError ? signal.reason : new InterruptedError('abort', 'interrupted');
 }
 
 function undeclaredList(found: ReadonlyMap<string, JsonType>): { path: string; jsonType: JsonType }[] {

@@ -14,6 +14,8 @@ import { requireDatabase } from './paths.ts';
 export interface BuildHooks {
   /** Told as each model finishes (ok, failed or skipped). */
   onModel?: (result: ModelResult, index: number, total: number) => void;
+  /** Once aborted, no further model starts (see BuildOptions.signal). */
+  signal?: AbortSignal;
 }
 
 /** What a build builds: the selected models (src/models/select.ts), every one by default; whole with fullRefresh. */
@@ -37,7 +39,7 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
       await ensureRawTables(db, streams);
-      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true }));
+      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true, signal: request.signal }));
       // Checkpoint here, not silently at close: a full disk is told now (the models are
       // committed in the WAL either way, and the next open replays it).
       await db.checkpoint().catch((error: unknown) => {

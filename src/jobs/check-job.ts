@@ -21,6 +21,8 @@ export interface CheckHooks {
   onTest?: (result: TestResult, index: number, total: number) => void;
   /** Told once the results are recorded beside the database, or could not be. */
   onRecorded?: (record: CheckRecord) => void;
+  /** Once aborted, no further test starts, and nothing is recorded (see CheckOptions.signal). */
+  signal?: AbortSignal;
 }
 
 /** What a check runs: the tests of the selected models (src/models/select.ts), every test by default. */
@@ -42,7 +44,7 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
   const db = await Database.open(config.db, { readOnly: true });
   let results: TestResult[];
   try {
-    results = await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude }));
+    results = await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude, signal: request.signal }));
   } finally {
     db.close();
   }

@@ -21,6 +21,8 @@ export interface ReportHooks {
   onRows?: (report: string, sheet: string, written: number, total: number) => void;
   /** Extra lines for every Summary's notes (e.g. the checks of the run that writes them). */
   notes?: readonly string[];
+  /** Once aborted, no further workbook is started: the job throws the signal's reason; the workbooks written stay. */
+  signal?: AbortSignal;
 }
 
 /** What the report job writes from: declarations, given as arguments (src/export imports neither pipelines/ nor reports/). */
@@ -104,6 +106,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
     removeLeftoverWorkbooks(config.reports.outDir);
     const results: ReportResult[] = [];
     for (const report of reports) {
+      hooks.signal?.throwIfAborted();
       const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label}${scope.account === undefined ? '' : ` (account ${scope.account})`} in ${config.reports.outDir}`, () =>
         writeReport(db, report, {
           period,

@@ -167,6 +167,12 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       // caller's: no step after it can do better. Later, a database held by another process is
       // a failed step like any other.
       if (name === 'sync' && (error instanceof ConfigError || error instanceof AuthError || error instanceof DatabaseBusyError || error instanceof InterruptedError)) throw error;
+      // Stopped by a signal: the step did not fail, it was stopped (between models, tests or
+      // workbooks; what it finished stays), and whatever the stop made fail on its way is the stop.
+      if (interrupted()) {
+        record({ step: name, status: 'skipped', detail: stopReason(), ms: performance.now() - started });
+        return false;
+      }
       record({ step: name, status: 'failed', detail: error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error)?.message ?? String(error)}`, ms: performance.now() - started });
       // A full disk stops the run: every later step writes too (the published copy sits beside
       // the database). It is the run's one error; what was done before it stays.
@@ -180,6 +186,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     }
   };
   const interrupted = () => options.signal?.aborted === true;
+  const stopReason = () => (options.signal?.reason instanceof InterruptedError ? options.signal.reason.message : 'interrupted');
 
   try {
     await step(
@@ -210,7 +217,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     const notes: string[] = [];
     const built = await step(
       'build',
-      () => buildJob(config, catalog.streams, options.build),
+      () => buildJob(config, catalog.streams, { ...options.build, signal: options.signal }),
       (results) => {
         const failed = results.filter((result) => result.status !== 'ok');
         for (const result of failed) notes.push(`Model ${result.id} was ${result.status === 'failed' ? 'not rebuilt (it failed)' : 'skipped'} in this run: its figures are from the previous build.`);
@@ -225,7 +232,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
 
     await step(
       'check',
-      () => checkJob(config, options.check),
+      () => checkJob(config, { ...options.check, signal: options.signal }),
       (results) => {
         const failed = results.filter((result) => result.status !== 'pass');
         if (failed.length === 0) notes.push(`Checks: all ${results.length} SQL tests passed in this run.`);
@@ -240,7 +247,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
 
     await step(
       'reports',
-      () => reportJob(config, catalog, period, { ...options.report, notes }),
+      () => reportJob(config, catalog, period, { ...options.report, notes, signal: options.signal }),
       // Rows a CSV leaves out (the journal's amounts without a price) are said, not a failure of the
       // run: the workbook lists them and the prices file is the operator's to complete.
       (results) => ({
@@ -261,6 +268,9 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       () => publishJob(config),
       (result) => ({ status: 'ok', detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)` }),
     );
+    // A stop asked for during the last step is still a stop (exit 130, as a scheduler expects
+    // of `systemctl stop`), even though nothing was left undone.
+    if (interrupted()) return finish('interrupted');
     return finish(steps.every((result) => result.status === 'ok') ? 'ok' : 'partial');
   } finally {
     runLock.release();

@@ -83,7 +83,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
   const budget = new RateBudget(config.budget);
   // Stopped by a signal: requests still waiting for weight are dropped at once (they fail, and
   // their windows stay unread), so the sync ends within a request's time, not a budget's.
-  const stopWaiting = () => void budget.close();
+  const stopWaiting = () => void budget.close(hooks.signal?.reason);
   hooks.signal?.addEventListener('abort', stopWaiting, { once: true });
   try {
     const clientOptions = {
@@ -93,6 +93,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
       timeoutMs: config.timeoutMs,
       deadlineMs: config.deadlineMs,
       maxResponseBytes: config.maxResponseBytes,
+      signal: hooks.signal,
     };
     // Preflight: an unreachable address or a refused key fails here, before the database is touched.
     await whilePending('sync: checking that the exchange answers (spot.assets)', async () => {

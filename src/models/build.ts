@@ -42,6 +42,11 @@ export interface BuildOptions {
   fullRefresh?: boolean;
   /** Called as each model finishes, for progress lines. */
   onResult?: (result: ModelResult, index: number, total: number) => void;
+  /**
+   * Once aborted, no further model starts: the build throws the signal's reason (an
+   * InterruptedError) before the next one; every model built before it stays. @default none
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -78,7 +83,7 @@ export async function buildModels(db: Database, settings: ModelSettings, options
   };
   const restoreStorage = await useBuildStorageSettings(db);
   try {
-    await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), context, report);
+    await buildProject(db, project.macros, models, new Map(project.models.map((model) => [model.id, model])), context, report, options.signal);
   } finally {
     // After a full disk every statement fails with that same error: the build's own one is told.
     await restoreStorage().catch((error: unknown) => {
@@ -119,7 +124,15 @@ function readersOf(models: readonly Model[]): Map<string, string[]> {
   return readers;
 }
 
-async function buildProject(db: Database, macros: readonly MacroFile[], models: readonly Model[], byId: ReadonlyMap<string, Model>, context: BuildContext, report: (result: ModelResult) => void): Promise<void> {
+async function buildProject(
+  db: Database,
+  macros: readonly MacroFile[],
+  models: readonly Model[],
+  byId: ReadonlyMap<string, Model>,
+  context: BuildContext,
+  report: (result: ModelResult) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   for (const macro of macros) {
     const started = performance.now();
     try {
@@ -134,6 +147,7 @@ async function buildProject(db: Database, macros: readonly MacroFile[], models: 
   const failed = new Map<string, string>();
   const building = new Set(models.map((model) => model.id));
   for (const model of models) {
+    signal?.throwIfAborted();
     const blocker = model.references.find((reference) => failed.has(reference));
     if (blocker !== undefined) {
       failed.set(model.id, blocker);

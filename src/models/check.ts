@@ -33,6 +33,8 @@ export interface CheckOptions {
   /** Offending rows shown per failing test. @default 5 */
   sampleSize?: number;
   onResult?: (result: TestResult, index: number, total: number) => void;
+  /** Once aborted, no further test starts: the check throws the signal's reason (an InterruptedError). @default none */
+  signal?: AbortSignal;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function checkModels(db: Database, options: CheckOptions = {}): Pro
   const sampleSize = options.sampleSize ?? 5;
   const results: TestResult[] = [];
   for (const test of tests) {
+    options.signal?.throwIfAborted();
     const started = performance.now();
     const query = test.sql.trim().replace(/;\s*$/, '');
     let result: TestResult;
