@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/store/database.ts';
 import { BIN, cronEnvironment, REPO, runCli, startCli, waitForSignalHandler } from './support/cli-process.ts';
+import { crontabJob, INSTALLED_AT } from './support/deploy-files.ts';
 import { startSandboxProcess, type SandboxProcess, type SandboxRequest } from './support/sandbox-process.ts';
 
 /**
@@ -38,14 +39,13 @@ function lastClosedMonth(): string {
 }
 
 /**
- * A folder set up as an operator would: exledger installed in it (node_modules/.bin/exledger,
- * which `npx exledger` finds), a config file, and a home of its own for the service user.
+ * A folder set up as an operator would: the checkout exledger runs from (src/ of this one, so
+ * `src/cli/exledger.js` is the installed executable, as deploy/crontab starts it), a config file,
+ * and a home of its own for the service user.
  */
 function createInstallFolder(settings: object): { dir: string; home: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-deployed-'));
-  mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(REPO, path.join(dir, 'node_modules', 'exledger'));
-  symlinkSync(path.join('..', 'exledger', 'src', 'cli', 'exledger.js'), path.join(dir, 'node_modules', '.bin', 'exledger'));
+  symlinkSync(path.join(REPO, 'src'), path.join(dir, 'src'));
   writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(settings, null, 2));
   const home = path.join(dir, 'home');
   mkdirSync(home);
@@ -135,18 +135,21 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     }
   });
 
-  it("the README's cron line, as written: exit 0, the four workbooks, the published copy, a run log, an empty cron-errors.log and no lock", async () => {
-    const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
-    const line = /^15 2 \* \* \* (cd \/srv\/exledger && npx exledger run >\/dev\/null 2>>\/srv\/exledger\/logs\/cron-errors\.log)$/m.exec(readme);
-    expect(line, "the README's cron line").not.toBeNull();
-    // The crontab's own settings (README), as cron passes them to the job.
-    const crontabEnvironment = Object.fromEntries([...readme.matchAll(/^([A-Z_]+)=(\S+)\s*$/gm)].filter(([, name]) => name!.startsWith('NPM_CONFIG_')).map(([, name, value]) => [name!, value!]));
+  it('deploy/crontab, as written: exit 0, the four workbooks, the published copy, a run log, an empty cron-errors.log and no lock', async () => {
+    const job = crontabJob();
+    expect(job.command).toMatch(new RegExp(`^cd ${INSTALLED_AT} && exec src/cli/exledger\\.js run >/dev/null 2>>logs/cron-errors\\.log$`));
+    // No npm between cron and exledger: nothing resolves the name, nothing stands between a signal and the work.
+    expect(job.command).not.toMatch(/\bnpx?\b/);
     mkdirSync(path.join(dir, 'logs'), { recursive: true });
-    const command = line![1]!.replaceAll('/srv/exledger', dir);
-    // The user's own HOME, as cron gives it (its ~/.npmrc included), not the install folder's.
-    expect(Object.keys(crontabEnvironment).sort()).toEqual(['NPM_CONFIG_LOGLEVEL', 'NPM_CONFIG_UPDATE_NOTIFIER']);
+    const command = job.command.replaceAll(INSTALLED_AT, dir);
+    // The crontab's own settings as cron passes them to the job (its PATH, with node's folder if
+    // node is elsewhere, as the crontab's comment asks), and the user's own HOME.
+    expect(Object.keys(job.environment)).toEqual(['PATH']);
+    const paths = job.environment.PATH!.split(':');
+    const nodeFolder = path.dirname(process.execPath);
+    const PATH = (paths.includes(nodeFolder) ? paths : [nodeFolder, ...paths]).join(':');
     const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn('/bin/sh', ['-c', command], { env: cronEnvironment({ ...env, HOME: os.homedir(), ...crontabEnvironment }), stdio: 'ignore' });
+      const child = spawn('/bin/sh', ['-c', command], { env: { ...env, HOME: os.homedir(), PATH }, stdio: 'ignore' });
       child.on('error', reject);
       child.on('close', resolve);
     });

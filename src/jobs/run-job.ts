@@ -170,7 +170,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       // Stopped by a signal: the step did not fail, it was stopped (between models, tests or
       // workbooks; what it finished stays), and whatever the stop made fail on its way is the stop.
       if (interrupted()) {
-        record({ step: name, status: 'skipped', detail: stopReason(), ms: performance.now() - started });
+        record({ step: name, status: 'interrupted', detail: `${stopReason()}; what it finished stays`, ms: performance.now() - started });
         return false;
       }
       record({ step: name, status: 'failed', detail: error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error)?.message ?? String(error)}`, ms: performance.now() - started });
@@ -194,7 +194,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       () => syncJob(config, catalog.streams, {}, { ...options.sync, signal: options.signal }),
       (outcome) => {
         const failed = outcome.results.filter((result) => result.status !== 'ok');
-        const status = outcome.status === 'ok' ? 'ok' : outcome.status === 'partial' ? 'partial' : 'failed';
+        const status = outcome.status === 'ok' ? 'ok' : outcome.status === 'partial' ? 'partial' : outcome.status === 'interrupted' ? 'interrupted' : 'failed';
         const detail =
           outcome.status === 'interrupted'
             ? `interrupted: ${failed.map((result) => `${result.account} ${result.stream}`).join(', ')} stopped; what they read is committed`

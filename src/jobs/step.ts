@@ -1,5 +1,5 @@
 /** How one step of a job ended (after kysely's migrator: a result per step, not a throw halfway). */
-export type StepStatus = 'ok' | 'partial' | 'failed' | 'skipped';
+export type StepStatus = 'ok' | 'partial' | 'failed' | 'skipped' | 'interrupted';
 
 /** The steps of the nightly run, in order. */
 export type StepName = 'sync' | 'build' | 'check' | 'reports' | 'publish';
