@@ -130,8 +130,11 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
             { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
           )),
         );
-        await refreshStaging(db);
-        const drift = await readDrift(db, chosen, config.accounts.map((account) => account.name));
+        // Stopped by a signal: out as soon as what was read is committed (systemd waits, then
+        // kills). The staging views and the drift report are the next sync's to bring up to date.
+        const stopped = hooks.signal?.aborted === true;
+        if (!stopped) await refreshStaging(db);
+        const drift = stopped ? [] : await readDrift(db, chosen, config.accounts.map((account) => account.name));
         // Checkpoint here, not silently at close: a full disk is told now.
         await db.checkpoint();
         return { runId, status: statusOf(results, hooks.signal), results, recoveredRuns, drift };
