@@ -71,7 +71,7 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
     // On stderr too, so cron's mail (or a wrapper that watches stderr) says the run did not finish.
     if (outcome.status === 'failed') output.error(`error: the run failed: ${outcome.steps.find((step) => step.status === 'failed')?.detail ?? 'see the summary'}`);
     if (outcome.status === 'interrupted') {
-      output.error(`error: ${signal.aborted ? (signal.reason as Error).message : 'interrupted'}: the run stopped; what was committed stays\n  fix: run exledger run again: it continues from there`);
+      output.error(`error: ${signal.aborted ? (signal.reason as Error).message : 'interrupted'}: the run stopped; what was committed stays\n  fix: run the same command again: it continues from there`);
     }
     return { exitCode: runExitCode(outcome.status), details: { log: log.file, ...(log.failure === undefined ? {} : { logError: log.failure.message }), ...runJson(outcome) } };
   } catch (error) {
