@@ -20,6 +20,8 @@ import { startSandboxProcess, type SandboxProcess } from './support/sandbox-proc
  * The client's budget binds (referral totals weigh 20; 60 per second leaves room for 3 a second,
  * while the sync reads 8 windows ahead), so when the signal comes requests are waiting in the
  * rate limiter: the moment that printed bottleneck's "This limiter has been stopped" before.
+ * Each test takes two starts of exledger and a second or two of sync; on a loaded machine a start
+ * takes many seconds, hence the long timeouts (nothing here is timed).
  */
 
 /** systemd's PATH for services, with the folder of this node in front when it is elsewhere (as the unit's node would be found). */
@@ -155,7 +157,7 @@ describe('stops are clean: the systemd unit as written, and a sync, stopped whil
       expect(result.stdout).toMatch(/^run: INTERRUPTED \(exit 130\)/m);
       expect(runLogs(folder)).toMatch(new RegExp(` error: interrupted by ${signal}: the run stopped; what was committed stays\\n`));
       await expectCleanStop(folder, result, signal, exchange.settings);
-    });
+    }, 180_000);
   }
 
   it('SIGTERM to exledger sync while requests wait for the rate budget: the same clean stop', async () => {
@@ -169,5 +171,5 @@ describe('stops are clean: the systemd unit as written, and a sync, stopped whil
     expect(result.stdout).toMatch(/^main +affiliate_referrals +interrupted /m);
     expect(result.stderr).toMatch(/^error: interrupted by SIGTERM: the sync stopped; what it read is committed\n {2}fix: /m);
     await expectCleanStop(folder, result, 'SIGTERM', exchange.settings);
-  });
+  }, 180_000);
 });
