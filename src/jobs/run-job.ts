@@ -259,7 +259,10 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     await step(
       'publish',
       () => publishJob(config),
-      (result) => ({ status: 'ok', detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)` }),
+      (result) => ({
+        status: 'ok',
+        detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)${result.checkResultsError === undefined ? '' : `; the check results could not be copied beside it (${result.checkResultsError}): exledger docs on it shows none`}`,
+      }),
     );
     return finish(steps.every((result) => result.status === 'ok') ? 'ok' : 'partial');
   } finally {
