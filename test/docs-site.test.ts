@@ -6,7 +6,9 @@ import { Resvg } from '@resvg/resvg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FONT_SIZE, labelWidth, layoutLineage, type LineageLayout } from '../src/docs/lineage.ts';
 import { checkResultsPath, readCheckResults, recordCheckResults, type CheckResultsFile } from '../src/models/check-results.ts';
+import { rawInputs } from '../src/models/incremental.ts';
 import { loadProject, type Model } from '../src/models/project.ts';
+import { splitColumnComment } from '../src/store/comments.ts';
 import { Database } from '../src/store/database.ts';
 import { runCli } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
@@ -28,6 +30,14 @@ const CONFIG = {
 };
 
 const project = loadProject();
+/** The raw tables the staging models read (`raw.<stream>`): where the lineage starts, a page each. */
+const SOURCES = [...new Set(project.models.flatMap((model) => rawInputs(model).tables.map((table) => `raw.${table}`)))].sort();
+/** Every table and column of every schema of a database that lacks a comment (`schema.table`, `schema.table.column`). */
+const UNCOMMENTED = `SELECT schema_name || '.' || table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND coalesce(comment, '') = ''
+  UNION ALL SELECT schema_name || '.' || table_name || '.' || column_name FROM duckdb_columns() WHERE database_name = current_database() AND coalesce(comment, '') = ''`;
+/** Tables and columns by schema, of the database's own tables (not DuckDB's catalog). */
+const COLUMNS_BY_SCHEMA = `SELECT schema_name AS schema, count(DISTINCT table_name)::INTEGER AS tables, count(*)::INTEGER AS columns FROM duckdb_columns()
+  WHERE database_name = current_database() GROUP BY schema_name ORDER BY schema_name`;
 const MONO = path.join(path.dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 
 /** Undoes escapeHtml (and nothing else), to compare a page's text with its source. */
@@ -67,9 +77,9 @@ function expectNoOverlap(boxes: readonly { x: number; y: number; width: number; 
 /** The models a model's page links as upstream and downstream. */
 function neighboursOf(html: string): { upstream: string[]; downstream: string[] } {
   const list = (heading: string) => {
-    const section = new RegExp(`<h3>${heading} <small>[^<]*</small></h3>(<ul class="links">(.*?)</ul>|<span class="muted">none</span>)`).exec(html);
+    const section = new RegExp(`<h3>${heading} <small>[^<]*</small></h3>(<ul class="links">(.*?)</ul>|<span class="muted">[^<]*</span>)`).exec(html);
     expect(section, heading).not.toBeNull();
-    return [...(section![2] ?? '').matchAll(/<a href="\.\.\/models\/([^"]+)\.html"><code>([^<]+)<\/code><\/a>/g)].map((match) => {
+    return [...(section![2] ?? '').matchAll(/<a href="\.\.\/(?:models|sources)\/([^"]+)\.html"><code>([^<]+)<\/code><\/a>/g)].map((match) => {
       expect(match[1]).toBe(match[2]);
       return match[2]!;
     });
@@ -195,11 +205,28 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('every table and every column of every schema (meta, raw, settings, staging, intermediate, marts) has a comment; the raw ones say what the stream declaration says', async () => {
+    const schemas = await queryDatabase<{ schema: string; tables: number; columns: number }>(database(), COLUMNS_BY_SCHEMA);
+    expect(schemas.map((row) => row.schema)).toEqual(['intermediate', 'marts', 'meta', 'raw', 'settings', 'staging']);
+    for (const row of schemas) expect(row.columns, row.schema).toBeGreaterThan(row.tables);
+    expect(await queryDatabase(database(), UNCOMMENTED)).toEqual([]);
+    // A raw table: the stream's description, its endpoint, its declared fields; units split off as the docs and the export read them.
+    const [table] = await queryDatabase<{ comment: string }>(database(), "SELECT comment FROM duckdb_tables() WHERE schema_name = 'raw' AND table_name = 'spot_fills'");
+    expect(table!.comment).toMatch(/^Spot trade executions, one row per fill, as the exchange endpoint spot\.fills sent it: /);
+    const columns = await queryDatabase<{ column_name: string; comment: string }>(database(), "SELECT column_name, comment FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'spot_fills'");
+    const meaning = Object.fromEntries(columns.map((column) => [column.column_name, splitColumnComment(column.comment)]));
+    expect(meaning._event_ms).toEqual({ description: 'Time of the record: its cTime', unit: 'ms since 1970-01-01 UTC' });
+    expect(meaning._record!.description).toContain('fillPrice (amount, optional), fillQuantity (amount)');
+    expect(meaning._key).toEqual({ description: "Identity of the record within the account: the record's fillId", unit: null });
+    const [covered] = await queryDatabase<{ comment: string }>(database(), "SELECT comment FROM duckdb_columns() WHERE schema_name = 'meta' AND table_name = 'cursors' AND column_name = 'covered_until_ms'");
+    expect(splitColumnComment(covered!.comment).unit).toBe('ms since 1970-01-01 UTC');
+  });
+
   it('before any check, every test is "not run yet"; the summary line names pages, models and the folder', async () => {
     const docs = await cli(['docs']);
     expect(docs.code, docs.stderr).toBe(0);
     expect(docs.stderr).toBe('');
-    expect(docs.stdout).toMatch(new RegExp(`^docs: ${project.models.length + 1} pages, ${project.models.length} models \\(tests not run yet \\(run exledger check\\)\\) in docs-site/index\\.html \\(`));
+    expect(docs.stdout).toMatch(new RegExp(`^docs: ${project.models.length + SOURCES.length + 1} pages, ${project.models.length} models \\(tests not run yet \\(run exledger check\\)\\) in docs-site/index\\.html \\(`));
     const index = read('docs-site/index.html');
     expect(index).toContain('Test results: <strong>not run yet</strong>');
     expect(index).toContain(`<span class="status not-run">${project.tests.length} not run</span>`);
@@ -221,11 +248,13 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     expect(docs.code, docs.stderr).toBe(0);
     const details = JSON.parse(docs.stdout) as { command: string; ok: boolean; path: string; pages: number; models: number; tests: Record<string, number> };
     const statuses = (status: string) => checked.results.filter((result) => result.status === status).length;
-    expect(details).toMatchObject({ command: 'docs', ok: true, path: path.join(dir, 'site'), pages: project.models.length + 1, models: project.models.length, tests: { pass: statuses('pass'), fail: statuses('fail'), error: statuses('error'), 'not-run': 0 } });
+    expect(details).toMatchObject({ command: 'docs', ok: true, path: path.join(dir, 'site'), pages: project.models.length + SOURCES.length + 1, models: project.models.length, tests: { pass: statuses('pass'), fail: statuses('fail'), error: statuses('error'), 'not-run': 0 } });
 
     // Every model of the project has a page, linked from the index; nothing else is there.
-    expect(readdirSync(path.join(dir, 'site')).sort()).toEqual(['_docs.json', 'index.html', 'models', 'style.css']);
+    expect(readdirSync(path.join(dir, 'site')).sort()).toEqual(['_docs.json', 'index.html', 'models', 'sources', 'style.css']);
     expect(readdirSync(path.join(dir, 'site', 'models')).sort()).toEqual(project.models.map((model) => `${model.id}.html`).sort());
+    expect(readdirSync(path.join(dir, 'site', 'sources')).sort()).toEqual(SOURCES.map((id) => `${id}.html`));
+    expect(SOURCES.length).toBe(12);
     const index = read('site/index.html');
     for (const model of project.models) expect(index, model.id).toContain(`<a href="models/${model.id}.html"><code>${model.name}</code></a>`);
     expect(index).toContain(`on <code>${database()}</code>`);
@@ -240,8 +269,11 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
       // Row count, as `select count(*)` gives it.
       const rows = Number(counts.find((row) => row.model === model.id)!.n);
       expect(page, model.id).toContain(`<dt>rows</dt><dd><span class="rows">${rows.toLocaleString('en-US')}</span></dd>`);
-      // Upstream and downstream links: the model's references, and the models referencing it.
-      expect(neighboursOf(page), model.id).toEqual({ upstream: [...model.references].sort(), downstream: downstreamOf(model) });
+      // Upstream and downstream links: the raw tables it reads, then the model's references; the models referencing it.
+      const sources = rawInputs(model).tables.map((table) => `raw.${table}`);
+      expect(neighboursOf(page), model.id).toEqual({ upstream: [...sources, ...[...model.references].sort()], downstream: downstreamOf(model) });
+      // Every staging model reads raw tables, and only staging models do.
+      expect(sources.length > 0, model.id).toBe(model.layer === 'staging');
       // The SQL, escaped: unescaping the <pre> gives the file back.
       const sql = /<pre class="sql">([\s\S]*?)<\/pre>/.exec(page)![1]!;
       expect(unescapeHtml(sql), model.id).toBe(model.sql.trimEnd());
@@ -256,7 +288,7 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
       expect(() => new Resvg(svg, { font: { loadSystemFonts: false } }), model.id).not.toThrow();
       const boxes = boxesOf(svg);
       expect(boxes.map((box) => box.model), model.id).toContain(model.id);
-      for (const neighbour of [...model.references, ...downstreamOf(model)]) expect(boxes.map((box) => box.model), `${model.id}: ${neighbour}`).toContain(neighbour);
+      for (const neighbour of [...sources, ...model.references, ...downstreamOf(model)]) expect(boxes.map((box) => box.model), `${model.id}: ${neighbour}`).toContain(neighbour);
       expectNoOverlap(boxes, model.id);
       if (model.declaration === undefined) expect(page, model.id).toContain('not declared');
     }
@@ -276,15 +308,36 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     );
     expect(page).toContain(`<dt>grain</dt><dd>${fees.declaration!.grain}</dd>`);
 
-    // The whole lineage on the index: a box per model, none overlapping, well-formed.
+    // The whole lineage on the index: a box per raw table and per model, none overlapping, well-formed; the raw tables leftmost.
     const svg = svgOf(index);
     expect(() => new Resvg(svg, { font: { loadSystemFonts: false } })).not.toThrow();
     const boxes = boxesOf(svg);
-    expect(boxes.map((box) => box.model).sort()).toEqual(project.models.map((model) => model.id).sort());
+    expect(boxes.map((box) => box.model).sort()).toEqual([...SOURCES, ...project.models.map((model) => model.id)].sort());
     expectNoOverlap(boxes, 'index');
+    const rawRight = Math.max(...boxes.filter((box) => box.model.startsWith('raw.')).map((box) => box.x + box.width));
+    for (const box of boxes.filter((candidate) => !candidate.model.startsWith('raw.'))) expect(box.x, box.model).toBeGreaterThan(rawRight);
+    expect(svg).toContain('<text class="layer-heading" x="12" y="24">raw</text>');
+
+    // The lineage starts at the raw tables: staging.spot_fills names raw.spot_fills as its upstream, linked to its page,
+    // which shows the table's columns with the descriptions and units the sync wrote from the stream declaration.
+    const spotFills = read('site/models/staging.spot_fills.html');
+    expect(spotFills).toContain('<h3>Upstream <small>what it reads</small></h3><ul class="links"><li><a href="../sources/raw.spot_fills.html"><code>raw.spot_fills</code></a></li></ul>');
+    expect(boxesOf(svgOf(spotFills)).map((box) => box.model)).toContain('raw.spot_fills');
+    const rawPage = read('site/sources/raw.spot_fills.html');
+    expect(neighboursOf(rawPage).downstream).toEqual(['staging.spot_fills']);
+    const comments = await queryDatabase<{ column_name: string; data_type: string; comment: string }>(database(), "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'spot_fills' ORDER BY column_index");
+    const rawShown = [...rawPage.matchAll(/<tr data-column="([^"]+)"><td><code>[^<]*<\/code><\/td><td><code>([^<]*)<\/code><\/td><td>([^<]*)<\/td><td>([^<]*)<\/td><\/tr>/g)].map((match) => ({
+      name: match[1],
+      type: unescapeHtml(match[2]!),
+      description: unescapeHtml(match[3]!),
+      unit: unescapeHtml(match[4]!),
+    }));
+    expect(rawShown).toEqual(comments.map((column) => ({ name: column.column_name, type: column.data_type, ...splitColumnComment(column.comment), unit: splitColumnComment(column.comment).unit ?? '' })));
+    expect(rawShown.map((column) => column.name)).toEqual(['_account', '_partition', '_key', '_event_ms', '_record', '_run_id', '_fetched_at']);
+    expect(index).toContain('<a href="sources/raw.spot_fills.html"><code>spot_fills</code></a>');
 
     // No network: no script, and nothing loaded from elsewhere (links and sources are relative).
-    for (const file of ['index.html', 'style.css', ...project.models.map((model) => `models/${model.id}.html`)]) {
+    for (const file of ['index.html', 'style.css', ...project.models.map((model) => `models/${model.id}.html`), ...SOURCES.map((id) => `sources/${id}.html`)]) {
       const text = read(`site/${file}`);
       expect(text, file).not.toMatch(/<script|<iframe|@import/i);
       expect(text, file).not.toMatch(/(?:href|src|xlink:href)\s*=\s*["']?\s*(?:[a-z]+:)?\/\//i);
@@ -359,4 +412,32 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
       expect(currencies).toContain(`<p class="description">&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;quoted&#39;</p>`);
     }
   }, 60_000);
+  it('exledger run publishes the last check results beside the published copy: docs on the published copy shows them (pass counts, the failed test), not "not run yet"; its tables and columns keep every comment', async () => {
+    // The run's check fails the test the previous test broke (the duplicated row), and publishes anyway (a partial run).
+    const run = await cli(['run', '--json']);
+    const outcome = JSON.parse(run.stdout) as { published: { path: string; checkResults: string | null } | null };
+    const published = path.join(dir, 'data', 'exledger.published.duckdb');
+    expect(outcome.published, run.stderr).toMatchObject({ path: published, checkResults: path.join(dir, 'data', 'exledger.published.check-results.json') });
+    const checked = readCheckResults(database());
+    expect(checked.kind).toBe('recorded');
+    const results = checked.kind === 'recorded' ? checked.results.results : [];
+    const count = (status: string) => results.filter((result) => result.status === status).length;
+    expect(count('pass')).toBeGreaterThan(100);
+    expect(count('fail')).toBeGreaterThan(0);
+
+    const docs = await cli(['docs', '--db', published, '--out', 'published-site', '--json']);
+    expect(docs.code, docs.stderr).toBe(0);
+    expect(JSON.parse(docs.stdout)).toMatchObject({ tests: { pass: count('pass'), fail: count('fail'), error: count('error'), 'not-run': 0 } });
+    const index = read('published-site/index.html');
+    expect(index).not.toContain('not run yet');
+    expect(index).toContain(`<span class="status pass">${count('pass')} pass</span> <span class="status fail">${count('fail')} fail</span>`);
+    expect(index).toContain(`Test results: last <code>exledger check</code> ${checked.kind === 'recorded' ? checked.results.finishedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : ''} on <code>${database()}</code>, published with this copy (<code>${path.join(dir, 'data', 'exledger.published.check-results.json')}</code>).`);
+    const fees = read('published-site/models/marts.fees_monthly.html');
+    expect(fees).toContain('data-test="marts/fees_monthly_unique" data-status="fail"');
+    expect(fees).not.toContain('<span class="status not-run">');
+
+    // The published copy is the database's comments and all.
+    expect(await queryDatabase(published, UNCOMMENTED)).toEqual([]);
+    expect(await queryDatabase(published, COLUMNS_BY_SCHEMA)).toEqual(await queryDatabase(database(), COLUMNS_BY_SCHEMA));
+  }, 120_000);
 });

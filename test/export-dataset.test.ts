@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CSV_INSTANT, type DatasetManifest } from '../src/export/write-dataset.ts';
+import { CSV_INSTANT, KV_COLUMN, KV_MODEL, type DatasetManifest } from '../src/export/write-dataset.ts';
+import { loadProject } from '../src/models/project.ts';
 import { runCli } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 
@@ -25,6 +26,11 @@ const CONFIG = {
 };
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Each declared column's description and unit (null when it has none), by `<model>.<column>`: what the export must carry. */
+const DECLARED = new Map(
+  loadProject().models.flatMap((model) => (model.declaration?.columns ?? []).map((column) => [`${model.id}.${column.name}`, { description: column.description, unit: column.unit ?? null }] as const)),
+);
 
 /** Rows of a query as JSON objects (exact numbers as strings). */
 async function rowsOf(connection: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
@@ -109,7 +115,7 @@ describe('exledger export: the warehouse as a hive-partitioned dataset', () => {
     // A day-grained model is partitioned by its day's month.
     expect(manifest.models.find((model) => model.model === 'marts.fees_daily')).toMatchObject({ partitionBy: ['account', 'month'], month: { column: 'fee_date' } });
     // Money stays DECIMAL with its scale (checked for every column above); one spelled out.
-    expect(fees.columns.find((column) => column.name === 'fees_paid')).toEqual({ name: 'fees_paid', type: 'DECIMAL(38,18)' });
+    expect(fees.columns.find((column) => column.name === 'fees_paid')).toEqual({ name: 'fees_paid', type: 'DECIMAL(38,18)', ...DECLARED.get('marts.fees_monthly.fees_paid') });
     // 64-bit ids: text, beyond what a double holds exactly (2^53), and every one came back (EXCEPT ALL above).
     const lots = manifest.models.find((model) => model.model === 'marts.spot_lot_matches')!;
     expect(lots.rows).toBeGreaterThan(0);
@@ -144,8 +150,42 @@ describe('exledger export: the warehouse as a hive-partitioned dataset', () => {
     // 128-bit integers: Parquet has none, so DECIMAL(38,0), exact (DuckDB's default would be DOUBLE).
     const trades = manifest.models.find((model) => model.model === 'intermediate.int_spot_trades')!;
     expect(trades.rows).toBeGreaterThan(0);
-    expect(trades.columns.find((column) => column.name === 'units_in_e18')).toEqual({ name: 'units_in_e18', type: 'HUGEINT', fileType: 'DECIMAL(38,0)' });
+    expect(trades.columns.find((column) => column.name === 'units_in_e18')).toEqual({ name: 'units_in_e18', type: 'HUGEINT', fileType: 'DECIMAL(38,0)', ...DECLARED.get('intermediate.int_spot_trades.units_in_e18') });
     await expectSameAsSource('export', manifest);
+  }, 60_000);
+
+  it("every column's description and unit, as its model declares them, in the manifest and in every Parquet file's key-value metadata (parquet_kv_metadata)", async () => {
+    const exported = await cli(['export', 'layer:staging', 'layer:marts', '--out', 'described', '--quiet']);
+    expect(exported.code, exported.stderr).toBe(0);
+    const manifest = manifestOf('described');
+    expect(manifest.models.length).toBeGreaterThan(20);
+    let files = 0;
+    for (const model of manifest.models) {
+      expect(model.description, model.model).toMatch(/\S/);
+      // The manifest: per column its type, description and unit, as declared (the unit null where none is declared).
+      for (const column of model.columns) {
+        const declared = DECLARED.get(`${model.model}.${column.name}`);
+        expect(declared, `${model.model}.${column.name} is declared`).toBeDefined();
+        expect({ description: column.description, unit: column.unit }, `${model.model}.${column.name}`).toEqual(declared);
+      }
+      // Every file of the model: the model and each of its columns (the month key too) in the key-value metadata.
+      const glob = path.join(dir, 'described', model.path, model.partitionBy.length === 0 ? '*.parquet' : '**/*.parquet');
+      const rows = (await rowsOf(duck, `SELECT file_name, decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata('${glob}') ORDER BY file_name, key`)) as { file_name: string; key: string; value: string }[];
+      const byFile = new Map<string, typeof rows>();
+      for (const row of rows) byFile.set(row.file_name, [...(byFile.get(row.file_name) ?? []), row]);
+      const inFolder = (await rowsOf(duck, `SELECT count(*)::INTEGER AS n FROM glob('${glob}')`))[0]!.n as number;
+      expect(byFile.size, model.model).toBe(inFolder);
+      for (const [file, entries] of byFile) {
+        files += 1;
+        const metadata = new Map(entries.map((entry) => [entry.key, JSON.parse(entry.value) as Record<string, string | null>]));
+        expect(metadata.get(KV_MODEL), file).toEqual({ model: model.model, description: model.description });
+        for (const column of model.columns) expect(metadata.get(`${KV_COLUMN}${column.name}`), `${file}: ${column.name}`).toEqual(DECLARED.get(`${model.model}.${column.name}`));
+        const columnKeys = [...metadata.keys()].filter((key) => key.startsWith(KV_COLUMN)).map((key) => key.slice(KV_COLUMN.length));
+        expect(columnKeys.sort(), file).toEqual([...model.columns.map((column) => column.name), ...(model.partitionBy.includes('month') ? ['month'] : [])].sort());
+        if (model.partitionBy.includes('month')) expect(metadata.get(`${KV_COLUMN}month`), file).toEqual({ description: `Month of ${model.month!.column}, the hive partition key`, unit: 'YYYY-MM' });
+      }
+    }
+    expect(files).toBeGreaterThan(manifest.models.length);
   }, 60_000);
 
   it('CSV: the same layout, decimals printed exactly as DuckDB holds them', async () => {

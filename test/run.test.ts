@@ -212,8 +212,8 @@ describe('exledger run against the sandbox', () => {
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
 
-    // Beside the database: the published copy, the check's results (for exledger docs), and no lock, WAL or temporary file.
-    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.duckdb', 'logs', 'out']);
+    // Beside the database: the published copy, the check's results (for exledger docs) and their copy beside the published copy, and no lock, WAL or temporary file.
+    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.check-results.json', 'exledger.published.duckdb', 'logs', 'out']);
     const checked = JSON.parse(readFileSync(path.join(workspace.dir, 'exledger.check-results.json'), 'utf8')) as { database: string; results: { status: string }[] };
     expect(checked.database).toBe(path.resolve(workspace.db));
     expect(checked.results.length).toBeGreaterThan(0);
@@ -262,7 +262,7 @@ describe('exledger run against the sandbox', () => {
 
     // One log per run; nothing left beside the database; the copy is read-only.
     expect(readdirSync(workspace.logDir)).toHaveLength(2);
-    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.duckdb', 'logs', 'out']);
+    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.check-results.json', 'exledger.published.duckdb', 'logs', 'out']);
     expect(statSync(published).mode & 0o777).toBe(0o444);
   });
 

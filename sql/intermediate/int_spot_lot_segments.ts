@@ -45,6 +45,7 @@
 import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, matchLotsYielding, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
+import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
 
 /**
@@ -55,6 +56,22 @@ import type { Database } from '../../src/store/database.ts';
  */
 const STATE_TABLE = 'settings.spot_lot_state';
 const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, state VARCHAR NOT NULL';
+/** STATE_TABLE's comments (src/store/comments.ts), for an analyst who finds it in the settings schema. */
+const STATE_DESCRIPTION: TableDescription = {
+  schema: 'settings',
+  table: 'spot_lot_state',
+  description:
+    "The lot matcher's saved states (intermediate.int_spot_lot_segments, internal to it): where an incremental build resumes matching a (pool, symbol) under a cost method instead of replaying it from the first event.",
+  columns: [
+    { name: 'pool', description: "Inventory the lots belong to: the account, or * for every account's (pooling universal)" },
+    { name: 'symbol', description: 'Spot symbol' },
+    { name: 'cost_method', description: 'Cost method (lifo, hifo, uk)' },
+    { name: 'next_seq', description: 'The state is the one before this event (event_seq of intermediate.int_spot_trades)', unit: 'count' },
+    { name: 'kind', description: "month: before the first event of a month; day: before the first event of one of the partition's last days" },
+    { name: 'next_day', description: 'Day of that event', unit: 'days since 1970-01-01' },
+    { name: 'state', description: 'The open lots (and for uk the pool and the units taken in the next 30 days), serialized by the matcher' },
+  ],
+};
 /** Month-start checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
 export const CHECKPOINTS_KEPT = 3;
 /**
@@ -89,12 +106,14 @@ export default declareProgramModel({
     lot_seq BIGINT, sell_at TIMESTAMPTZ NOT NULL, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
   async build(db: Database) {
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE OR REPLACE TABLE ${STATE_TABLE} (${STATE_COLUMNS})`);
+    await writeComments(db, [STATE_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
     await matchPartitions(db, ALL_EVENTS, methods, () => ({ fromSeq: 1n }));
   },
   async incremental(db: Database) {
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS})`);
+    await writeComments(db, [STATE_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
     // A pending row naming one pool and symbol is that partition; only a wider one (every account

@@ -1,5 +1,9 @@
-import { LAYERS, type Layer } from '../models/project.ts';
+import { LAYERS } from '../models/project.ts';
 import { escapeHtml } from './html.ts';
+
+/** The columns of the graph, left to right: the raw tables the staging models read, then the model layers. */
+export const LINEAGE_LAYERS = ['raw', ...LAYERS] as const;
+export type LineageLayer = (typeof LINEAGE_LAYERS)[number];
 
 /**
  * The lineage graph of the documentation site, laid out here and drawn as inline SVG (no
@@ -7,18 +11,18 @@ import { escapeHtml } from './html.ts';
  * what a reader of a dbt project expects; a general graph library such as dagre would bring its
  * own layers, and a browser library would need scripts the site does not have).
  *
- * Columns: staging, then intermediate, then marts, each layer split into as many columns as its
+ * Columns: the raw tables, then staging, intermediate and marts, each layer split into as many columns as its
  * longest chain of models reading models of the same layer, so every edge runs left to right.
  * Within a column, nodes are ordered by the mean position of their neighbours (a few sweeps of
  * the barycentre heuristic), which keeps most edges short and uncrossed. Labels are set in a
  * monospace font, whose advance is known (0.6 em), so each column is as wide as its longest label.
  */
 
-/** A model in the graph. */
+/** A model (or a raw table) in the graph. */
 export interface LineageNode {
-  /** `<layer>.<name>`. */
+  /** `<layer>.<name>` (`raw.<stream>` for a raw table). */
   id: string;
-  layer: Layer;
+  layer: LineageLayer;
   /** What the box shows (the model's name). */
   label: string;
 }
@@ -47,7 +51,7 @@ export interface LineageLayout {
   nodes: PlacedNode[];
   edges: LineageEdge[];
   /** Each layer's first column's x, for its heading. */
-  layers: { layer: Layer; x: number }[];
+  layers: { layer: LineageLayer; x: number }[];
 }
 
 /** Font size of the labels; the monospace advance is 0.6 em (DejaVu Sans Mono, Liberation Mono, Courier, Menlo). */
@@ -90,8 +94,8 @@ export function layoutLineage(nodes: readonly LineageNode[], allEdges: readonly 
     depth.set(id, value);
     return value;
   };
-  const layersPresent = LAYERS.filter((layer) => nodes.some((node) => node.layer === layer));
-  const firstColumn = new Map<Layer, number>();
+  const layersPresent = LINEAGE_LAYERS.filter((layer) => nodes.some((node) => node.layer === layer));
+  const firstColumn = new Map<LineageLayer, number>();
   let columnCount = 0;
   for (const layer of layersPresent) {
     firstColumn.set(layer, columnCount);
@@ -125,7 +129,7 @@ export function layoutLineage(nodes: readonly LineageNode[], allEdges: readonly 
   const tallest = Math.max(0, ...columns.map((column) => column.length));
   const innerHeight = tallest * NODE_HEIGHT + Math.max(0, tallest - 1) * ROW_GAP;
   const placed: PlacedNode[] = [];
-  const layerHeadings: { layer: Layer; x: number }[] = [];
+  const layerHeadings: { layer: LineageLayer; x: number }[] = [];
   let x = MARGIN;
   columns.forEach((column, columnIndex) => {
     const layer = layersPresent.find((candidate) => firstColumn.get(candidate) === columnIndex);

@@ -1,12 +1,12 @@
 import { LAYERS, MATERIALIZATION, type Layer } from '../models/project.ts';
 import { escapeHtml } from './html.ts';
 import { layoutLineage, renderLineageSvg, type LineageEdge, type LineageNode } from './lineage.ts';
-import type { SiteData, SiteModel, SiteTest } from './site-data.ts';
+import type { SiteColumn, SiteData, SiteModel, SiteSource, SiteTest } from './site-data.ts';
 
 /**
  * The documentation site as files (path relative to the site's folder → content): index.html
- * (every model by layer, the whole lineage), models/<layer>.<name>.html (one page per model) and
- * style.css. Plain HTML and CSS, no script and nothing fetched: it opens from `file://`. Every
+ * (every model by layer, the whole lineage), models/<layer>.<name>.html (one page per model),
+ * sources/raw.<stream>.html (one page per raw table, where the lineage starts) and style.css. Plain HTML and CSS, no script and nothing fetched: it opens from `file://`. Every
  * text from the SQL project or the database is escaped.
  */
 export function renderSite(site: SiteData): Map<string, string> {
@@ -14,12 +14,23 @@ export function renderSite(site: SiteData): Map<string, string> {
   files.set('style.css', STYLE);
   files.set('index.html', renderIndex(site));
   for (const model of site.models) files.set(modelPage(model.id), renderModel(site, model));
+  for (const source of site.sources) files.set(sourcePage(source.id), renderSource(site, source));
   return files;
 }
 
 /** The page of a model, relative to the site's folder. */
 export function modelPage(id: string): string {
   return `models/${id}.html`;
+}
+
+/** The page of a raw table (`raw.<stream>`), relative to the site's folder. */
+export function sourcePage(id: string): string {
+  return `sources/${id}.html`;
+}
+
+/** The page of a node of the lineage: a raw table's or a model's. */
+function nodePage(id: string): string {
+  return id.startsWith('raw.') ? sourcePage(id) : modelPage(id);
 }
 
 const h = escapeHtml;
@@ -40,33 +51,37 @@ ${body}
 `;
 }
 
-function lineageNodes(site: SiteData, ids?: ReadonlySet<string>): { nodes: LineageNode[]; edges: LineageEdge[] } {
-  const models = site.models.filter((model) => ids === undefined || ids.has(model.id));
-  return {
-    nodes: models.map((model) => ({ id: model.id, layer: model.layer, label: model.name })),
-    edges: models.flatMap((model) => model.upstream.map((from) => ({ from, to: model.id }))),
-  };
+/** Every node of the lineage (raw tables and models) with what it reads and what reads it. */
+type GraphNode = LineageNode & { upstream: readonly string[]; downstream: readonly string[] };
+function lineageGraph(site: SiteData): Map<string, GraphNode> {
+  const nodes: GraphNode[] = [
+    ...site.sources.map((source): GraphNode => ({ id: source.id, layer: 'raw', label: source.name, upstream: [], downstream: source.downstream })),
+    ...site.models.map((model): GraphNode => ({ id: model.id, layer: model.layer, label: model.name, upstream: [...model.sources, ...model.upstream], downstream: model.downstream })),
+  ];
+  return new Map(nodes.map((node) => [node.id, node]));
 }
 
-/** The whole project's lineage, or a model's: everything upstream and downstream of it. */
-function lineageSvg(site: SiteData, root: string, focus?: SiteModel): string {
+/** The whole lineage (raw tables and models), or a node's: everything upstream and downstream of it. */
+function lineageSvg(site: SiteData, root: string, focus?: { id: string }): string {
+  const graph = lineageGraph(site);
   let ids: Set<string> | undefined;
   if (focus !== undefined) {
-    const byId = new Map(site.models.map((model) => [model.id, model]));
     ids = new Set([focus.id]);
-    const walk = (id: string, next: (model: SiteModel) => readonly string[]) => {
-      for (const other of next(byId.get(id)!)) {
-        if (ids!.has(other) || !byId.has(other)) continue;
+    const walk = (id: string, next: (node: { upstream: readonly string[]; downstream: readonly string[] }) => readonly string[]) => {
+      for (const other of next(graph.get(id)!)) {
+        if (ids!.has(other) || !graph.has(other)) continue;
         ids!.add(other);
         walk(other, next);
       }
     };
-    walk(focus.id, (model) => model.upstream);
-    walk(focus.id, (model) => model.downstream);
+    walk(focus.id, (node) => node.upstream);
+    walk(focus.id, (node) => node.downstream);
   }
-  const { nodes, edges } = lineageNodes(site, ids);
-  const title = focus === undefined ? 'Lineage of every model' : `Lineage of ${focus.id}: what it reads and what reads it`;
-  return `<div class="graph">${renderLineageSvg(layoutLineage(nodes, edges), { href: (id) => `${root}${modelPage(id)}`, focus: focus?.id, title })}</div>`;
+  const chosen = [...graph.values()].filter((node) => ids === undefined || ids.has(node.id));
+  const nodes: LineageNode[] = chosen.map(({ id, layer, label }) => ({ id, layer, label }));
+  const edges: LineageEdge[] = chosen.flatMap((node) => node.upstream.map((from) => ({ from, to: node.id })));
+  const title = focus === undefined ? 'Lineage of every model, from the raw tables' : `Lineage of ${focus.id}: what it reads and what reads it`;
+  return `<div class="graph">${renderLineageSvg(layoutLineage(nodes, edges), { href: (id) => `${root}${nodePage(id)}`, focus: focus?.id, title })}</div>`;
 }
 
 function formatRows(rows: number | null): string {
@@ -83,7 +98,8 @@ function checkLine(site: SiteData): string {
   if (check.kind === 'none') return `Test results: <strong>not run yet</strong> (no <code>${h(check.file)}</code>; run <code>exledger check</code>).`;
   if (check.kind === 'unreadable') return `Test results: <strong>unreadable</strong> (<code>${h(check.file)}</code>: ${h(check.reason)}); run <code>exledger check</code> again.`;
   const other = check.sameDatabase ? '' : ` <strong class="fail">from another database, ${h(check.database)}</strong>`;
-  return `Test results: last <code>exledger check</code> ${formatInstant(check.finishedAt)} on <code>${h(check.database)}</code>${other} (<code>${h(check.file)}</code>).`;
+  const published = check.published ? ', published with this copy' : '';
+  return `Test results: last <code>exledger check</code> ${formatInstant(check.finishedAt)} on <code>${h(check.database)}</code>${published}${other} (<code>${h(check.file)}</code>).`;
 }
 
 function testCounts(tests: readonly SiteTest[]): string {
@@ -139,19 +155,39 @@ ${projectWide.map((test) => renderTest(site, undefined, test)).join('\n')}
     '',
     `<header>
 <h1>exledger <small>the SQL project</small></h1>
-<p>${site.models.length} models (${LAYERS.map((layer) => `<a href="#${layer}">${site.models.filter((model) => model.layer === layer).length} ${layer}</a>`).join(', ')}), ${tests.length} tests: ${testCounts(tests)}</p>
+<p>${site.models.length} models (${LAYERS.map((layer) => `<a href="#${layer}">${site.models.filter((model) => model.layer === layer).length} ${layer}</a>`).join(', ')}) read from <a href="#raw">${site.sources.length} raw tables</a>, ${tests.length} tests: ${testCounts(tests)}</p>
 <p class="muted">Database <code>${h(site.database)}</code>, read ${formatInstant(site.generatedAt)}. ${checkLine(site)}</p>
 </header>
 <main>
 <section id="lineage">
-<h2>Lineage <small>data flows left to right: staging → intermediate → marts</small></h2>
+<h2>Lineage <small>data flows left to right: raw → staging → intermediate → marts</small></h2>
 ${lineageSvg(site, '')}
 </section>
+${sourcesSection(site)}
 ${sections}
 ${projectWideSection}
 </main>
 ${footer(site)}`,
   );
+}
+
+/** The index's list of raw tables: what the sync stored, where the lineage starts. */
+function sourcesSection(site: SiteData): string {
+  const rows = site.sources
+    .map(
+      (source) =>
+        `<tr><td><a href="${h(sourcePage(source.id))}"><code>${h(source.name)}</code></a></td><td>${source.description === null ? '<span class="muted">no description</span>' : h(source.description)}</td><td class="number">${source.rows === null ? '<span class="muted">not synced</span>' : source.rows.toLocaleString('en-US')}</td><td>${source.downstream.map((id) => `<a href="${h(modelPage(id))}"><code>${h(id)}</code></a>`).join(', ')}</td></tr>`,
+    )
+    .join('\n');
+  return `<section id="raw">
+<h2>raw <small>${site.sources.length} tables: what the exchange sent, as the sync stored it</small></h2>
+<table class="models">
+<thead><tr><th>table</th><th>description</th><th class="number">rows</th><th>read by</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>
+</section>`;
 }
 
 function footer(site: SiteData): string {
@@ -160,7 +196,16 @@ function footer(site: SiteData): string {
 
 function modelLinks(ids: readonly string[]): string {
   if (ids.length === 0) return '<span class="muted">none</span>';
-  return `<ul class="links">${ids.map((id) => `<li><a href="${h(`../${modelPage(id)}`)}"><code>${h(id)}</code></a></li>`).join('')}</ul>`;
+  return `<ul class="links">${ids.map((id) => `<li><a href="${h(`../${nodePage(id)}`)}"><code>${h(id)}</code></a></li>`).join('')}</ul>`;
+}
+
+function columnRows(columns: readonly SiteColumn[], declaredModel: boolean): string {
+  return columns
+    .map(
+      (column) =>
+        `<tr data-column="${h(column.name)}"><td><code>${h(column.name)}</code>${column.key ? ' <span class="tag">key</span>' : ''}${column.declared || !declaredModel ? '' : ' <span class="tag fail">not declared</span>'}</td><td><code>${column.type === null ? '<span class="muted">not built</span>' : h(column.type)}</code></td><td>${column.description === null ? '<span class="muted">none</span>' : h(column.description)}</td><td>${column.unit === null ? '' : h(column.unit)}</td></tr>`,
+    )
+    .join('\n');
 }
 
 function renderTest(site: SiteData, model: SiteModel | undefined, test: SiteTest): string {
@@ -177,12 +222,7 @@ function renderTest(site: SiteData, model: SiteModel | undefined, test: SiteTest
 }
 
 function renderModel(site: SiteData, model: SiteModel): string {
-  const columns = model.columns
-    .map(
-      (column) =>
-        `<tr data-column="${h(column.name)}"><td><code>${h(column.name)}</code>${column.key ? ' <span class="tag">key</span>' : ''}${column.declared || !model.declared ? '' : ' <span class="tag fail">not declared</span>'}</td><td><code>${column.type === null ? '<span class="muted">not built</span>' : h(column.type)}</code></td><td>${column.description === null ? '<span class="muted">none</span>' : h(column.description)}</td><td>${column.unit === null ? '' : h(column.unit)}</td></tr>`,
-    )
-    .join('\n');
+  const columns = columnRows(model.columns, model.declared);
   const notDeclared = model.declared ? '' : `<p class="notice">not declared: no declaration in <code>sql/${model.layer}/_models.ts</code>; the columns are as the database has them.</p>`;
   const facts = [
     ['rows', `<span class="rows">${formatRows(model.rows)}</span>`],
@@ -214,7 +254,7 @@ ${notDeclared}
 <section id="lineage">
 <h2>Lineage</h2>
 ${lineageSvg(site, '../', model)}
-<div class="neighbours"><div><h3>Upstream <small>what it reads</small></h3>${modelLinks(model.upstream)}</div><div><h3>Downstream <small>what reads it</small></h3>${modelLinks(model.downstream)}</div></div>
+<div class="neighbours"><div><h3>Upstream <small>what it reads</small></h3>${modelLinks([...model.sources, ...model.upstream])}</div><div><h3>Downstream <small>what reads it</small></h3>${modelLinks(model.downstream)}</div></div>
 </section>
 <section id="columns">
 <h2>Columns <small>${model.columns.length}</small></h2>
@@ -239,9 +279,45 @@ ${footer(site)}`,
   );
 }
 
+function renderSource(site: SiteData, source: SiteSource): string {
+  const facts = [
+    ['rows', `<span class="rows">${source.rows === null ? '<span class="muted">not synced</span>' : source.rows.toLocaleString('en-US')}</span>`],
+    ['stream', `<code>${h(source.name)}</code> (<code>pipelines/</code>, synced by <code>exledger sync</code>)`],
+  ]
+    .map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`)
+    .join('');
+  return page(
+    `${source.id}: exledger`,
+    '../',
+    `<header>
+<p class="crumbs"><a href="../index.html">exledger</a> / <a href="../index.html#raw">raw</a></p>
+<h1><code>${h(source.id)}</code> <small>raw table</small></h1>
+<p class="description">${source.description === null ? '<span class="muted">No description.</span>' : h(source.description)}</p>
+<dl class="facts">${facts}</dl>
+</header>
+<main>
+<section id="lineage">
+<h2>Lineage</h2>
+${lineageSvg(site, '../', source)}
+<div class="neighbours"><div><h3>Upstream <small>what it reads</small></h3><span class="muted">the exchange</span></div><div><h3>Downstream <small>what reads it</small></h3>${modelLinks(source.downstream)}</div></div>
+</section>
+<section id="columns">
+<h2>Columns <small>${source.columns.length}</small></h2>
+${source.columns.length === 0 ? '<p class="muted">Not in this database: the stream was never synced.</p>' : `<table class="columns">
+<thead><tr><th>column</th><th>type</th><th>description</th><th>unit</th></tr></thead>
+<tbody>
+${columnRows(source.columns, true)}
+</tbody>
+</table>`}
+</section>
+</main>
+${footer(site)}`,
+  );
+}
+
 const STYLE = `:root { --ink: #1f2328; --muted: #656d76; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa;
   --staging: #ddeafb; --staging-line: #4a7fb5; --intermediate: #fcefd6; --intermediate-line: #b7832a;
-  --marts: #dcf1e2; --marts-line: #3c8d57; --pass: #1a7f37; --fail: #cf222e; --error: #9a6700; }
+  --marts: #dcf1e2; --marts-line: #3c8d57; --raw: #eceff3; --raw-line: #6e7781; --pass: #1a7f37; --fail: #cf222e; --error: #9a6700; }
 * { box-sizing: border-box; }
 body { margin: 0 auto; padding: 24px 32px 48px; max-width: 1400px; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); background: var(--bg); }
 h1 { font-size: 24px; margin: 4px 0 8px; } h2 { font-size: 18px; margin: 28px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
@@ -272,6 +348,7 @@ svg.lineage .layer-heading { font-family: system-ui, "DejaVu Sans", sans-serif; 
 svg.lineage .edge { fill: none; stroke: #8c959f; stroke-width: 1; opacity: 0.55; }
 svg.lineage .edge.focus { stroke: #1f2328; stroke-width: 1.6; opacity: 0.9; }
 svg.lineage .node rect { stroke-width: 1; } svg.lineage .node text { fill: var(--ink); }
+svg.lineage .node.raw rect { fill: var(--raw); stroke: var(--raw-line); }
 svg.lineage .node.staging rect { fill: var(--staging); stroke: var(--staging-line); }
 svg.lineage .node.intermediate rect { fill: var(--intermediate); stroke: var(--intermediate-line); }
 svg.lineage .node.marts rect { fill: var(--marts); stroke: var(--marts-line); }

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { LastCheck, RecordedTestResult } from '../models/check-results.ts';
+import { rawInputs } from '../models/incremental.ts';
 import { LAYERS, MATERIALIZATION, type Layer, type Project } from '../models/project.ts';
+import { splitColumnComment } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 
 /**
@@ -63,11 +65,36 @@ export interface SiteModel {
   /** The models it reads, and the models that read it (ids). */
   upstream: readonly string[];
   downstream: string[];
+  /** The raw tables it reads (`raw.<stream>`; staging models only), where the lineage starts. */
+  sources: readonly string[];
   tests: SiteTest[];
 }
 
+/**
+ * A raw table (`raw.<stream>`): what the exchange sent, as the sync stored it, and the start of the
+ * lineage. Its description and its columns' are the comments the sync wrote from the stream's
+ * declaration (pipelines/, src/store/raw-store.ts rawTableDescription).
+ */
+export interface SiteSource {
+  /** `raw.<stream>`. */
+  id: string;
+  name: string;
+  /** The table's comment; null when the database has none (or not the table). */
+  description: string | null;
+  /** Its columns as the database has them (none when the table is not there: never synced). */
+  columns: SiteColumn[];
+  /** Rows in the database; null when the table is not there. */
+  rows: number | null;
+  /** The staging models that read it (ids). */
+  downstream: string[];
+}
+
 /** The last check, as the site shows it. */
-export type SiteCheck = { kind: 'none'; file: string } | { kind: 'unreadable'; file: string; reason: string } | { kind: 'recorded'; file: string; database: string; finishedAt: string; sameDatabase: boolean };
+export type SiteCheck =
+  | { kind: 'none'; file: string }
+  | { kind: 'unreadable'; file: string; reason: string }
+  /** `published`: the results were published with this copy of the database checked (publishCheckResults). */
+  | { kind: 'recorded'; file: string; database: string; finishedAt: string; sameDatabase: boolean; published: boolean };
 
 /** Everything the site shows. */
 export interface SiteData {
@@ -78,6 +105,8 @@ export interface SiteData {
   check: SiteCheck;
   /** Every model of the project, by layer then name. */
   models: SiteModel[];
+  /** The raw tables the staging models read (and any other in the database), by name. */
+  sources: SiteSource[];
   /** Every test of the project (a model's page lists those that read it), by layer then name. */
   tests: SiteTest[];
 }
@@ -156,16 +185,58 @@ export async function collectSiteData(db: Database, project: Project, lastCheck:
       builtAt: builds.get(model.id) ?? null,
       upstream: model.references,
       downstream: [],
+      sources: rawInputs(model).tables.map((table) => `raw.${table}`),
       tests: tests.filter((test) => test.references.includes(model.id)),
     });
   }
   const byId = new Map(models.map((model) => [model.id, model]));
   for (const model of models) for (const upstream of model.upstream) byId.get(upstream)?.downstream.push(model.id);
   for (const model of models) model.downstream.sort();
+  const sources = await collectSources(db, models);
 
   const check: SiteCheck =
     lastCheck.kind === 'recorded'
-      ? { kind: 'recorded', file: lastCheck.file, database: lastCheck.results.database, finishedAt: lastCheck.results.finishedAt, sameDatabase: path.resolve(lastCheck.results.database) === path.resolve(db.location) }
+      ? {
+          kind: 'recorded',
+          file: lastCheck.file,
+          database: lastCheck.results.database,
+          finishedAt: lastCheck.results.finishedAt,
+          sameDatabase: [lastCheck.results.database, lastCheck.results.publishedAs].some((checked) => checked !== undefined && path.resolve(checked) === path.resolve(db.location)),
+          published: lastCheck.results.publishedAs !== undefined && path.resolve(lastCheck.results.publishedAs) === path.resolve(db.location),
+        }
       : lastCheck;
-  return { generatedAt: new Date().toISOString(), database: path.resolve(db.location), check, models, tests };
+  return { generatedAt: new Date().toISOString(), database: path.resolve(db.location), check, models, sources, tests };
+}
+
+/** The raw tables: those the models read, and those the database has; with their comments and row counts. */
+async function collectSources(db: Database, models: readonly SiteModel[]): Promise<SiteSource[]> {
+  const tables = await db.all<{ name: string; comment: string | null }>("SELECT table_name AS name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'raw'");
+  const columns = await db.all<{ name: string; column: string; type: string; comment: string | null }>(
+    `SELECT table_name AS name, column_name AS "column", data_type AS type, comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'raw' ORDER BY table_name, column_index`,
+  );
+  const ids = new Set([...models.flatMap((model) => model.sources), ...tables.map((table) => `raw.${table.name}`)]);
+  const sources: SiteSource[] = [];
+  for (const id of [...ids].sort()) {
+    const name = id.slice('raw.'.length);
+    const table = tables.find((candidate) => candidate.name === name);
+    let rows: number | null = null;
+    if (table !== undefined) {
+      const [{ n }] = (await db.all<{ n: string }>(`SELECT count(*) AS n FROM raw.${quoteIdentifier(name)}`)) as [{ n: string }];
+      rows = Number(n);
+    }
+    sources.push({
+      id,
+      name,
+      description: table?.comment || null,
+      columns: columns
+        .filter((column) => column.name === name)
+        .map((column) => {
+          const comment = column.comment === null || column.comment === '' ? null : splitColumnComment(column.comment);
+          return { name: column.column, type: column.type, description: comment?.description ?? null, unit: comment?.unit ?? null, declared: true, key: false };
+        }),
+      rows,
+      downstream: models.filter((model) => model.sources.includes(id)).map((model) => model.id),
+    });
+  }
+  return sources;
 }

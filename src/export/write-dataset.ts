@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError } from '../errors.ts';
+import { splitColumnComment } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
 import { syncDirectory } from '../store/publish.ts';
@@ -32,6 +33,10 @@ export interface ManifestColumn {
   type: string;
   /** The type in the files when it differs (Parquet has no 128-bit integer: HUGEINT is written as `DECIMAL(38,0)`). */
   fileType?: string;
+  /** What it means, from the database's comment (the model's declaration); null when it has none. */
+  description: string | null;
+  /** What its values are in (`UTC`, `coin: fee_coin`, `count`); null when it has none (an id, a text). */
+  unit: string | null;
 }
 
 /** One model in the manifest. */
@@ -40,6 +45,8 @@ export interface ManifestModel {
   model: string;
   /** Its folder, relative to the dataset root: `<schema>/<table>`. */
   path: string;
+  /** What it holds, from the database's comment (the model's declaration: description, grain, key); null when none. */
+  description: string | null;
   rows: number;
   /** The hive partition keys, outermost first (`account`, `month`), or none. */
   partitionBy: string[];
@@ -220,6 +227,8 @@ function fileTypeOf(type: string, format: DatasetFormat): string | undefined {
 export interface ModelShape {
   /** `<schema>.<table>`. */
   name: string;
+  /** The table's comment; null when none. */
+  description: string | null;
   /** The quoted relation, `"marts"."fees_monthly"`. */
   relation: string;
   columns: ManifestColumn[];
@@ -232,14 +241,26 @@ export async function describeModel(db: Database, model: ExportModel, format: Da
   const name = `${model.schema}.${model.table}`;
   const relation = `${quoteIdentifier(model.schema)}.${quoteIdentifier(model.table)}`;
   const described = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE ${relation}`);
+  const comments = new Map(
+    (
+      await db.all<{ column_name: string | null; comment: string | null }>(
+        `SELECT NULL AS column_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2
+         UNION ALL SELECT NULL, comment FROM duckdb_views() WHERE database_name = current_database() AND schema_name = $1 AND view_name = $2
+         UNION ALL SELECT column_name, comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2`,
+        [model.schema, model.table],
+      )
+    ).map((row) => [row.column_name, row.comment === '' ? null : row.comment]),
+  );
   const columns: ManifestColumn[] = described.map((column) => {
     const fileType = fileTypeOf(column.column_type, format);
-    return fileType === undefined ? { name: column.column_name, type: column.column_type } : { name: column.column_name, type: column.column_type, fileType };
+    const comment = comments.get(column.column_name);
+    const meaning = comment === null || comment === undefined ? { description: null, unit: null } : splitColumnComment(comment);
+    return { name: column.column_name, type: column.column_type, ...(fileType === undefined ? {} : { fileType }), ...meaning };
   });
   const hasAccount = columns.some((column) => column.name === 'account');
   const monthColumn = hasAccount && !columns.some((column) => column.name === 'month') ? monthColumnOf(columns) : undefined;
   const month = monthColumn === undefined ? null : { column: monthColumn, expression: `strftime(${quoteIdentifier(monthColumn)}, '%Y-%m')` };
-  return { name, relation, columns, hasAccount, month };
+  return { name, description: comments.get(null) ?? null, relation, columns, hasAccount, month };
 }
 
 /** The SELECT list a model is written with: its columns (HUGEINT cast to its file type), then `month` when partitioned by month. */
@@ -250,9 +271,38 @@ export function selectListOf(shape: ModelShape, withMonth: boolean): string {
   ].join(', ');
 }
 
-/** COPY's options for a format. CSV instants as every exledger output writes them: ISO 8601 UTC (the session zone is UTC), all six decimals. */
-export function copyOptionsOf(format: DatasetFormat): string {
-  return format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
+/** The Parquet key-value metadata key of the model (its value: JSON `{"model", "description"}`). */
+export const KV_MODEL = 'exledger.model';
+/** The Parquet key-value metadata key prefix of a column: `exledger.column.<name>` (its value: JSON `{"description", "unit"}`). */
+export const KV_COLUMN = 'exledger.column.';
+
+/**
+ * What a Parquet file of a model says of itself in its key-value metadata (DuckDB's KV_METADATA,
+ * read back by parquet_kv_metadata()): the model and its description, and each column's
+ * description and unit, the `month` partition key's too when the files have it. Parquet has no
+ * place for a column's comment, so an analyst with only the files still finds every meaning.
+ */
+export function kvMetadataOf(shape: ModelShape, withMonth: boolean): Record<string, string> {
+  const entries: [string, string][] = [
+    [KV_MODEL, JSON.stringify({ model: shape.name, description: shape.description })],
+    ...shape.columns.map((column): [string, string] => [`${KV_COLUMN}${column.name}`, JSON.stringify({ description: column.description, unit: column.unit })]),
+  ];
+  if (withMonth && shape.month !== null) {
+    entries.push([`${KV_COLUMN}month`, JSON.stringify({ description: `Month of ${shape.month.column}, the hive partition key`, unit: 'YYYY-MM' })]);
+  }
+  return Object.fromEntries(entries);
+}
+
+/**
+ * COPY's options for a format. CSV instants as every exledger output writes them: ISO 8601 UTC
+ * (the session zone is UTC), all six decimals. Parquet files of a model carry its descriptions
+ * ({@link kvMetadataOf}).
+ */
+export function copyOptionsOf(format: DatasetFormat, shape?: ModelShape, withMonth = false): string {
+  if (format === 'csv') return `FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}'`;
+  if (shape === undefined) return 'FORMAT parquet';
+  const metadata = Object.entries(kvMetadataOf(shape, withMonth)).map(([key, value]) => `${quoteIdentifier(key)}: ${quoteString(value)}`);
+  return `FORMAT parquet, KV_METADATA {${metadata.join(', ')}}`;
 }
 
 async function writeModel(db: Database, model: ExportModel, root: string, format: DatasetFormat): Promise<ManifestModel> {
@@ -266,7 +316,7 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
   const select = selectListOf(shape, partitionBy.length > 0);
   const folder = path.join(root, model.schema, model.table);
   await mkdir(path.dirname(folder), { recursive: true });
-  const formatOptions = copyOptionsOf(format);
+  const formatOptions = copyOptionsOf(format, shape, partitionBy.includes('month'));
   // WRITE_PARTITION_COLUMNS: every file keeps the partition columns too, with their exact types
   // (a reader of one file, or a hive reader that guesses types from paths, gets them right).
   if (partitionBy.length === 0) await mkdir(folder);
@@ -275,7 +325,7 @@ async function writeModel(db: Database, model: ExportModel, root: string, format
       ? `${quoteString(path.join(folder, `data_0.${format}`))} (${formatOptions})`
       : `${quoteString(folder)} (${formatOptions}, PARTITION_BY (${partitionBy.join(', ')}), WRITE_PARTITION_COLUMNS true)`;
   await db.run(`COPY (SELECT ${select} FROM ${relation}) TO ${target}`);
-  return { model: name, path: `${model.schema}/${model.table}`, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
+  return { model: name, path: `${model.schema}/${model.table}`, description: shape.description, rows: count, partitionBy, month: partitionBy.includes('month') ? month : null, columns };
 }
 
 /** Writes a new file and flushes it to disk (it must not exist yet). */

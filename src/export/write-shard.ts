@@ -190,7 +190,7 @@ export async function writeShard(db: Database, models: readonly ExportModel[], o
       if (counts.size > 0) {
         // OVERWRITE_OR_IGNORE: the folder exists (made above), and is empty.
         await db.run(
-          `COPY (SELECT ${select} FROM ${shape.relation} WHERE account IN (${accountList})) TO ${quoteString(target)} (${copyOptionsOf(format)}, PARTITION_BY (${partitionBy.join(', ')}), WRITE_PARTITION_COLUMNS true, OVERWRITE_OR_IGNORE true)`,
+          `COPY (SELECT ${select} FROM ${shape.relation} WHERE account IN (${accountList})) TO ${quoteString(target)} (${copyOptionsOf(format, shape, shape.month !== null)}, PARTITION_BY (${partitionBy.join(', ')}), WRITE_PARTITION_COLUMNS true, OVERWRITE_OR_IGNORE true)`,
         );
       }
       for (const account of options.accounts) {
@@ -199,12 +199,12 @@ export async function writeShard(db: Database, models: readonly ExportModel[], o
           // No rows of this account: one empty file at the partitions' depth (a NULL month), with the model's columns.
           const empty = path.join(target, partitionName(account), ...(shape.month === null ? [] : ['month=__HIVE_DEFAULT_PARTITION__']));
           await mkdir(empty, { recursive: true });
-          await db.run(`COPY (SELECT ${select} FROM ${shape.relation} WHERE false) TO ${quoteString(path.join(empty, `data_0.${format}`))} (${copyOptionsOf(format)})`);
+          await db.run(`COPY (SELECT ${select} FROM ${shape.relation} WHERE false) TO ${quoteString(path.join(empty, `data_0.${format}`))} (${copyOptionsOf(format, shape, shape.month !== null)})`);
         }
-        perAccount.get(account)!.push({ model: shape.name, path: `${model.schema}/${model.table}`, rows, partitionBy, month: shape.month, columns: shape.columns });
+        perAccount.get(account)!.push({ model: shape.name, path: `${model.schema}/${model.table}`, description: shape.description, rows, partitionBy, month: shape.month, columns: shape.columns });
       }
       const total = [...counts.values()].reduce((sum, rows) => sum + rows, 0);
-      options.onModel?.({ model: shape.name, path: `${model.schema}/${model.table}`, rows: total, partitionBy, month: shape.month, columns: shape.columns });
+      options.onModel?.({ model: shape.name, path: `${model.schema}/${model.table}`, description: shape.description, rows: total, partitionBy, month: shape.month, columns: shape.columns });
     }
     const manifests = options.accounts.map(
       (account): ShardManifest => ({ version: 1, format, account, shard: [...options.accounts], runId: options.runId, exportedAt, database: path.resolve(db.location), host: os.hostname(), models: perAccount.get(account)! }),

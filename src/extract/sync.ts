@@ -108,10 +108,10 @@ export async function runSync(plan: SyncPlan, env: SyncEnvironment): Promise<Str
 }
 
 /** Creates the raw tables of these streams (symbol discovery reads some of them even when their streams are not selected). */
-export async function ensureRawTables(db: Database, streams: readonly Pick<StreamDeclaration, 'kind' | 'name'>[]): Promise<void> {
+export async function ensureRawTables(db: Database, streams: readonly StreamDeclaration[]): Promise<void> {
   for (const stream of streams) {
-    if (stream.kind === 'history') await ensureHistoryTable(db, stream.name);
-    else await ensureSnapshotTable(db, stream.name);
+    if (stream.kind === 'history') await ensureHistoryTable(db, stream);
+    else await ensureSnapshotTable(db, stream);
   }
 }
 

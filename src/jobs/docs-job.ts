@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
-import { renderSite } from '../docs/render-site.ts';
+import { modelPage, renderSite, sourcePage } from '../docs/render-site.ts';
 import { collectSiteData, type SiteData } from '../docs/site-data.ts';
 import { requireSiteFolder, writeSite } from '../docs/write-site.ts';
 import { readCheckResults } from '../models/check-results.ts';
@@ -19,7 +19,7 @@ export interface DocsRequest {
 export interface DocsResult {
   /** The site's folder. */
   path: string;
-  /** HTML pages written (the index and one per model). */
+  /** HTML pages written (the index, one per model and one per raw table). */
   pages: number;
   models: number;
   /** Tests by their last recorded result (`not-run`: no result for them). */
@@ -55,7 +55,8 @@ export async function docsJob(config: Readonly<Config>, request: DocsRequest): P
     generatedAt: site.generatedAt,
     database: site.database,
     checkResults: site.check,
-    models: site.models.map((model) => ({ id: model.id, page: `models/${model.id}.html`, declared: model.declared, rows: model.rows, builtAt: model.builtAt })),
+    models: site.models.map((model) => ({ id: model.id, page: modelPage(model.id), declared: model.declared, rows: model.rows, builtAt: model.builtAt })),
+    sources: site.sources.map((source) => ({ id: source.id, page: sourcePage(source.id), rows: source.rows })),
   };
   await whilePending(`docs: writing ${request.out}`, () => writeSite(request.out, files, mark));
   return {

@@ -9,7 +9,7 @@ import type { StreamDeclaration } from '../extract/stream.ts';
 import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
-import type { PublishResult } from '../store/publish.ts';
+import type { PublishJobResult } from './publish-job.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
 import { buildJob, type BuildHooks } from './build-job.ts';
 import { checkJob, type CheckHooks } from './check-job.ts';
@@ -26,7 +26,7 @@ export interface RunOutputs {
   build?: ModelResult[];
   check?: TestResult[];
   reports?: ReportResult[];
-  publish?: PublishResult;
+  publish?: PublishJobResult;
 }
 
 /**
@@ -76,7 +76,7 @@ export interface RunOutcome {
   steps: StepResult[];
   period: ReportPeriod;
   reports: ReportResult[];
-  published: PublishResult | null;
+  published: PublishJobResult | null;
   outputs: RunOutputs;
 }
 
@@ -266,7 +266,10 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     await step(
       'publish',
       () => publishJob(config),
-      (result) => ({ status: 'ok', detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)` }),
+      (result) => ({
+        status: 'ok',
+        detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)${result.checkResultsError === undefined ? '' : `; the check results could not be copied beside it (${result.checkResultsError}): exledger docs on it shows none`}`,
+      }),
     );
     // A stop asked for during the last step is still a stop (exit 130, as a scheduler expects
     // of `systemctl stop`), even though nothing was left undone.

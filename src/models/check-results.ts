@@ -32,6 +32,11 @@ export interface CheckResultsFile {
   version: 1;
   /** The database checked (absolute path). */
   database: string;
+  /**
+   * In the copy published beside the published database (publishCheckResults): that copy (absolute
+   * path), which `database` was copied to, checks and all. Absent in the database's own file.
+   */
+  publishedAs?: string;
   /** When the last check started and finished (ISO 8601 UTC). */
   startedAt: string;
   finishedAt: string;
@@ -82,6 +87,27 @@ export async function recordCheckResults(db: string, results: readonly TestResul
   const byId = new Map(fresh.map((result) => [result.id, result]));
   const merged = [...earlier.map((result) => byId.get(result.id) ?? result), ...fresh.filter((result) => !earlier.some((known) => known.id === result.id))];
   const content: CheckResultsFile = { version: 1, database: path.resolve(db), startedAt: startedAt.toISOString(), finishedAt: checkedAt, results: merged };
+  return writeResultsFile(file, content);
+}
+
+/**
+ * Publishes the last check results of `db` beside its published copy `published` (the published
+ * copy's own results file, see checkResultsPath), so that `exledger docs` on the published copy
+ * shows them: the same results, marked with the copy they were published with (`publishedAs`).
+ * When `db` has no readable results, the published copy's file is removed instead (results of an
+ * earlier database must not describe this one). Returns the file written, or null when none.
+ */
+export async function publishCheckResults(db: string, published: string): Promise<string | null> {
+  const last = readCheckResults(db);
+  if (last.kind !== 'recorded') {
+    await rm(checkResultsPath(published), { force: true });
+    return null;
+  }
+  return writeResultsFile(checkResultsPath(published), { ...last.results, publishedAs: path.resolve(published) });
+}
+
+/** Writes a results file whole: a temporary file beside it, fsynced, renamed over it. */
+async function writeResultsFile(file: string, content: CheckResultsFile): Promise<string> {
   const prefix = `.${path.basename(file)}.tmp-`;
   const temporary = path.join(path.dirname(file), `${prefix}${process.pid}`);
   // What a check killed while writing left (its process is gone).

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
+import { columnComment, sqlString } from '../store/comments.ts';
 
 /**
  * What a model declaration says (after dbt's schema files): one typed literal per layer, in
@@ -159,7 +160,7 @@ export function genericTests(id: string, model: ModelDeclaration): GenericTest[]
 export function commentStatements(id: string, kind: 'view' | 'table', model: ModelDeclaration): string[] {
   return [
     `COMMENT ON ${kind === 'view' ? 'VIEW' : 'TABLE'} ${id} IS ${sqlString(`${model.description} Grain: ${model.grain}. Key: (${model.key.join(', ')}).`)}`,
-    ...model.columns.map((column) => `COMMENT ON COLUMN ${id}.${column.name} IS ${sqlString(column.unit === undefined ? column.description : `${column.description} [${column.unit}]`)}`),
+    ...model.columns.map((column) => `COMMENT ON COLUMN ${id}.${column.name} IS ${sqlString(columnComment(column))}`),
   ];
 }
 
@@ -179,6 +180,3 @@ export function columnDisagreement(built: readonly string[], model: ModelDeclara
   ].join('; ');
 }
 
-function sqlString(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}

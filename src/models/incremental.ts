@@ -2,6 +2,7 @@ import { listValue } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeComments, type TableDescription } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import type { MacroFile, Model } from './project.ts';
 
@@ -46,7 +47,36 @@ export async function ensureStateTables(db: Database): Promise<void> {
     CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, raw_rows BIGINT);
     CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ);
   `);
+  await writeComments(db, STATE_TABLES);
 }
+
+/** What the incremental build's own tables mean, written as their comments (src/store/comments.ts). */
+const STATE_TABLES: readonly TableDescription[] = [
+  {
+    schema: 'settings',
+    table: 'model_state',
+    description: 'How far each model got: the fingerprint it was last built with and the last raw change it took, one row per model (docs/plans/incremental-builds.md).',
+    columns: [
+      { name: 'model', description: 'Model (<layer>.<name>)' },
+      { name: 'fingerprint', description: 'Hash of its SQL, macros, settings read and the fingerprints of the models it reads: another one rebuilds it whole' },
+      { name: 'last_change_seq', description: 'Last raw change it took (meta.raw_changes.change_seq); 0 for none', unit: 'count' },
+      { name: 'how', description: 'How it was last built: whole, or incremental (only the pending changes)' },
+      { name: 'built_at', description: 'When it was last built', unit: 'UTC' },
+      { name: 'raw_rows', description: "Rows of a staging model's raw tables after its build (a count the change log does not explain means rows written outside a sync); null for other models", unit: 'count' },
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'model_pending',
+    description: 'Changes a model has yet to take, passed on by the models it reads: one row per account and symbol changed, and from when.',
+    columns: [
+      { name: 'model', description: 'Model that has yet to take the change (<layer>.<name>)' },
+      { name: 'account', description: 'Account changed; null: everything (a whole rebuild of what it reads)' },
+      { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
+      { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
+    ],
+  },
+];
 
 export async function readState(db: Database, model: string): Promise<ModelState | undefined> {
   const [row] = await db.all<{ fingerprint: string; last_change_seq: string; raw_rows: string | null }>('SELECT fingerprint, last_change_seq, raw_rows FROM settings.model_state WHERE model = $1', [model]);

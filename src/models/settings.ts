@@ -1,3 +1,4 @@
+import { writeComments, type TableDescription } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import type { PricesFile } from './prices-file.ts';
 
@@ -170,8 +171,92 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     // describeBuildSettings: only marts.journal_entries depends on it and nothing reads that mart.
     await db.run('ALTER TABLE settings.model_builds ADD COLUMN IF NOT EXISTS journal VARCHAR');
     await dropModelBuildsKey(db);
+    // CREATE OR REPLACE dropped the comments: written again, in the same transaction.
+    await writeComments(db, SETTINGS_TABLES);
   });
 }
+
+/** A ledger account name of the chart of accounts, as settings.journal holds it. */
+const JOURNAL_ACCOUNT_MEANINGS: Readonly<Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], string>> = {
+  digitalAssets: 'the coins held on the exchange, debited when they grow ({coin}: the coin of the line)',
+  realizedGains: 'spot and futures realized PnL (credit: gain, debit: loss)',
+  tradingFees: 'futures trading and liquidation fees',
+  otherFees: "fees of the funding account's bills (withdrawals and other non-trading fees)",
+  fundingIncome: 'futures funding received',
+  fundingExpense: 'futures funding paid',
+  commissionIncome: 'affiliate commission earned',
+};
+
+const settingsAccount = { name: 'account', description: 'Account name of the configuration' };
+const settingsModel = { name: 'model', description: 'Model (<layer>.<name>)' };
+
+/**
+ * What the settings tables mean (the configuration the models were built with, and the build's
+ * own bookkeeping), written as their comments (src/store/comments.ts). settings.model_state and
+ * settings.model_pending are described in incremental.ts, settings.spot_lot_state by its model.
+ */
+export const SETTINGS_TABLES: readonly TableDescription[] = [
+  {
+    schema: 'settings',
+    table: 'reporting',
+    description: 'The reporting settings of the last build (models in the configuration), one row.',
+    columns: [
+      { name: 'time_zone', description: 'Time zone of days and months in the reports (models.reportingTimeZone), an IANA name' },
+      { name: 'cost_methods', description: 'Spot cost methods computed (fifo, average, lifo, hifo, uk), the first one the default' },
+      { name: 'pooling', description: "Which lots a spot sell is matched with: account (its own account's) or universal (every account's)" },
+      { name: 'reporting_currency', description: 'Currency figures are also valued in (models.reportingCurrency); null when none is set', unit: 'currency code' },
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'prices',
+    description: "The prices file (models.prices), one row per line: a day's close or a price at an instant, of one coin in one currency.",
+    columns: [
+      { name: 'line', description: 'Line of the prices file', unit: 'count' },
+      { name: 'price_date', description: "Day whose close the price is (null for a price at an instant)", unit: 'reporting time zone day' },
+      { name: 'price_at', description: 'Instant of the price (null for a day close)', unit: 'UTC' },
+      { name: 'coin', description: 'Coin priced', unit: 'coin code' },
+      { name: 'currency', description: 'Currency of the price', unit: 'currency code' },
+      { name: 'price', description: 'Price of one unit of coin', unit: 'coin: currency per unit of coin' },
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'journal',
+    description: 'The journal settings of the last build (models.journal): the spot cost method posted and the ledger account names, one row.',
+    columns: [
+      { name: 'cost_method', description: "Spot cost method whose realized PnL marts.journal_entries posts" },
+      ...JOURNAL_ACCOUNT_KEYS.map((key) => ({ name: snakeCase(key), description: `Ledger account name of ${JOURNAL_ACCOUNT_MEANINGS[key]}` })),
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'opening_positions',
+    description: 'Positions held before the first synced day (models.openingPositions): a lot placed before every fill of its symbol. Key: (account, symbol).',
+    columns: [
+      settingsAccount,
+      { name: 'symbol', description: 'Spot symbol, e.g. BTCUSDT_SPBL' },
+      { name: 'quantity', description: 'Units held', unit: 'coin: base coin of symbol' },
+      { name: 'cost', description: 'What they cost', unit: 'coin: quote coin of symbol' },
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'model_builds',
+    description: 'The settings each model was last built with, one row per model: a workbook describes its marts with them, and a build with other settings rebuilds what they change.',
+    columns: [
+      settingsModel,
+      { name: 'time_zone', description: 'Reporting time zone it was built with, an IANA name' },
+      { name: 'cost_methods', description: 'Spot cost methods it was built with' },
+      { name: 'opening_positions', description: 'Opening positions it was built with, as sorted JSON' },
+      { name: 'built_at', description: 'When it was last built', unit: 'UTC' },
+      { name: 'pooling', description: 'Pooling it was built with (account, universal); null: built before pooling existed (per account)' },
+      { name: 'reporting_currency', description: 'Reporting currency it was built with; null when none', unit: 'currency code' },
+      { name: 'prices', description: "Prices file it was built with: its name and the start of its sha256; null when none" },
+      { name: 'journal', description: "Journal settings it was built with: spot cost method and ledger account names" },
+    ],
+  },
+];
 
 /** A settings.model_builds of an earlier version has a PRIMARY KEY on model: copied into one without. */
 async function dropModelBuildsKey(db: Database): Promise<void> {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { diskFullOf } from '../disk-full.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
+import { writeComments, type TableDescription } from './comments.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -283,5 +284,92 @@ export class Database {
         PRIMARY KEY (account, stream, field_path)
       );
     `);
+    await writeComments(this, META_TABLES);
   }
 }
+
+const EPOCH_MS = 'ms since 1970-01-01 UTC';
+const account = { name: 'account', description: 'Account name of the configuration' };
+const stream = { name: 'stream', description: 'Stream name (pipelines/), also its raw table raw.<stream>' };
+
+/** What the bookkeeping tables of schema meta mean, written as their comments (src/store/comments.ts). */
+export const META_TABLES: readonly TableDescription[] = [
+  {
+    schema: 'meta',
+    table: 'cursors',
+    description: 'How far each stream has been read, per account and partition: the sync reads on from here. Key: (account, stream, partition_key).',
+    columns: [
+      account,
+      stream,
+      { name: 'partition_key', description: "Partition the requests were split by: '' for one, else param=value,… (e.g. symbol=BTCUSDT_SPBL)" },
+      { name: 'covered_until_ms', description: 'Everything before this instant has been read (exclusive); for a snapshot stream, when it was last read', unit: EPOCH_MS },
+      { name: 'covered_from_ms', description: 'Where the covered period starts (inclusive)', unit: EPOCH_MS },
+      { name: 'run_id', description: 'Sync run that last moved the cursor (meta.runs.run_id)' },
+      { name: 'updated_at', description: 'When the cursor last moved', unit: 'UTC' },
+    ],
+  },
+  {
+    schema: 'meta',
+    table: 'runs',
+    description: 'What each sync run did per account and stream: requests, rows, errors. Key: (run_id, account, stream).',
+    columns: [
+      { name: 'run_id', description: 'Sync run: its start time and a random suffix' },
+      account,
+      stream,
+      { name: 'started_at', description: 'When the stream started in this run', unit: 'UTC' },
+      { name: 'finished_at', description: 'When it ended; null while running (or when its process was killed)', unit: 'UTC' },
+      { name: 'status', description: 'How it ended: running, ok, failed, skipped, interrupted (stopped by a signal, or killed)' },
+      { name: 'requests', description: 'HTTP requests sent to the exchange', unit: 'count' },
+      { name: 'weight', description: "Rate-limit weight of those requests, as the exchange's documentation counts it", unit: 'count' },
+      { name: 'rows_fetched', description: 'Records read from the exchange (re-read records included)', unit: 'count' },
+      { name: 'rows_inserted', description: 'Records stored that were not stored before', unit: 'count' },
+      { name: 'windows', description: 'Time windows (or snapshots) read completely', unit: 'count' },
+      { name: 'errors', description: 'Errors met (a retried request that then succeeded is not one)', unit: 'count' },
+      { name: 'error_message', description: 'The error that ended the stream, when it failed or was interrupted; secrets never appear' },
+      { name: 'duration_ms', description: 'finished_at less started_at', unit: 'ms' },
+    ],
+  },
+  {
+    schema: 'meta',
+    table: 'facts',
+    description: "What the sync learned about the exchange, per account (rate limits from its 429s, spot pairs it does not list), used by the next sync. Key: (account, fact).",
+    columns: [
+      { ...account, description: 'Account name of the configuration; * for facts about the per-IP budgets' },
+      { name: 'fact', description: 'What was learned, its prefix naming its kind (learned_rate:<endpoint> a rate learned from its 429s, missing_spot_symbol:<symbol> a traded pair the exchange does not list)' },
+      { name: 'value', description: 'Its value, as text' },
+      { name: 'learned_at', description: 'When it was learned', unit: 'UTC' },
+    ],
+  },
+  {
+    schema: 'meta',
+    table: 'raw_changes',
+    description: 'What each commit of raw rows changed, written in the same transaction as the rows: an incremental build takes the changes after the last one a model took. One row per commit.',
+    columns: [
+      { name: 'change_seq', description: 'Order of the change (meta.raw_change_seq), increasing', unit: 'count' },
+      account,
+      { name: 'raw_table', description: 'Raw table changed (raw.<raw_table>)' },
+      { name: 'kind', description: 'window: rows of [min_event_ms, max_event_ms] stored (and deleted_keys deleted); snapshot: a snapshot stored; reset: every row of the account deleted (sync --full-refresh)' },
+      { name: 'min_event_ms', description: 'Earliest record time the change covers; null for a reset', unit: EPOCH_MS },
+      { name: 'max_event_ms', description: 'Latest record time the change covers; null for a reset', unit: EPOCH_MS },
+      { name: 'rows_stored', description: 'Rows stored by the commit', unit: 'count' },
+      { name: 'deleted_keys', description: 'Keys (raw._key) of rows the commit deleted (a re-read range of totals); null when none' },
+      { name: 'run_id', description: 'Sync run that made the change (meta.runs.run_id); null for a reset' },
+      { name: 'recorded_at', description: 'When the change was committed', unit: 'UTC' },
+    ],
+  },
+  {
+    schema: 'meta',
+    table: 'schema_drift',
+    description: "Fields the exchange sent that the stream's declaration (pipelines/) does not list: the path and a value's JSON type, never the value. Key: (account, stream, field_path).",
+    columns: [
+      account,
+      stream,
+      { name: 'field_path', description: 'Path of the field in the record (position[].side inside a list)' },
+      { name: 'json_type', description: 'JSON type of a value seen (string, number, boolean, object, array, null)' },
+      { name: 'first_seen_run_id', description: 'Sync run that first saw it (meta.runs.run_id)' },
+      { name: 'first_seen_at', description: 'When it was first seen', unit: 'UTC' },
+      { name: 'last_seen_run_id', description: 'Sync run that last saw it (meta.runs.run_id)' },
+      { name: 'last_seen_at', description: 'When it was last seen', unit: 'UTC' },
+    ],
+  },
+];

@@ -1,5 +1,7 @@
 import { listValue } from '@duckdb/node-api';
 import type { UndeclaredField } from '../extract/schema-drift.ts';
+import type { FieldSpec, HistoryStream, SnapshotStream, StreamDeclaration } from '../extract/stream.ts';
+import { writeComments, type ColumnDescription, type TableDescription } from './comments.ts';
 import type { Database } from './database.ts';
 import { recordDrift } from './schema-drift.ts';
 
@@ -50,8 +52,9 @@ export const EMPTY_MARKER = '{}';
 
 const created = new WeakMap<Database, Set<string>>();
 
-/** Creates the raw table of a history stream if it does not exist. */
-export async function ensureHistoryTable(db: Database, table: string): Promise<void> {
+/** Creates the raw table of a history stream if it does not exist, and describes it (its comments). */
+export async function ensureHistoryTable(db: Database, stream: Pick<HistoryStream, 'kind' | 'name' | 'description' | 'endpoint' | 'fields' | 'timeFields' | 'identity' | 'partitions'>): Promise<void> {
+  const table = stream.name;
   if (!remember(db, table)) return;
   await db.run(`
     CREATE TABLE IF NOT EXISTS raw.${table} (
@@ -65,10 +68,12 @@ export async function ensureHistoryTable(db: Database, table: string): Promise<v
     );
     CREATE TEMP TABLE IF NOT EXISTS incoming_${table} (_key VARCHAR, _event_ms BIGINT, _record VARCHAR);
   `);
+  await writeComments(db, [rawTableDescription(stream)]);
 }
 
-/** Creates the raw table of a snapshot stream if it does not exist. */
-export async function ensureSnapshotTable(db: Database, table: string): Promise<void> {
+/** Creates the raw table of a snapshot stream if it does not exist, and describes it (its comments). */
+export async function ensureSnapshotTable(db: Database, stream: Pick<SnapshotStream, 'kind' | 'name' | 'description' | 'endpoint' | 'fields' | 'partitions'>): Promise<void> {
+  const table = stream.name;
   if (!remember(db, table)) return;
   await db.run(`
     CREATE TABLE IF NOT EXISTS raw.${table} (
@@ -81,6 +86,72 @@ export async function ensureSnapshotTable(db: Database, table: string): Promise<
       _fetched_at TIMESTAMPTZ NOT NULL
     );
   `);
+  await writeComments(db, [rawTableDescription(stream)]);
+}
+
+/** What a stream's declaration says of a raw table's columns and records, once for every raw table. */
+type RawStream = Pick<StreamDeclaration, 'kind' | 'name' | 'description' | 'endpoint' | 'fields' | 'partitions'> & Partial<Pick<HistoryStream, 'timeFields' | 'identity'>>;
+
+/**
+ * A raw table's comments, from its stream's declaration (pipelines/): the table says what the
+ * stream is and where it comes from, `_record` lists the declared fields with their types (what
+ * the sync checks before storing a record), the bookkeeping columns say what they hold.
+ */
+export function rawTableDescription(stream: RawStream): TableDescription {
+  const fieldList = (fields: readonly FieldSpec[]): string =>
+    fields.map((field) => `${field.name} (${field.type}${field.required === false ? ', optional' : ''}${field.shape === undefined ? '' : `: ${field.shape.kind === 'list' ? 'a list of ' : ''}${fieldList(field.shape.fields)}`})`).join(', ');
+  const partition: ColumnDescription = {
+    name: '_partition',
+    description:
+      stream.partitions.kind === 'none'
+        ? "Partition the record was read in: '' (the stream is not split)"
+        : `Partition the record was read in: the request's ${stream.partitions.kind === 'spot-symbols' ? stream.partitions.param : stream.partitions.dimensions.map((dimension) => dimension.param).join(' and ')} (param=value,…)`,
+  };
+  const common = {
+    account: { name: '_account', description: 'Account name of the configuration the record was synced for' },
+    record: { name: '_record', description: `The record exactly as the exchange sent it (JSON text: numbers keep every digit, fields not declared are kept); declared fields, as the sync checks them: ${fieldList(stream.fields)}` },
+    runId: { name: '_run_id', description: 'Sync run that stored the record (meta.runs.run_id)' },
+    fetchedAt: { name: '_fetched_at', description: 'When the sync stored the record', unit: 'UTC' },
+  };
+  const source = `as the exchange endpoint ${stream.endpoint} sent it`;
+  if (stream.kind === 'snapshot') {
+    return {
+      schema: 'raw',
+      table: stream.name,
+      description: `${stream.description}, ${source}: the current state, stored as a new snapshot when it changed, one row per record of each snapshot. Only the staging models read it.`,
+      columns: [
+        common.account,
+        partition,
+        { name: '_snapshot_at', description: 'When the snapshot was taken', unit: 'UTC' },
+        { name: '_seq', description: 'Position of the record in its snapshot, from 0; -1 marks an empty snapshot (its _record is {})', unit: 'count' },
+        common.record,
+        common.runId,
+        common.fetchedAt,
+      ],
+    };
+  }
+  const identity = stream.identity;
+  const key =
+    identity === undefined || identity.kind === 'content-occurrence'
+      ? 'the record time, a hash of its content and its occurrence among identical records of that millisecond (the exchange sends no id)'
+      : identity.kind === 'key'
+        ? `the record's ${identity.fields.join(' and ')}`
+        : `the requested range's start (ms since 1970-01-01 UTC) and the record's ${identity.fields.join(' and ')} (totals per range)`;
+  const time = (stream.timeFields ?? []).length === 0 ? "the start of the range the exchange totalled it over (the record has no time)" : `its ${stream.timeFields!.join(', else ')}`;
+  return {
+    schema: 'raw',
+    table: stream.name,
+    description: `${stream.description}, ${source}: one row per record, a record read again stored once. Only the staging models read it.`,
+    columns: [
+      common.account,
+      partition,
+      { name: '_key', description: `Identity of the record within the account: ${key}` },
+      { name: '_event_ms', description: `Time of the record: ${time}`, unit: 'ms since 1970-01-01 UTC' },
+      common.record,
+      common.runId,
+      common.fetchedAt,
+    ],
+  };
 }
 
 /**
