@@ -135,7 +135,7 @@ export function normaliseOutput(text: string, volatile: Volatile): string {
   for (const folder of [...volatile.folders].sort((a, b) => b.length - a.length)) result = result.replaceAll(folder, SHOWN_FOLDER);
   // The sandbox holds nothing after its history's end: a later instant comes from the clock of
   // the run (a sync's end, a snapshot, "an hour ago"), never from the data.
-  const isRunTime = (ms: number) => ms >= volatile.historyEndMs;
+  const isRunTime = (ms: number) => ms > volatile.historyEndMs;
   result = result.replace(/\b(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?Z/g, (instant, ...parts: string[]) => {
     const ms = Date.parse(instant);
     if (!isRunTime(ms)) return instant;
