@@ -225,9 +225,26 @@ interface Session {
   run: (args: readonly string[], options?: { cwd?: string }) => Promise<CommandResult>;
 }
 
+/** Every process a capture started that has not ended yet (stopCaptures ends them). */
+const running = new Set<ChildProcess>();
+
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+}
+
+/**
+ * Ends (SIGKILL) every process the captures started that is still running: for a test whose
+ * hook timed out, so no sandbox is left behind.
+ */
+export function stopCaptures(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
 /** A command as cron runs it: own process, stdin closed, pipes, only PATH and HOME in its environment. */
 function runCommand(args: readonly string[], cwd: string): Promise<CommandResult> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env: quietEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -258,7 +275,11 @@ export async function captureOutputs(): Promise<Map<string, string>> {
   const folder = mkdtempSync(path.join(tmpdir(), 'exledger-docs-'));
   const raw = new Map<string, string>();
   const session: Session = { folder, run: (args, options = {}) => runCommand(args, options.cwd ?? folder) };
-  const sandbox = await startSandbox(folder);
+  const resolvedFolder = realpathSync(folder);
+  const sandbox = await startSandbox(folder).catch((error: unknown) => {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  });
   try {
     raw.set('sandbox', sandbox.banner);
     writeFileSync(
@@ -331,9 +352,9 @@ export async function captureOutputs(): Promise<Map<string, string>> {
     raw.set('export-layout', listFiles(path.join(folder, 'export')).join('\n'));
   } finally {
     await sandbox.stop();
+    rmSync(folder, { recursive: true, force: true });
   }
-  const volatile: Volatile = { folders: [folder, realpathSync(folder)], historyEndMs: Date.parse(`${SANDBOX_END}T00:00:00Z`) };
-  rmSync(folder, { recursive: true, force: true });
+  const volatile: Volatile = { folders: [folder, resolvedFolder], historyEndMs: Date.parse(`${SANDBOX_END}T00:00:00Z`) };
   return new Map([...raw].map(([name, text]) => [name, asBlockBody(normaliseOutput(text, volatile))]));
 }
 
@@ -351,6 +372,7 @@ async function startSandbox(cwd: string): Promise<{ banner: string; url: string;
     [BIN, 'sandbox', '--port', '0', '--seed', SANDBOX_SEED, '--end', SANDBOX_END, '--spot-quota', '50000', '--futures-quota', '100000'],
     { cwd, env: quietEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  track(child);
   const exited = once(child, 'exit');
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   asBlockBody,
   captureOutputs,
@@ -19,6 +19,7 @@ import {
   normaliseOutput,
   replaceMarkedBlocks,
   REPO,
+  stopCaptures,
 } from '../scripts/docs-outputs.ts';
 
 const FIX = 'run npm run docs:outputs to regenerate it from a fresh run';
@@ -81,9 +82,11 @@ describe('marked blocks (scripts/docs-outputs.ts)', () => {
 describe('the documentation quotes what the commands print and the files hold', () => {
   let captures: Map<string, string>;
 
+  // About a minute on an idle machine (two cores); the limit leaves room for a loaded one.
   beforeAll(async () => {
     captures = await captureOutputs();
-  }, 300_000);
+  }, 900_000);
+  afterAll(() => stopCaptures());
 
   for (const file of documentationFiles()) {
     it(`${file}: every marked block is current`, () => {
