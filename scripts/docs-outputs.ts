@@ -127,8 +127,8 @@ export interface Volatile {
 /**
  * Replaces what differs between runs with stable stand-ins: the session's folder, wall-clock
  * instants (ISO and the compact form of run ids and log names, run ids' random suffix), loopback
- * ports, pids, durations (n.nn s, right-aligned in the width they had when a column pads them)
- * and sizes (n.n MB). Instants of the history itself (before the run started) stay.
+ * ports, pids, durations (n.nn s, set apart from a column before them by two spaces, whatever
+ * the width of the number was) and sizes (n.n MB). Instants of the history itself (before the run started) stay.
  */
 export function normaliseOutput(text: string, volatile: Volatile): string {
   let result = text;
@@ -156,9 +156,10 @@ export function normaliseOutput(text: string, volatile: Volatile): string {
     // A count of seconds after a number of things ("365 windows") is not a duration: only a
     // number directly followed by its unit.
     if (spaces === '' && whole[at - 1] !== undefined && /[\w.:]/.test(whole[at - 1]!)) return match;
+    // Two spaces or more set a column apart; how many depends on the width of the number (a
+    // right-aligned column, or not), so they become two, and every row of the column alike.
     const shown = `n${decimals === undefined ? '' : `.${'n'.repeat(decimals.length)}`}`;
-    const padded = spaces.length >= 2 ? shown.padStart(match.length - gap.length - unit.length) : `${spaces}${shown}`;
-    return `${padded}${gap}${unit}`;
+    return `${spaces.length >= 2 ? '  ' : spaces}${shown}${gap}${unit}`;
   });
   return result;
 }

@@ -62,10 +62,10 @@ describe('marked blocks (scripts/docs-outputs.ts)', () => {
       'exledger run: database /srv/exledger/data/x.duckdb, log /srv/exledger/logs/run-20261102T021500.000Z-4242.log',
       'sync 20261102T021500-3fa2c1: ok, 365 windows, 12 streams',
       'synced until 2026-11-02T02:15:00.000Z, history to 2026-10-20T00:00:00.000Z, a fill at 2026-09-22T09:17:31.831Z',
-      '[ 1/45] ok      macros/dates      macro   n.nn s',
-      '[ 2/45] ok      macros/exact      macro   n.nn s',
+      '[ 1/45] ok      macros/dates      macro  n.nn s',
+      '[ 2/45] ok      macros/exact      macro  n.nn s',
       'build: 45 ok in n.nn s; docs in n.n s; 2,111 rows; 4 sheets, 53 rows  n.n s',
-      'publish  ok          n.n s  ./data/exledger.published.duckdb (n.n MB)',
+      'publish  ok  n.n s  ./data/exledger.published.duckdb (n.n MB)',
       'sandbox on http://127.0.0.1:8123, pid 4242',
     ]);
   });
