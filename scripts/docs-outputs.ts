@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { writeDemoPrices } from '../src/sandbox/demo-prices.ts';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(REPO, 'src/cli/exledger.js');
@@ -283,23 +284,21 @@ export async function captureOutputs(): Promise<Map<string, string>> {
   });
   try {
     raw.set('sandbox', sandbox.banner);
-    writeFileSync(
-      path.join(folder, 'exledger.config.json'),
-      `${JSON.stringify(
-        {
-          db: './data/exledger.duckdb',
-          spotBaseUrl: sandbox.url,
-          contractBaseUrl: sandbox.url,
-          accounts: [{ name: 'main', ...sandbox.credentials }],
-          // The sandbox allows a hundred times the real quotas, so a year of daily referral
-          // totals takes seconds; the client's budget follows it.
-          budget: { spot: { quota: 50_000, windowMs: 10_000 }, contract: { quota: 100_000, windowMs: 10_000 } },
-          sync: { startDate: '2025-11-01' },
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    const settings = {
+      db: './data/exledger.duckdb',
+      spotBaseUrl: sandbox.url,
+      contractBaseUrl: sandbox.url,
+      accounts: [{ name: 'main', ...sandbox.credentials }],
+      // The sandbox allows a hundred times the real quotas, so a year of daily referral
+      // totals takes seconds; the client's budget follows it.
+      budget: { spot: { quota: 50_000, windowMs: 10_000 }, contract: { quota: 100_000, windowMs: 10_000 } },
+      sync: { startDate: '2025-11-01' },
+    };
+    // Valued in USD with the demo's generated daily USDT closes, so the journal can be written.
+    writeDemoPrices(path.join(folder, 'prices.csv'), '2025-11-01', SANDBOX_END);
+    const config = (values: object) => `${JSON.stringify(values, null, 2)}\n`;
+    writeFileSync(path.join(folder, 'exledger.config.json'), config({ ...settings, models: { reportingCurrency: 'USD', pricesFile: './prices.csv' } }));
+    writeFileSync(path.join(folder, 'no-currency.json'), config(settings));
     const empty = path.join(folder, 'elsewhere');
     mkdirSync(empty);
     // The first sync stops before the period's end, so that the run below brings a night's rows.
@@ -329,6 +328,11 @@ export async function captureOutputs(): Promise<Map<string, string>> {
     raw.set('run-summary', linesFrom(run.stdout, /^== summary$/));
     const logs = readdirSync(path.join(folder, 'logs'));
     raw.set('run-logs', logs.map((name) => `logs/${name}`).join('\n'));
+    // Alone: a report removes the half-written files of other writers of its folder.
+    const journal = await session.run(['report', 'journal', '--period', SHOWN_PERIOD]);
+    if (journal.code !== 0 && journal.code !== 3) throw new Error(`exledger report journal exited ${String(journal.code)}:\n${journal.stderr}`);
+    raw.set('report-journal', `${journal.stdout}${journal.stderr}`);
+    raw.set('journal-csv', readFileSync(path.join(folder, 'out', `journal-${SHOWN_PERIOD}.csv`), 'utf8').split('\r\n').slice(0, 3).join('\n'));
 
     // What only reads the built database (or nothing at all), a few at a time.
     const keep = (name: string, stream: 'stdout' | 'stderr') => (result: CommandResult) => void raw.set(name, result[stream]);
@@ -343,7 +347,7 @@ export async function captureOutputs(): Promise<Map<string, string>> {
           ),
         () => expectExit(session, ['ls', '--select', 'tag:report'], 0).then(keep('ls-report', 'stdout')),
         () => expectExit(session, ['build', '--select', 'marts.fees_montly'], 2).then(keep('error-select', 'stderr')),
-        () => expectExit(session, ['report', 'journal', '--period', SHOWN_PERIOD], 2).then(keep('error-journal-currency', 'stderr')),
+        () => expectExit(session, ['report', 'journal', '--period', SHOWN_PERIOD, '--config', 'no-currency.json'], 2).then(keep('error-journal-currency', 'stderr')),
         () => expectExit(session, ['docs'], 0).then(keep('docs', 'stdout')),
         () => expectExit(session, ['export', 'marts.fees_monthly', 'marts.balance_vs_assets'], 0).then(keep('export', 'stdout')),
         ...HELP_COMMANDS.map((command) => () => expectExit(session, command === '' ? ['--help'] : [command, '--help'], 0).then(keep(command === '' ? 'help' : `help-${command}`, 'stdout'))),
