@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'test/**', 'bench/**'],
+    files: ['src/config/**', 'test/**', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

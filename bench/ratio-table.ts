@@ -78,7 +78,7 @@ export function formatWall(figure: Figure): string {
   return `${figure.wallSeconds.toFixed(1)} s${figure.ok ? '' : ' (failed)'}`;
 }
 
-/** The rows as one Markdown table (what the README holds), loads as 1-minute averages on `cores` cores. */
+/** The rows as one Markdown table (what docs/benchmarks.md holds), loads as 1-minute averages on `cores` cores. */
 export function formatRatioTable(rows: readonly RatioRow[], cores: number): string {
   const header = ['benchmark', 'what', 'wall', 'peak RSS', 'load', 'baseline (same run)', 'wall', 'peak RSS', 'load', 'ratio', 'target', 'result'];
   const lines = rows.map((row) => {
@@ -108,4 +108,42 @@ export function formatRatioTable(rows: readonly RatioRow[], cores: number): stri
     '',
     `wall and peak RSS of the whole child process (/usr/bin/time -v); load: the 1-minute load average when it started (${cores} cores); ratio: wall / baseline wall.`,
   ].join('\n');
+}
+
+/** The page that holds the table, between these two markers (written by `npm run bench -- ratios`). */
+export const BENCHMARKS_PAGE = 'docs/benchmarks.md';
+export const RATIO_BLOCK_START = '<!-- bench: ratios -->';
+export const RATIO_BLOCK_END = '<!-- /bench: ratios -->';
+
+/** When and where a table was measured. */
+export interface Measurement {
+  from: Date;
+  to: Date;
+  /** The commit measured (short hash). */
+  commit: string;
+}
+
+/** What goes between the markers: when and on what it was measured, then the table. */
+export function formatRatioBlock(rows: readonly RatioRow[], cores: number, measurement: Measurement): string {
+  const minute = (date: Date) => date.toISOString().slice(11, 16);
+  const loads = rows.flatMap((row) => [row.measured.load, ...(row.baseline === undefined ? [] : [row.baseline.figure.load])]);
+  const loadRange = loads.length === 0 ? '' : `load average ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} at the starts, `;
+  return [
+    `Measured ${measurement.from.toISOString().slice(0, 10)}, ${minute(measurement.from)} to ${minute(measurement.to)} UTC, one run of \`npm run bench -- ratios\` on commit ${measurement.commit} (${loadRange}${cores} cores):`,
+    '',
+    formatRatioTable(rows, cores),
+  ].join('\n');
+}
+
+/**
+ * The page with the text between its two markers replaced by `block`; an error when the page
+ * does not hold the markers exactly once each, in order (the table would have nowhere to go).
+ */
+export function replaceRatioBlock(page: string, block: string): string {
+  const start = page.indexOf(RATIO_BLOCK_START);
+  const end = page.indexOf(RATIO_BLOCK_END);
+  if (start === -1 || end < start || page.indexOf(RATIO_BLOCK_START, start + 1) !== -1 || page.indexOf(RATIO_BLOCK_END, end + 1) !== -1) {
+    throw new Error(`${BENCHMARKS_PAGE} must hold ${RATIO_BLOCK_START} and ${RATIO_BLOCK_END} once each, in that order`);
+  }
+  return `${page.slice(0, start + RATIO_BLOCK_START.length)}\n${block}\n${page.slice(end)}`;
 }

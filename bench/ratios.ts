@@ -22,6 +22,8 @@
  * measured command gets a fresh copy (both the build and the baseline write into theirs). The load
  * average at the start of each measurement is printed beside it: the machine is shared.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +33,7 @@ import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } f
 import { measureExport } from './export.ts';
 import type { MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
-import { describeTarget, formatRatioTable, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
+import { BENCHMARKS_PAGE, describeTarget, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
 import { measureWriteFloorProcess } from './write-floor.ts';
 
@@ -74,10 +76,20 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
       target: { seconds: measured.scenario.targetSeconds, peakBytes: measured.scenario.targetPeakBytes },
     });
   }
+  const finished = new Date();
   const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');
-  console.log(`\nmeasured ${minute(started)} to ${minute(new Date())} UTC\n`);
+  console.log(`\nmeasured ${minute(started)} to ${minute(finished)} UTC\n`);
   console.log(formatRatioTable(rows, cpus().length));
   for (const { name, run } of builds) printSlowestModels(name, run);
+  // Only a whole run replaces the page's table: a part alone would drop the other rows.
+  if (RATIO_PARTS.every((part) => parts.includes(part))) {
+    const page = path.join(REPO, BENCHMARKS_PAGE);
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+    writeFileSync(page, replaceRatioBlock(readFileSync(page, 'utf8'), formatRatioBlock(rows, cpus().length, { from: started, to: finished, commit })));
+    console.log(`\nthe table is written into ${BENCHMARKS_PAGE}; its notes are written by hand`);
+  } else {
+    console.log(`\n${BENCHMARKS_PAGE} is left as it is: only \`npm run bench -- ratios\` (every part) replaces its table`);
+  }
 }
 
 function scenarioNamed(name: string): BuildScenario {

@@ -1,10 +1,22 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBuildData } from '../bench/build-data.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from '../bench/nightly-day.ts';
-import { describeTarget, formatRatioTable, targetMet, wallRatio, type Figure, type RatioRow } from '../bench/ratio-table.ts';
+import {
+  BENCHMARKS_PAGE,
+  describeTarget,
+  formatRatioBlock,
+  formatRatioTable,
+  RATIO_BLOCK_END,
+  RATIO_BLOCK_START,
+  replaceRatioBlock,
+  targetMet,
+  wallRatio,
+  type Figure,
+  type RatioRow,
+} from '../bench/ratio-table.ts';
 import { floorVerdict } from '../bench/ratios.ts';
 import { runSortBaseline } from '../bench/sort-baseline.ts';
 import { measureWriteFloor } from '../bench/write-floor.ts';
@@ -78,6 +90,34 @@ describe('the ratio table (bench/ratio-table.ts)', () => {
     expect(floorVerdict(floor(1), undefined)).toBe('');
     const [, , line] = formatRatioTable([{ ...floor(53.1), verdict: floorVerdict(floor(53.1), { seconds: 45 }) }], 2).split('\n');
     expect(line?.endsWith("| **above** the build's ≤ 45 s |")).toBe(true);
+  });
+});
+
+describe('the table in docs/benchmarks.md (written by npm run bench -- ratios)', () => {
+  const rows = [row(figure(12.34, { load: 0.7 }), figure(8.2, { load: 1.9 }), { timesBaseline: 1.5 })];
+  const block = formatRatioBlock(rows, 2, { from: new Date('2026-11-24T06:52:10Z'), to: new Date('2026-11-24T06:57:50Z'), commit: 'b87c40c' });
+
+  it('says when, on which commit and under which load it was measured, then the table', () => {
+    expect(block.split('\n')[0]).toBe('Measured 2026-11-24, 06:52 to 06:57 UTC, one run of `npm run bench -- ratios` on commit b87c40c (load average 0.7 to 1.9 at the starts, 2 cores):');
+    expect(block.endsWith(formatRatioTable(rows, 2))).toBe(true);
+  });
+
+  it('replaces what is between the markers and nothing else; refuses a page without them', () => {
+    const page = `# Benchmarks\n\nbefore\n${RATIO_BLOCK_START}\nold table\n${RATIO_BLOCK_END}\n\nnotes\n`;
+    expect(replaceRatioBlock(page, block)).toBe(`# Benchmarks\n\nbefore\n${RATIO_BLOCK_START}\n${block}\n${RATIO_BLOCK_END}\n\nnotes\n`);
+    expect(() => replaceRatioBlock('# Benchmarks\n', block)).toThrow(BENCHMARKS_PAGE);
+    expect(() => replaceRatioBlock(`${RATIO_BLOCK_END}\n${RATIO_BLOCK_START}\n`, block)).toThrow('in that order');
+    expect(() => replaceRatioBlock(`${page}${RATIO_BLOCK_START}\n`, block)).toThrow('once each');
+  });
+
+  it(`${BENCHMARKS_PAGE} holds the markers, and between them a table as the writer formats it`, () => {
+    const page = readFileSync(new URL(`../${BENCHMARKS_PAGE}`, import.meta.url), 'utf8');
+    const inside = page.slice(page.indexOf(RATIO_BLOCK_START) + RATIO_BLOCK_START.length, page.indexOf(RATIO_BLOCK_END));
+    expect(replaceRatioBlock(page, 'x')).toContain(`${RATIO_BLOCK_START}\nx\n${RATIO_BLOCK_END}`);
+    expect(inside.trimStart().startsWith('Measured ')).toBe(true);
+    const [header, rule] = formatRatioTable([], 2).split('\n');
+    expect(inside).toContain(`\n${header}\n${rule}\n`);
+    expect(inside.trimEnd().split('\n').at(-1)).toBe(formatRatioTable([], 2).split('\n').at(-1));
   });
 });
 

@@ -31,6 +31,6 @@ export function modelOverrides(args: { config?: string; db?: string; timeZone?: 
 export function withAccountsOption<T>(yargs: Argv<T>) {
   return yargs.option('accounts', {
     type: 'string',
-    describe: 'Only these configured accounts, comma-separated (a worker\'s share when several workers split the accounts; see README "Several workers") [default: every configured account]',
+    describe: 'Only these configured accounts, comma-separated (a worker\'s share when several workers split the accounts; see docs/operating.md "Several workers") [default: every configured account]',
   });
 }

@@ -17,7 +17,7 @@ export const exportCommand = defineCommand({
       .option('shard', {
         type: 'boolean',
         default: false,
-        describe: "Write this database's accounts into a dataset shared by several workers: only their account= partitions are replaced, other workers' are kept (README \"Several workers\")",
+        describe: "Write this database's accounts into a dataset shared by several workers: only their account= partitions are replaced, other workers' are kept (docs/operating.md \"Several workers\")",
       })
       .option('accounts', { type: 'string', describe: 'With --shard: only these accounts, comma-separated [default: every account synced into this database]' }),
   config: (args) => configOverrides(args),

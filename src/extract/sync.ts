@@ -380,7 +380,7 @@ function refusedData(error: unknown, what: string, consequence: string): unknown
   if (!(error instanceof DataError)) return error;
   return new DataError(`${error.message}; nothing of ${what} was stored and ${consequence}`, {
     endpoint: error.endpoint,
-    hint: 'the exchange sent data that breaks its API contract; if it persists, report the record named here to the exchange (README "What the sync refuses")',
+    hint: 'the exchange sent data that breaks its API contract; if it persists, report the record named here to the exchange (docs/operating.md "What the sync refuses")',
     cause: error,
   });
 }
