@@ -66,6 +66,16 @@ async function measureColumns(db: Database, spec: SheetSpec, filter: { where: st
   const measures = spec.columns.map((column, index) => {
     switch (column.format) {
       case 'amount':
+        if (column.coinColumn !== undefined) {
+          // Each row as its own coin shows it (its integer digits with separators, its coin's decimals): a
+          // column of BTC and USDT rows is as wide as its widest row, not as the most digits with the most decimals.
+          const digits = `length(CAST(trunc(abs(${column.column})) AS VARCHAR))`;
+          const places = `CASE CAST(${column.coinColumn} AS VARCHAR) ${Object.entries(coinFormats.fixedDecimals)
+            .map(([coin, decimals]) => `WHEN '${coin.replace(/'/g, "''")}' THEN ${decimals === 0 ? 0 : decimals + 1}`)
+            .join(' ')} ELSE ${coinFormats.defaultDecimals === 0 ? 0 : coinFormats.defaultDecimals + 1} END`;
+          return `max(length(CAST(trunc(abs(${column.column})) AS VARCHAR))) AS m${index}, max(1 + ${digits} + (${digits} - 1) // 3 + ${places}) AS w${index}`;
+        }
+        return `max(length(CAST(trunc(abs(${column.column})) AS VARCHAR))) AS m${index}`;
       case 'integer':
         return `max(length(CAST(trunc(abs(${column.column})) AS VARCHAR))) AS m${index}`;
       case 'price':
@@ -92,7 +102,8 @@ async function measureColumns(db: Database, spec: SheetSpec, filter: { where: st
       const digits = length ?? 1;
       const seen = column.coinColumn === undefined ? [] : ((row?.[`c${coinColumns.indexOf(column.coinColumn)}`] as string[] | null) ?? []);
       const places = column.format === 'integer' ? 0 : Math.max(seen.length === 0 ? decimalsOf(undefined, coinFormats) : 0, ...seen.map((coin) => decimalsOf(coin ?? undefined, coinFormats)));
-      content = Math.max(UNKNOWN_TEXT.length, 1 + grouped(digits) + (places > 0 ? 1 + places : 0));
+      const widest = row?.[`w${index}`];
+      content = Math.max(UNKNOWN_TEXT.length, typeof widest === 'string' ? Number(widest) : 1 + grouped(digits) + (places > 0 ? 1 + places : 0));
     } else if (column.format === 'price' || column.format === 'rate') {
       // As exactFormat shows it: a sign, the integer digits (a rate's two more, as a percentage), the decimals, a %.
       const places = Math.max(MIN_PRICE_DECIMALS, column.format === 'rate' ? decimals[index]! - 2 : decimals[index]!);
