@@ -4,7 +4,7 @@ import { DataError } from '../errors.ts';
 import { DecimalSum, decimalsOf, DEFAULT_WIDTHS, MIN_PRICE_DECIMALS, PAGE_SETUP, UNKNOWN_TEXT, WARNING_FILL, WARNING_FONT, cellValue, isZeroDecimal, numberFormat, type CoinFormats } from './cell-formats.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import { hasTotals, totalsKeys, type ColumnFormat, type ColumnSpec, type ReportSpec, type SheetSpec } from './report-definition.ts';
-import { columnLetters, type XlsxWriter } from './xlsx-writer.ts';
+import { columnLetters, writtenWidth, type XlsxWriter } from './xlsx-writer.ts';
 
 /**
  * A detail sheet: a mart's rows of the period as an Excel table, streamed from DuckDB row by row
@@ -217,7 +217,7 @@ export async function writeDetailSheet(
   const openPart = () => {
     part++;
     sheet = workbook.addWorksheet(plan.parts[part]!, { views: [{ state: 'frozen', ySplit: 1 }], pageSetup: { ...PAGE_SETUP, printTitlesRow: '1:1' } });
-    sheet.columns = columns.map((column, index) => ({ width: widths[index]! }));
+    sheet.columns = columns.map((column, index) => ({ width: writtenWidth(widths[index]!) }));
     const header = sheet.addRow(columns.map((column) => column.header));
     header.font = { bold: true };
     header.height = 15 * headerLines;

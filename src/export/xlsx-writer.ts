@@ -242,6 +242,15 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   }
 }
 
+/**
+ * A column width as exceljs writes it: it leaves out a column 9 characters wide (its default,
+ * `Column.isCustomWidth`), and Excel and LibreOffice then draw their own default, 8.43, which
+ * cuts a text measured for 9. Such a column is written 9.01 wide.
+ */
+export function writtenWidth(width: number): number {
+  return width === 9 ? 9.01 : width;
+}
+
 /** The one typeface of every workbook: the default font's, so headings and body match. */
 export const FONT_NAME = 'Calibri';
 /** The default font's size in points. */
