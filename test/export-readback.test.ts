@@ -295,7 +295,7 @@ describe('workbooks a controller reads without doubting', () => {
       for (const figure of figures.filter((candidate) => candidate.of === 'not synced')) {
         expect(figure.value, `${report.name}: ${figure.label}`).toBeNull();
         expect(figure.exact).toBe('unknown');
-        expect(figure.about).toMatch(/not synced: \w+( of \S+)? history starts \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+        expect(figure.about).toMatch(/not synced: \w+ history( of account \S+)? (starts \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC|never synced)/);
       }
       const declaredOnHistory = report.summary.filter((declared) => {
         const sheet = report.sheets.find((candidate) => candidate.name === declared.sheet)!;

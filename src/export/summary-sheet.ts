@@ -146,8 +146,10 @@ export function notSyncedReason(report: ReportSpec, sheet: SheetSpec, freshness:
   const streams = sheet.streams ?? report.streams;
   const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && line.gap?.side === 'before');
   if (gaps.length === 0) return undefined;
+  // The account is named where the workbook covers more than one.
+  const named = account === null && new Set(freshness.map((line) => line.account)).size > 1;
   return `not synced: ${gaps
-    .map((line) => `${line.stream}${account === null && line.account !== '' ? ` of ${line.account}` : ''} ${line.gap!.at === null ? 'never synced' : `history starts ${instantText(line.gap!.at)}`}`)
+    .map((line) => `${line.stream} history${named ? ` of account ${line.account}` : ''} ${line.gap!.at === null ? 'never synced' : `starts ${instantText(line.gap!.at)}`}`)
     .join('; ')}, after the start of the period`;
 }
 
@@ -156,7 +158,8 @@ function syncedUntilReason(report: ReportSpec, sheet: SheetSpec, freshness: read
   const streams = sheet.streams ?? report.streams;
   const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && line.gap?.side === 'after');
   if (gaps.length === 0) return undefined;
-  return `${gaps.map((line) => `${line.stream}${account === null && line.account !== '' ? ` of ${line.account}` : ''} synced only until ${instantText(line.gap!.at!)}`).join('; ')}: the rest of the period is missing`;
+  const named = account === null && new Set(freshness.map((line) => line.account)).size > 1;
+  return `${gaps.map((line) => `${line.stream}${named ? ` of account ${line.account}` : ''} synced only until ${instantText(line.gap!.at!)}`).join('; ')}: the rest of the period is missing`;
 }
 
 /**
