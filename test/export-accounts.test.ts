@@ -76,6 +76,10 @@ function tableRows(sheet: ExcelJS.Worksheet): Record<string, ExcelJS.CellValue>[
 /** The period's rows of a sheet's mart, per account (the test's own WHERE, not the writer's). */
 function periodWhere(sheet: SheetSpec): string {
   if (sheet.period === null) return 'true';
+  if (sheet.period.grain === 'nearest') {
+    // Per account, the snapshot nearest midnight UTC after the period's last day.
+    return `(${sheet.period.column} IS NULL OR (account, ${sheet.period.column}) IN (SELECT account, arg_min(${sheet.period.column}, abs(epoch(${sheet.period.column}) - epoch(TIMESTAMPTZ '${PERIOD.to} 00:00:00+00' + INTERVAL 1 DAY))) FROM ${sheet.mart} WHERE ${sheet.period.column} IS NOT NULL GROUP BY account))`;
+  }
   return sheet.period.grain === 'day' ? `${sheet.period.column} BETWEEN DATE '${PERIOD.from}' AND DATE '${PERIOD.to}'` : `${sheet.period.column} = ${MONTH}`;
 }
 

@@ -70,7 +70,10 @@ async function martRows(db: Database, sheet: SheetSpec, period: ReportPeriod): P
   const where =
     sheet.period === null
       ? 'true'
-      : sheet.period.grain === 'day'
+      : sheet.period.grain === 'nearest'
+        ? // Per account, the snapshot nearest midnight UTC after the period's last day (the test's own query).
+          `(${sheet.period.column} IS NULL OR (account, ${sheet.period.column}) IN (SELECT account, arg_min(${sheet.period.column}, abs(epoch(${sheet.period.column}) - epoch(TIMESTAMPTZ '${period.to} 00:00:00+00' + INTERVAL 1 DAY))) FROM ${sheet.mart} WHERE ${sheet.period.column} IS NOT NULL GROUP BY account))`
+        : sheet.period.grain === 'day'
         ? `${sheet.period.column} BETWEEN DATE '${period.from}' AND DATE '${period.to}'`
         : `${sheet.period.column} BETWEEN date_trunc('month', DATE '${period.from}') AND date_trunc('month', DATE '${period.to}')`;
   const only = sheet.only === undefined ? '' : ` AND CAST(${sheet.only.column} AS VARCHAR) IN (${sheet.only.values.map((value) => `'${value}'`).join(', ')})`;

@@ -59,7 +59,10 @@ async function martRows(db: Database, sheet: SheetSpec, period: ReportPeriod): P
   const where =
     sheet.period === null
       ? 'true'
-      : sheet.period.grain === 'day'
+      : sheet.period.grain === 'nearest'
+        ? // Per account, the snapshot nearest midnight UTC after the period's last day (the test's own query).
+          `(${sheet.period.column} IS NULL OR (account, ${sheet.period.column}) IN (SELECT account, arg_min(${sheet.period.column}, abs(epoch(${sheet.period.column}) - epoch(TIMESTAMPTZ '${period.to} 00:00:00+00' + INTERVAL 1 DAY))) FROM ${sheet.mart} WHERE ${sheet.period.column} IS NOT NULL GROUP BY account))`
+        : sheet.period.grain === 'day'
         ? `${sheet.period.column} BETWEEN DATE '${period.from}' AND DATE '${period.to}'`
         : `${sheet.period.column} BETWEEN date_trunc('month', DATE '${period.from}') AND date_trunc('month', DATE '${period.to}')`;
   // The sheet's own subset of its mart (Needs a price: the report's marts; Not posted: status no_price).
