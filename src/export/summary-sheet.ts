@@ -34,10 +34,11 @@ export interface Freshness {
   /**
    * Where the synced history leaves the period out (a history stream only): `before` its start
    * (the history starts after the period's first day, or was never synced: no figure can be
-   * given), `after` its end (synced only until before the period's last day: figures lack the
-   * rest). `at`: where the history starts or ends (UTC), null when never synced.
+   * given), `beyond` all of it (the history ends before the period starts: none either), `after`
+   * its end (synced only until before the period's last day: figures lack the rest). `at`: where
+   * the history starts (`before`) or ends (UTC), null when never synced.
    */
-  gap?: { side: 'before' | 'after'; at: string | null };
+  gap?: { side: 'before' | 'beyond' | 'after'; at: string | null };
 }
 
 /** The stream declarations the Summary reads: their kind, and their fields where drift is reported. */
@@ -119,7 +120,8 @@ export async function readFreshness(
     let gap: Freshness['gap'];
     const history = !snapshotStreams.has(status.stream);
     // Where the history leaves the period out, whatever the last sync's state (a failed sync still covered what it covered).
-    if (history && (status.coveredFrom === null || status.coveredUntil === null || Date.parse(status.coveredUntil) <= startMs)) gap = { side: 'before', at: status.coveredFrom };
+    if (history && (status.coveredFrom === null || status.coveredUntil === null)) gap = { side: 'before', at: null };
+    else if (history && Date.parse(status.coveredUntil!) <= startMs) gap = { side: 'beyond', at: status.coveredUntil };
     else if (history && Date.parse(status.coveredFrom!) > startMs) gap = { side: 'before', at: status.coveredFrom };
     else if (history && Date.parse(status.coveredUntil!) < endMs) gap = { side: 'after', at: status.coveredUntil };
     if (status.lastRunAt === null) [state, note] = ['incomplete', 'never synced'];
@@ -144,13 +146,13 @@ function instantText(instant: string): string {
 /** Why a sheet's rows (of one account, or of all: null) cannot be given for the period: its streams' history does not reach back to its start. */
 export function notSyncedReason(report: ReportSpec, sheet: SheetSpec, freshness: readonly Freshness[], account: string | null): string | undefined {
   const streams = sheet.streams ?? report.streams;
-  const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && line.gap?.side === 'before');
+  const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && (line.gap?.side === 'before' || line.gap?.side === 'beyond'));
   if (gaps.length === 0) return undefined;
   // The account is named where the workbook covers more than one.
   const named = account === null && new Set(freshness.map((line) => line.account)).size > 1;
-  return `not synced: ${gaps
-    .map((line) => `${line.stream} history${named ? ` of account ${line.account}` : ''} ${line.gap!.at === null ? 'never synced' : `starts ${instantText(line.gap!.at)}`}`)
-    .join('; ')}, after the start of the period`;
+  const why = (gap: NonNullable<Freshness['gap']>) =>
+    gap.at === null ? 'never synced' : gap.side === 'before' ? `starts ${instantText(gap.at)}, after the start of the period` : `ends ${instantText(gap.at)}, before the period`;
+  return `not synced: ${gaps.map((line) => `${line.stream} history${named ? ` of account ${line.account}` : ''} ${why(line.gap!)}`).join('; ')}`;
 }
 
 /** What a sheet's rows lack at the end of the period: its streams synced only until before it ends. */
