@@ -14,6 +14,7 @@ export const balancesReport = defineReport({
       description: 'Opening balance, inflows, outflows, fees and closing balance per coin and month; a difference means a break in the bills',
       mart: 'marts.balance_reconciliation',
       period: { column: 'balance_month', grain: 'month' },
+      streams: ['funding_bills'],
       orderBy: ['coin_name', 'account', 'balance_month'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
@@ -36,6 +37,7 @@ export const balancesReport = defineReport({
       description: 'Inflows and outflows per coin, month and business type',
       mart: 'marts.balance_movements',
       period: { column: 'balance_month', grain: 'month' },
+      streams: ['funding_bills'],
       orderBy: ['coin_name', 'account', 'balance_month', 'biz_type'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
@@ -54,6 +56,7 @@ export const balancesReport = defineReport({
       description: 'Bills that do not continue their coin\'s chain (after - delta differs from the previous bill\'s after): each one is a missing or altered bill',
       mart: 'marts.balance_chain_breaks',
       period: { column: 'c_time_month', grain: 'month' },
+      streams: ['funding_bills'],
       orderBy: ['coin_name', 'account', 'c_time_at', 'bill_id'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },
@@ -73,9 +76,12 @@ export const balancesReport = defineReport({
     },
     {
       name: 'Bills vs assets',
-      description: 'Reconciliation of the funding bills\' balance with the latest spot assets snapshot, per coin (not limited to the period); separate accounts, so a highlighted difference is to explain, not an error',
+      description:
+        'Reconciliation of the funding bills\' balance with the spot assets snapshot nearest the end of the period (before or after it: its time is under the table), per coin, the bills taken up to the snapshot\'s time; separate accounts, so a highlighted difference is to explain, not an error',
       mart: 'marts.balance_vs_assets',
-      period: null,
+      period: { column: 'snapshot_at', grain: 'nearest' },
+      // The bills' balance at the snapshot's time does not depend on the period's bills: only the snapshot does.
+      streams: ['spot_assets'],
       orderBy: ['account', 'coin_name'],
       columns: [
         { column: 'account', header: 'Account', format: 'text' },

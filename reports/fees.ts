@@ -10,18 +10,19 @@ const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'd
     { column: 'fees_paid', header: 'Fees paid', format: 'amount', coinColumn: 'coin', total: true },
     { column: 'liquidation_fees', header: 'of which liquidation', format: 'amount', coinColumn: 'coin', total: true },
     // NULL: the funding account does not trade, and futures quoted in another coin have no volume in this one.
-    { column: 'traded_volume', header: 'Traded volume', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
+    // The quote notional of trades quoted in this coin, as the exchange counts volume (a WXT/USDT trade is USDT volume, none in WXT).
+    { column: 'traded_volume', header: 'Traded volume (quote notional)', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
     { column: 'fee_basis_volume', header: 'Volume charged in this coin', format: 'amount', coinColumn: 'coin', total: true, nullMeans: 'not-applicable' },
     { column: 'effective_fee_rate', header: 'Effective fee rate', format: 'rate', nullMeans: 'not-applicable' },
     { column: 'fee_count', header: 'Fills or bills', format: 'integer', total: true },
-    { column: 'reporting_currency', header: 'Reporting currency', format: 'text' },
-    { column: 'fees_paid_rc', header: 'Fees paid (reporting currency)', format: 'amount', coinColumn: 'reporting_currency' },
+    { column: 'reporting_currency', header: 'Reporting currency', format: 'text', valuation: true },
+    { column: 'fees_paid_rc', header: 'Fees paid (reporting currency)', format: 'amount', coinColumn: 'reporting_currency', valuation: true },
     ...(periodFormat === 'date'
       ? ([
-          { column: 'price', header: 'Price', format: 'amount', coinColumn: 'reporting_currency' },
-          { column: 'price_source', header: 'Price source', format: 'text' },
+          { column: 'price', header: 'Price', format: 'price', valuation: true },
+          { column: 'price_source', header: 'Price source', format: 'text', valuation: true },
         ] as const)
-      : ([{ column: 'unpriced_days', header: 'Days without a price', format: 'integer' }] as const)),
+      : ([{ column: 'unpriced_days', header: 'Days without a price', format: 'integer', valuation: true }] as const)),
   ] as const;
 
 /** Fees paid per product (spot, futures, funding account) and coin, by month and by day. */
@@ -51,7 +52,14 @@ export const feesReport = defineReport({
   summary: [
     { label: 'Fees paid in the reporting currency', sheet: 'Fees by month', sum: 'fees_paid_rc', by: ['reporting_currency'], coinColumn: 'reporting_currency', unpriced: UNPRICED },
     { label: 'Fees paid', sheet: 'Fees by month', sum: 'fees_paid', by: ['product', 'coin'], coinColumn: 'coin' },
-    { label: 'Traded volume', sheet: 'Fees by month', sum: 'traded_volume', by: ['product', 'coin'], coinColumn: 'coin' },
+    {
+      label: 'Traded volume (quote notional)',
+      sheet: 'Fees by month',
+      sum: 'traded_volume',
+      by: ['product', 'coin'],
+      coinColumn: 'coin',
+      note: 'The value of the trades quoted in this coin (price × quantity), as the exchange counts volume: selling a coin for USDT is USDT volume; a coin only ever traded against another has no volume of its own (the Quantity sold of the pnl report\'s Spot PnL by month shows its units).',
+    },
   ],
   chart: { title: 'Fees paid per month', mart: 'marts.fees_monthly', monthColumn: 'fee_month', valueColumn: 'fees_paid', seriesBy: ['coin'], coinColumn: 'coin' },
 });

@@ -13,6 +13,7 @@ export function needsPriceSheet(marts: readonly string[]): SheetSpec {
     orderBy: ['coin', 'needed_date', 'account', 'mart'],
     only: { column: 'mart', values: marts },
     emptyText: 'Every row has a price.',
+    valuation: true,
     columns: [
       { column: 'account', header: 'Account', format: 'text' },
       { column: 'coin', header: 'Coin', format: 'text' },

@@ -8,7 +8,7 @@ export const rebatesReport = defineReport({
   sheets: [
     {
       name: 'Commission by month',
-      description: 'Commission per month, coin, product type, source type (1 direct client, 2 sub-agent) and symbol',
+      description: 'Commission per month, coin, product type, source type (who traded: a direct client or a sub-agent) and symbol',
       mart: 'marts.affiliate_rebates_monthly',
       period: { column: 'commission_month', grain: 'month' },
       orderBy: ['coin', 'account', 'commission_month', 'product_type', 'source_type', 'symbol'],
@@ -17,7 +17,8 @@ export const rebatesReport = defineReport({
         { column: 'commission_month', header: 'Month', format: 'month' },
         { column: 'coin', header: 'Coin', format: 'text' },
         { column: 'product_type', header: 'Product type', format: 'text' },
-        { column: 'source_type', header: 'Source type', format: 'text' },
+        // The exchange's code in words (1 direct client, 2 sub-agent).
+        { column: 'source_type_name', header: 'Source type', format: 'text' },
         { column: 'symbol', header: 'Symbol', format: 'text', width: 16 },
         { column: 'commission', header: 'Commission', format: 'amount', coinColumn: 'coin', total: true },
         { column: 'fee', header: 'Invited users fees', format: 'amount', coinColumn: 'coin', total: true },

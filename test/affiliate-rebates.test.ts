@@ -85,6 +85,7 @@ describe('affiliate marts', () => {
     const tests = results.filter((result) => /^marts\/affiliate_/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
       'marts/affiliate_rebates_monthly_accepted_values_source_type pass',
+      'marts/affiliate_rebates_monthly_accepted_values_source_type_name pass',
       'marts/affiliate_rebates_monthly_not_null pass',
       'marts/affiliate_rebates_monthly_unique pass',
       'marts/affiliate_referrals_monthly_not_null pass',

@@ -248,8 +248,9 @@ describe('balance reconciliation from funding bills', () => {
 
     expect(
       await rows(
-        'SELECT account, coin_name, found_in, snapshot_at::VARCHAR AS snapshot_at, bill_balance, bill_balance_bill_id, bills_after_snapshot::VARCHAR AS after_snapshot, closing_balance, assets_available, assets_frozen, assets_equity, difference, is_different FROM marts.balance_vs_assets ORDER BY account, coin_name',
+        'SELECT account, coin_name, found_in, snapshot_at::VARCHAR AS snapshot_at, bill_balance, bill_balance_bill_id, bills_after_snapshot::VARCHAR AS after_snapshot, closing_balance, assets_available, assets_frozen, assets_equity, difference, is_different FROM marts.balance_vs_assets WHERE snapshot_at IS NULL OR (account, snapshot_at) IN (SELECT account, max(snapshot_at) FROM marts.balance_vs_assets GROUP BY account) ORDER BY account, coin_name',
       ),
+      // The latest snapshot of each account (the mart keeps every snapshot; a workbook shows the one nearest its period's end).
     ).toEqual([
       // An empty latest snapshot means every coin is at 0 there: 0 - 0 = 0.
       { account: 'emptied', coin_name: 'USDT', found_in: 'bills_only', snapshot_at: '2026-01-04 00:00:00+00', bill_balance: '0', bill_balance_bill_id: '51', after_snapshot: '0', closing_balance: '0', assets_available: null, assets_frozen: null, assets_equity: '0', difference: '0', is_different: false },

@@ -41,7 +41,8 @@ describe('report declarations', () => {
     // Spot PnL totals per cost method and quote coin: rows ordered by symbol first would interleave the coins.
     expect(broken({ ...spot, orderBy: ['account', 'cost_method', 'symbol', 'trade_month'] })).toThrow(/sheets\.0\.orderBy.*starts with the columns totals are kept per \(cost_method, quote_coin\)/);
     // A totalled base-coin quantity beside quote-coin amounts: two coins in one total row.
-    expect(broken({ ...spot, columns: spot.columns.map((column) => (column.column === 'quantity_sold' ? { ...column, total: true } : column)) })).toThrow(/totalled amounts name different coin columns \(quote_coin, base_coin\)/);
+    const inventory = pnl.sheets.find((sheet) => sheet.name === 'Spot inventory by month')!;
+    expect(broken({ ...inventory, columns: inventory.columns.map((column) => (column.column === 'quantity_sold' ? { ...column, total: true } : column)) })).toThrow(/totalled amounts name different coin columns \(quote_coin, base_coin\)/);
     expect(broken({ ...spot, columns: spot.columns.map((column) => (column.column === 'symbol' ? { ...column, nullMeans: 'unknown' } : column)) })).toThrow(/columns\.2\.nullMeans/);
     expect(broken({ ...spot, columns: [{ column: 'quote_coin', header: 'Quote coin', format: 'text' }, ...spot.columns.filter((column) => column.column !== 'quote_coin')] })).toThrow(/columns\.0.*first column holds the totals rows' label/);
   });

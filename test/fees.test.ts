@@ -159,7 +159,7 @@ describe('fees marts', () => {
     expect(funding).toEqual({ volume: null, fees: '1.000000000000000000' });
     const figures = await readFigures(db, REPORTS.find((report) => report.name === 'fees')!, { label: '2026-03', from: '2026-03-01', to: '2026-03-31' });
     expect(figures.filter((figure) => figure.group.startsWith('funding')).map((figure) => [figure.label, figure.group, figure.value])).toEqual([['Fees paid', 'funding · USDT', '1.000000000000000000']]);
-    expect(figures.filter((figure) => figure.label === 'Traded volume').every((figure) => figure.value !== null)).toBe(true);
+    expect(figures.filter((figure) => figure.label === 'Traded volume (quote notional)').every((figure) => figure.value !== null)).toBe(true);
   });
 
   it('cuts months in UTC by default: the Feb 28 (New York) buy is March\'s', async () => {

@@ -270,8 +270,10 @@ describe('marts.journal_entries', () => {
     const written = await writeReport(database, journalReport, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { label: '2026-01', from: '2026-01-01', to: '2026-01-31' }, outDir });
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.readFile(written.file);
-    const sheet = workbook.getWorksheet('Journal lines')!;
+    // The coin amount is on the lines' sources, row for row with the Journal lines.
+    const sheet = workbook.getWorksheet('Journal line sources')!;
     const header = (sheet.getRow(1).values as unknown[]).indexOf('Coin amount');
+    expect(header).toBeGreaterThan(0);
     expect([2, 3].map((row) => sheet.getRow(row).getCell(header).value)).toEqual(['unknown', 'unknown']);
     expect(readFileSync(written.csv!.file, 'utf8').split('\r\n')[1]).toBe(
       `2026-01-20,Digital assets:USDT,199599999002000000000,,USD,Spot realized PnL BTCUSDT_SPBL (fifo): USDT amount too large for 18 decimals (exact in marts.spot_realized_pnl_daily),${entry}`,

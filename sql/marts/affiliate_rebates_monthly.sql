@@ -35,6 +35,8 @@ final as (
         commissions.coin,
         commissions.product_type,
         commissions.source_type,
+        -- The code's meaning (exchange-api.md, getAffiliateCommission: sourceType).
+        case commissions.source_type when 1 then 'direct client' when 2 then 'sub-agent' else 'code ' || commissions.source_type end as source_type_name,
         commissions.symbol,
         sum(commissions.commission) as commission,
         -- fee: the invited users' net trading fees the commission was paid on.

@@ -36,18 +36,34 @@ export function amountFormat(coin: string | undefined, formats: CoinFormats): st
 /** What a cell shows for an unknown value (NULL where the column's NULL means unknown): never 0. */
 export const UNKNOWN_TEXT = 'unknown';
 
-const FIXED_FORMATS: Record<Exclude<ColumnFormat, 'amount' | 'text' | 'id'>, string> = {
+const FIXED_FORMATS: Record<Exclude<ColumnFormat, 'amount' | 'text' | 'id' | 'price' | 'rate'>, string> = {
   date: 'yyyy-mm-dd',
   month: 'yyyy-mm',
   datetime: 'yyyy-mm-dd hh:mm:ss',
   integer: '#,##0',
-  rate: '0.0000%',
 };
 
-/** The number format of a column, for an amount given its coin. */
-export function numberFormat(format: ColumnFormat, formats: CoinFormats, coin?: string): string | undefined {
+/** Fewest decimals a price shows (278.93), and a rate as a percentage (0.10%). */
+export const MIN_PRICE_DECIMALS = 2;
+
+/**
+ * The number format of a price (`decimals`: what its column's values have, measured by the
+ * detail sheet) or of a rate as a percentage (`decimals` of the ratio: two fewer as a percentage).
+ * Fixed, so a column lines up on its decimal point; never fewer than its values have.
+ */
+export function exactFormat(format: 'price' | 'rate', decimals: number): string {
+  const shown = Math.max(MIN_PRICE_DECIMALS, format === 'rate' ? decimals - 2 : decimals);
+  return format === 'rate' ? `0.${'0'.repeat(shown)}%` : `#,##0.${'0'.repeat(shown)}`;
+}
+
+/**
+ * The number format of a column, for an amount given its coin; for a price or rate given the
+ * decimals its values have (@default 8 for a price, 6 for a rate: 0.0001%).
+ */
+export function numberFormat(format: ColumnFormat, formats: CoinFormats, coin?: string, decimals?: number): string | undefined {
   if (format === 'amount') return amountFormat(coin, formats);
   if (format === 'text' || format === 'id') return undefined;
+  if (format === 'price' || format === 'rate') return exactFormat(format, decimals ?? (format === 'price' ? 8 : 6));
   return FIXED_FORMATS[format];
 }
 
@@ -58,7 +74,7 @@ export const WARNING_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF9C0006' }
 export const PAGE_SETUP: Partial<ExcelJS.PageSetup> = { orientation: 'landscape', paperSize: 9, fitToPage: true, fitToWidth: 1, fitToHeight: 0 };
 
 /** Default column widths in characters. */
-export const DEFAULT_WIDTHS: Record<ColumnFormat, number> = { text: 12, id: 22, date: 12, month: 10, datetime: 20, integer: 10, amount: 20, rate: 12 };
+export const DEFAULT_WIDTHS: Record<ColumnFormat, number> = { text: 12, id: 22, date: 12, month: 10, datetime: 20, integer: 10, amount: 20, price: 14, rate: 12 };
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
@@ -83,6 +99,7 @@ export function cellValue(format: ColumnFormat, value: unknown, where: () => str
       return new Date(Number(value));
     case 'integer':
     case 'amount':
+    case 'price':
     case 'rate': {
       const text = String(value);
       if (!DECIMAL.test(text)) throw new DataError(`${where()}: "${text}" is not a decimal number`);

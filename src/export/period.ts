@@ -71,8 +71,19 @@ export function monthOf(day: string): string {
 }
 
 /** The WHERE clause that keeps a sheet's rows of the period, and its parameters. */
-export function periodFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPeriod): { where: string; values: string[] } {
+export function periodFilter(sheet: Pick<SheetSpec, 'period' | 'mart'>, period: ReportPeriod): { where: string; values: string[] } {
   if (sheet.period === null) return { where: 'true', values: [] };
+  if (sheet.period.grain === 'nearest') {
+    // Per account, the rows of the instant nearest the end of the period (midnight UTC after its
+    // last day), before or after it (the earlier of two as near); rows without an instant (an
+    // account with no snapshot) are kept: they say there is nothing to compare with.
+    const column = sheet.period.column;
+    const end = 'CAST(CAST($1 AS DATE) + 1 AS TIMESTAMP) AT TIME ZONE \'UTC\'';
+    return {
+      where: `(${column} IS NULL OR (account, ${column}) IN (SELECT account, ${column} FROM ${sheet.mart} WHERE ${column} IS NOT NULL QUALIFY row_number() OVER (PARTITION BY account ORDER BY abs(epoch(${column}) - epoch(${end})), ${column}) = 1))`,
+      values: [period.to],
+    };
+  }
   const [from, to] = sheet.period.grain === 'day' ? [period.from, period.to] : [monthOf(period.from), monthOf(period.to)];
   return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`, values: [from, to] };
 }
@@ -81,7 +92,7 @@ export function periodFilter(sheet: Pick<SheetSpec, 'period'>, period: ReportPer
  * The WHERE clause that keeps the rows a workbook shows of a sheet: those of the period, and with
  * `account` (`exledger report --account`) only that account's (every mart has an `account` column).
  */
-export function rowFilter(sheet: Pick<SheetSpec, 'period' | 'only'>, period: ReportPeriod, account?: string): { where: string; values: string[] } {
+export function rowFilter(sheet: Pick<SheetSpec, 'period' | 'only' | 'mart'>, period: ReportPeriod, account?: string): { where: string; values: string[] } {
   const filter = periodFilter(sheet, period);
   if (sheet.only !== undefined) {
     // The sheet's own subset of its mart (the report's rows of marts.needs_price).

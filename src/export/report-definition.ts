@@ -14,9 +14,12 @@ import { ConfigError } from '../errors.ts';
  * - `datetime`: a TIMESTAMPTZ as an Excel date-time in UTC;
  * - `integer`: a count;
  * - `amount`: a DECIMAL in the coin named by `coinColumn` (its decimals follow the coin);
- * - `rate`: a DECIMAL ratio shown as a percentage.
+ * - `price`: a DECIMAL price or exchange rate, shown with every decimal its values have in the
+ *   period (at least 2), never rounded to a coin's decimals: a price of 0.9996 is not 1.00;
+ * - `rate`: a DECIMAL ratio shown as a percentage, with every decimal its values have (as far as
+ *   the cell's 15 significant digits go).
  */
-export type ColumnFormat = 'text' | 'id' | 'date' | 'month' | 'datetime' | 'integer' | 'amount' | 'rate';
+export type ColumnFormat = 'text' | 'id' | 'date' | 'month' | 'datetime' | 'integer' | 'amount' | 'price' | 'rate';
 
 /** One column of a detail sheet. */
 export interface ColumnSpec {
@@ -50,14 +53,24 @@ export interface ColumnSpec {
   nullMeans?: 'unknown' | 'not-applicable' | 'elsewhere';
   /** Column width in characters. @default from the format */
   width?: number;
+  /**
+   * About the valuation in the reporting currency (the currency, a value in it, its price, the
+   * days without one): left out of the workbook when no reporting currency is set, instead of a
+   * column of unknowns for something nobody asked for. @default false
+   */
+  valuation?: boolean;
 }
 
 /** How a sheet's rows are limited to the report's period. */
 export interface PeriodFilter {
   /** The mart's DATE column that places a row in time. */
   column: string;
-  /** `day`: rows whose day lies in the period; `month`: rows whose month overlaps it (a month column holds its first day). */
-  grain: 'day' | 'month';
+  /**
+   * `day`: rows whose day lies in the period; `month`: rows whose month overlaps it (a month
+   * column holds its first day); `nearest`: per account, the rows whose instant (a TIMESTAMPTZ:
+   * a snapshot's time) is the nearest to the end of the period, before or after it.
+   */
+  grain: 'day' | 'month' | 'nearest';
 }
 
 /** A detail sheet: the rows of one mart in the period, as an Excel table. */
@@ -86,6 +99,13 @@ export interface SheetSpec {
   only?: { column: string; values: readonly string[] };
   /** What a sheet without rows says (e.g. "Every row has a price."). @default 'No rows in this period.' */
   emptyText?: string;
+  /** About the valuation in the reporting currency (Needs a price): left out when none is set. @default false */
+  valuation?: boolean;
+  /**
+   * The streams its rows come from (of the report's `streams`): a period their synced history
+   * does not cover says so instead of showing figures. @default the report's streams
+   */
+  streams?: readonly string[];
 }
 
 /**
@@ -134,6 +154,12 @@ export interface SummaryFigure {
    * net result). Where one of them is unknown for the same group, this figure says it excludes it. @default []
    */
   includes?: readonly string[];
+  /**
+   * Labels of figures in other groups that are part of this one (the funding in each margin coin,
+   * in the futures net result in the reporting currency): where any of their lines is unknown,
+   * this figure says it excludes it. @default []
+   */
+  includesAnyGroup?: readonly string[];
 }
 
 /** The Summary's chart: a monthly figure over the twelve months ending with the period. */
@@ -216,6 +242,15 @@ export function hasTotals(sheet: SheetSpec): boolean {
   return sheet.columns.some((column) => column.total === true);
 }
 
+/**
+ * The report as a workbook of a setup without a reporting currency shows it: without its
+ * valuation columns, sheets and figures (absent, not a column or line of unknowns).
+ */
+export function withoutValuation(report: ReportSpec): ReportSpec {
+  const sheets = report.sheets.filter((sheet) => sheet.valuation !== true).map((sheet) => ({ ...sheet, columns: sheet.columns.filter((column) => column.valuation !== true) }));
+  return { ...report, sheets, summary: report.summary.filter((figure) => figure.unpriced === undefined && sheets.some((sheet) => sheet.name === figure.sheet)) };
+}
+
 /** Declares a report with its type checked. */
 export function defineReport(spec: ReportSpec): ReportSpec {
   return spec;
@@ -229,24 +264,27 @@ const columnSchema = z.strictObject({
     .min(1)
     .max(255)
     .regex(/^[^[\]#'\n]+$/, 'no [, ], #, \' or line break (Excel table column names)'),
-  format: z.enum(['text', 'id', 'date', 'month', 'datetime', 'integer', 'amount', 'rate']),
+  format: z.enum(['text', 'id', 'date', 'month', 'datetime', 'integer', 'amount', 'price', 'rate']),
   coinColumn: identifier.optional(),
   total: z.boolean().optional(),
   nullMeans: z.enum(['unknown', 'not-applicable', 'elsewhere']).optional(),
   width: z.number().int().min(4).max(80).optional(),
+  valuation: z.boolean().optional(),
 });
 const sheetSchema = z.strictObject({
   // Excel: 31 characters at most, none of : \ / ? * [ ]; 28 leaves room for " (2)".
   name: z.string().min(1).max(28).regex(/^[^:\\/?*[\]]+$/, 'no : \\ / ? * [ or ]').refine((name) => name !== 'Summary', 'the Summary sheet is the writer\'s'),
   description: z.string().min(1),
   mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/, 'marts.<name>'),
-  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month']) }).nullable(),
+  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month', 'nearest']) }).nullable(),
   orderBy: z.array(identifier),
   columns: z.array(columnSchema).min(1),
   totalsPer: z.array(identifier).optional(),
   highlight: z.strictObject({ column: identifier, when: z.enum(['nonzero', 'always']) }).optional(),
   only: z.strictObject({ column: identifier, values: z.array(z.string().min(1)).min(1) }).optional(),
   emptyText: z.string().min(1).optional(),
+  valuation: z.boolean().optional(),
+  streams: z.array(z.string()).optional(),
 });
 const reportSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and -'),
@@ -266,6 +304,7 @@ const reportSchema = z.strictObject({
       unknown: z.string().min(1).optional(),
       unpriced: z.string().min(1).optional(),
       includes: z.array(z.string()).optional(),
+      includesAnyGroup: z.array(z.string()).optional(),
     }),
   ),
   notes: z.array(z.string().min(1)).optional(),
@@ -314,7 +353,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
       });
       for (const column of sheet.totalsPer ?? []) if (!columns.includes(column)) throw new ConfigError(`${at}.totalsPer`, `"${column}" is not a column of the sheet`);
       sheet.columns.forEach((column, columnIndex) => {
-        if (column.nullMeans !== undefined && !['amount', 'integer', 'rate'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.nullMeans`, 'only amounts, counts and rates say what their NULL means (other NULLs are blank)');
+        if (column.nullMeans !== undefined && !['amount', 'integer', 'price', 'rate'].includes(column.format)) throw new ConfigError(`${at}.columns.${columnIndex}.nullMeans`, 'only amounts, counts, prices and rates say what their NULL means (other NULLs are blank)');
       });
       // One total adds one coin: every totalled amount of a sheet is in the same coin column.
       const totalledCoins = new Set(sheet.columns.filter((column) => column.total === true && column.format === 'amount').map((column) => column.coinColumn ?? ''));
@@ -326,6 +365,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         const leading = sheet.orderBy.slice(0, keys.length);
         if (keys.some((key) => !leading.includes(key))) throw new ConfigError(`${at}.orderBy`, `starts with the columns totals are kept per (${keys.join(', ')}), so each total covers one block of rows`);
       }
+      for (const stream of sheet.streams ?? []) if (!report.streams.includes(stream)) throw new ConfigError(`${at}.streams`, `"${stream}" is not one of the report's streams`);
       if (sheet.only !== undefined && !columns.includes(sheet.only.column)) throw new ConfigError(`${at}.only.column`, `"${sheet.only.column}" is not a column of the sheet`);
       if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
     });
@@ -344,7 +384,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         throw new ConfigError(`${at}.unpriced`, 'only a sum over a sheet with a reporting_currency column counts its rows without a price');
       }
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
-      for (const part of figure.includes ?? []) {
+      for (const part of [...(figure.includes ?? []), ...(figure.includesAnyGroup ?? [])]) {
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);
       }
     });

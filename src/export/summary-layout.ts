@@ -1,4 +1,5 @@
 import type ExcelJS from 'exceljs';
+import { writtenWidth } from './xlsx-writer.ts';
 
 /**
  * The Summary's grid, laid out before it is written: the column widths follow the longest text
@@ -111,7 +112,7 @@ export function wrappedLines(text: string, width: number, font?: Partial<ExcelJS
  * number of rows written.
  */
 export function writeLayout(sheet: ExcelJS.Worksheet, rows: readonly LayoutRow[], widths: readonly number[]): number {
-  sheet.columns = widths.map((width) => ({ width }));
+  sheet.columns = widths.map((width) => ({ width: writtenWidth(width) }));
   rows.forEach((layout, index) => {
     const row = sheet.addRow(layout.map((cell) => cell?.value ?? null));
     let lines = 1;

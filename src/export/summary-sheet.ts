@@ -31,6 +31,14 @@ export interface Freshness {
    * reads them (schema drift, meta.schema_drift): what a reader signing the figures should know.
    */
   newFields: string[];
+  /**
+   * Where the synced history leaves the period out (a history stream only): `before` its start
+   * (the history starts after the period's first day, or was never synced: no figure can be
+   * given), `beyond` all of it (the history ends before the period starts: none either), `after`
+   * its end (synced only until before the period's last day: figures lack the rest). `at`: where
+   * the history starts (`before`) or ends (UTC), null when never synced.
+   */
+  gap?: { side: 'before' | 'beyond' | 'after'; at: string | null };
 }
 
 /** The stream declarations the Summary reads: their kind, and their fields where drift is reported. */
@@ -61,6 +69,8 @@ export interface Figure {
   incomplete?: string;
   /** On a total over accounts: the accounts whose value is unknown (it is the sum of the others'). */
   unknownAccounts?: string[];
+  /** Its streams were synced only until before the period's end: what it lacks. */
+  partial?: string;
 }
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
@@ -96,7 +106,10 @@ export async function readFreshness(
   const newFields = (of: string, stream: string) => drift.filter((field) => field.account === of && field.stream === stream).map((field) => field.field);
   const lines: Freshness[] = [];
   if (statuses.length === 0) {
-    for (const stream of report.streams) lines.push({ account: account ?? '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced', newFields: [] });
+    for (const stream of report.streams) {
+      const history = !snapshotStreams.has(stream);
+      lines.push({ account: account ?? '', stream, coveredFrom: null, coveredUntil: null, lastRunAt: null, state: 'incomplete', note: 'never synced', newFields: [], ...(history ? { gap: { side: 'before' as const, at: null } } : {}) });
+    }
   }
   for (const status of statuses) {
     const base = { account: status.account, stream: status.stream, coveredFrom: status.coveredFrom, coveredUntil: status.coveredUntil, lastRunAt: status.lastRunAt };
@@ -104,6 +117,13 @@ export async function readFreshness(
     const hoursAgo = lastRunMs === null ? null : (now.getTime() - lastRunMs) / 3_600_000;
     let state: Freshness['state'] = 'ok';
     let note = snapshotStreams.has(status.stream) ? 'latest snapshot read' : 'the period is covered';
+    let gap: Freshness['gap'];
+    const history = !snapshotStreams.has(status.stream);
+    // Where the history leaves the period out, whatever the last sync's state (a failed sync still covered what it covered).
+    if (history && (status.coveredFrom === null || status.coveredUntil === null)) gap = { side: 'before', at: null };
+    else if (history && Date.parse(status.coveredUntil!) <= startMs) gap = { side: 'beyond', at: status.coveredUntil };
+    else if (history && Date.parse(status.coveredFrom!) > startMs) gap = { side: 'before', at: status.coveredFrom };
+    else if (history && Date.parse(status.coveredUntil!) < endMs) gap = { side: 'after', at: status.coveredUntil };
     if (status.lastRunAt === null) [state, note] = ['incomplete', 'never synced'];
     else if (status.lastStatus !== 'ok') [state, note] = ['failed', `last sync ${status.lastStatus ?? 'unknown'}${status.lastError === null ? '' : `: ${status.lastError}`}`];
     else if (!snapshotStreams.has(status.stream) && (status.coveredUntil === null || Date.parse(status.coveredUntil) < endMs)) {
@@ -113,9 +133,62 @@ export async function readFreshness(
     } else if (hoursAgo !== null && hoursAgo > staleAfterHours) [state, note] = ['stale', `last synced ${Math.round(hoursAgo)} hours ago`];
     const fields = newFields(status.account, status.stream);
     if (fields.length > 0) note += `; the exchange also sends ${fields.join(', ')}, which no figure reads yet (exledger status)`;
-    lines.push({ ...base, state, note, newFields: fields });
+    lines.push({ ...base, state, note, newFields: fields, ...(gap === undefined ? {} : { gap }) });
   }
   return lines;
+}
+
+/** `2025-11-26T08:00:00.000Z` (or DuckDB's text of an instant) → `2025-11-26 08:00 UTC`. */
+function instantText(instant: string): string {
+  return `${parseInstant(instant).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** Why a sheet's rows (of one account, or of all: null) cannot be given for the period: its streams' history does not reach back to its start. */
+export function notSyncedReason(report: ReportSpec, sheet: SheetSpec, freshness: readonly Freshness[], account: string | null): string | undefined {
+  const streams = sheet.streams ?? report.streams;
+  const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && (line.gap?.side === 'before' || line.gap?.side === 'beyond'));
+  if (gaps.length === 0) return undefined;
+  // The account is named where the workbook covers more than one.
+  const named = account === null && new Set(freshness.map((line) => line.account)).size > 1;
+  const why = (gap: NonNullable<Freshness['gap']>) =>
+    gap.at === null ? 'never synced' : gap.side === 'before' ? `starts ${instantText(gap.at)}, after the start of the period` : `ends ${instantText(gap.at)}, before the period`;
+  return `not synced: ${gaps.map((line) => `${line.stream} history${named ? ` of account ${line.account}` : ''} ${why(line.gap!)}`).join('; ')}`;
+}
+
+/** What a sheet's rows lack at the end of the period: its streams synced only until before it ends. */
+function syncedUntilReason(report: ReportSpec, sheet: SheetSpec, freshness: readonly Freshness[], account: string | null): string | undefined {
+  const streams = sheet.streams ?? report.streams;
+  const gaps = freshness.filter((line) => streams.includes(line.stream) && (account === null || line.account === account || line.account === '') && line.gap?.side === 'after');
+  if (gaps.length === 0) return undefined;
+  const named = account === null && new Set(freshness.map((line) => line.account)).size > 1;
+  return `${gaps.map((line) => `${line.stream}${named ? ` of account ${line.account}` : ''} synced only until ${instantText(line.gap!.at!)}`).join('; ')}: the rest of the period is missing`;
+}
+
+/**
+ * Figures over a period the synced history does not cover: where it starts after the period's
+ * first day (or was never synced), the figure has no number (unknown, saying "not synced: history
+ * starts …"), never the 0 of no rows; where it ends before the period's last day, the figure is
+ * marked incomplete. Per account line, and the consolidated line from every account's.
+ */
+export function applyCoverage(figures: Figure[], report: ReportSpec, freshness: readonly Freshness[]): Figure[] {
+  const result: Figure[] = [];
+  const seen = new Set<string>();
+  for (const figure of figures) {
+    const sheet = report.sheets.find((candidate) => candidate.name === report.summary.find((declared) => declared.label === figure.label)!.sheet)!;
+    const notSynced = notSyncedReason(report, sheet, freshness, figure.account);
+    if (notSynced !== undefined) {
+      // One line per figure and account: its groups (coins, methods) cannot be known either.
+      const key = `${figure.label}\n${figure.account ?? ''}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const { incomplete: _incomplete, unknownAccounts: _unknownAccounts, ...rest } = figure;
+      result.push({ ...rest, group: 'not synced', coin: undefined, value: null, unknownReason: notSynced, excludes: [] });
+      continue;
+    }
+    const until = syncedUntilReason(report, sheet, freshness, figure.account);
+    result.push(until === undefined ? figure : { ...figure, partial: until });
+  }
+  return result;
 }
 
 /** Which accounts the key figures cover, and how. */
@@ -194,6 +267,14 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     }
   }
   for (const figure of figures) {
+    // A value in the reporting currency of figures in coins (the futures net result and its funding
+    // in each margin coin): it lacks every coin's part that is unknown, whatever its group.
+    for (const part of report.summary.find((candidate) => candidate.label === figure.label)?.includesAnyGroup ?? []) {
+      const lines = figures.filter((candidate) => candidate.label === part && candidate.account === figure.account);
+      const unknown = lines.filter((line) => line.value === null);
+      if (lines.length === 0) figure.excludes.push(part);
+      for (const line of unknown) figure.excludes.push(`${part} (${line.group})`);
+    }
     for (const part of report.summary.find((candidate) => candidate.label === figure.label)?.includes ?? []) {
       const same = figures.find((candidate) => candidate.label === part && candidate.group === figure.group && candidate.account === figure.account);
       if (same === undefined || same.value === null) figure.excludes.push(part);
@@ -268,6 +349,8 @@ export interface SummaryInput {
   reportingCurrency?: string | null;
   /** The journal's cost method and chart of accounts (settings.model_builds.journal of marts.journal_entries); null or absent: not a journal. */
   journal?: string | null;
+  /** The report's valuation columns, sheets and figures were left out: no reporting currency is set. @default false */
+  valuationLeftOut?: boolean;
   /** The prices file they were valued with (its name and hash); null: none. @default null */
   prices?: string | null;
   freshness: Freshness[];
@@ -333,6 +416,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     info('Reporting currency', text(input.reportingCurrency ?? 'none (models.reportingCurrency is not set: no row is valued)'));
     if (input.reportingCurrency !== null && input.reportingCurrency !== undefined) info('Prices', text(`${input.prices ?? 'no prices file: only the currency itself and prices derived from it'} (README "Reporting currency")`));
   }
+  if (input.valuationLeftOut === true) info('Reporting currency', text('none set (models.reportingCurrency): every amount is shown in its own coin, none is valued'));
   if (input.journal !== null && input.journal !== undefined) {
     if (!showsReportingCurrency(report)) info('Reporting currency', text(input.reportingCurrency ?? 'none'));
     info('Journal', text(`${input.journal} (models.journal; README "Journal entries")`));
@@ -371,7 +455,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     const first = index === 0 || input.figures[index - 1]!.label !== figure.label;
     const numFmt = figure.coin === undefined && figure.value !== null && /^\d+$/.test(figure.value) ? '#,##0' : numberFormat('amount', input.coinFormats, figure.coin)!;
     const known = figure.value !== null;
-    const warn = !known || figure.excludes.length > 0 || figure.incomplete !== undefined ? { font: WARNING_FONT } : {};
+    const warn = !known || figure.excludes.length > 0 || figure.incomplete !== undefined || figure.partial !== undefined ? { font: WARNING_FONT } : {};
     // The consolidated line of a split figure: its group and values bold, as a totals row's are.
     const consolidated = split && figure.account === null;
     const strong = consolidated ? { font: { ...warn.font, bold: true } } : warn;
@@ -381,6 +465,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
       ...(known ? [] : [reasonGiven.has(`${figure.label}\n${reason}`) ? 'Unknown, as above.' : `Unknown: ${reason}.`]),
       ...(figure.excludes.length === 0 ? [] : [`Incomplete: without ${figure.excludes.join(', ')}, which ${figure.excludes.length === 1 ? 'is' : 'are'} unknown.`]),
       ...(figure.incomplete === undefined ? [] : [`Incomplete: ${figure.incomplete}; the value is the sum of the others.`]),
+      ...(figure.partial === undefined || !known ? [] : [`Incomplete: ${figure.partial}.`]),
       ...(figure.note === undefined || !first ? [] : [figure.note]),
     ].join(' ');
     if (!known) reasonGiven.add(`${figure.label}\n${reason}`);

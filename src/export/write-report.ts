@@ -10,8 +10,8 @@ import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-she
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
-import type { ReportSpec, SheetSpec } from './report-definition.ts';
-import { readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
+import { withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { writeCsv } from './write-csv.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 
@@ -77,11 +77,14 @@ export interface ReportResult {
  * the period, streamed row by row (memory stays flat whatever the size). The file is written
  * under a temporary name and renamed when complete, so nobody opens half a workbook.
  */
-export async function writeReport(db: Database, report: ReportSpec, options: WriteReportOptions): Promise<ReportResult> {
+export async function writeReport(db: Database, declared: ReportSpec, options: WriteReportOptions): Promise<ReportResult> {
   const started = performance.now();
   const now = options.now ?? new Date();
-  const reporting = await readReporting(db, report);
-  if (report.requiresReportingCurrency === true && reporting.reportingCurrency === null) throw missingReportingCurrency(report.name);
+  const reporting = await readReporting(db, declared);
+  if (declared.requiresReportingCurrency === true && reporting.reportingCurrency === null) throw missingReportingCurrency(declared.name);
+  // Without a reporting currency, nothing is valued in one: its columns, sheets and figures are left out.
+  const report = reporting.reportingCurrency === null ? withoutValuation(declared) : declared;
+  const valuationLeftOut = report !== declared && JSON.stringify(report) !== JSON.stringify(declared);
   await checkMarts(db, report);
   const account = options.account;
   const accounts = await readSyncedAccounts(db);
@@ -89,7 +92,8 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
   const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period, account)));
   const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36, account);
   // A database of one account: its lines would repeat the totals, so there are none.
-  const figures = await readFigures(db, report, options.period, account === undefined ? { perAccount: accounts.length > 1 } : { account });
+  // A period the synced history does not reach shows no number for it, never the 0 of no rows.
+  const figures = applyCoverage(await readFigures(db, report, options.period, account === undefined ? { perAccount: accounts.length > 1 } : { account }), report, freshness);
   const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins, account);
 
   // An account's workbook never takes the consolidated one's name (nor another account's).
@@ -126,11 +130,22 @@ export async function writeReport(db: Database, report: ReportSpec, options: Wri
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, valuationLeftOut, freshness, figures, chart, planned });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
-      await writeDetailSheet(db, workbook, report, sheet, { period: options.period, account, rows, parts, maxRows, tableNames, coinFormats: options.coinFormats, onProgress: options.onProgress });
+      const notSynced = notSyncedReason(report, sheet, freshness, account ?? null);
+      await writeDetailSheet(db, workbook, report, sheet, {
+        period: options.period,
+        account,
+        rows,
+        parts,
+        maxRows,
+        tableNames,
+        coinFormats: options.coinFormats,
+        onProgress: options.onProgress,
+        ...(notSynced === undefined ? {} : { notSynced }),
+      });
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();

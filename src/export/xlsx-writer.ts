@@ -105,6 +105,7 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   constructor(options: { stream: Writable; printSetup?: PrintSetup }) {
     super({ stream: options.stream, useStyles: true, useSharedStrings: false });
     this.printSetup = options.printSetup;
+    nameEveryFont(this);
   }
 
   /** exceljs's, with the workbook's print setup (page, header and footer, print titles) on every sheet. */
@@ -239,6 +240,32 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
     }
     return tail;
   }
+}
+
+/**
+ * A column width as exceljs writes it: it leaves out a column 9 characters wide (its default,
+ * `Column.isCustomWidth`), and Excel and LibreOffice then draw their own default, 8.43, which
+ * cuts a text measured for 9. Such a column is written 9.01 wide.
+ */
+export function writtenWidth(width: number): number {
+  return width === 9 ? 9.01 : width;
+}
+
+/** The one typeface of every workbook: the default font's, so headings and body match. */
+export const FONT_NAME = 'Calibri';
+/** The default font's size in points. */
+export const FONT_SIZE = 11;
+
+/**
+ * exceljs writes a font as given: `{ bold: true }` becomes `<font><b/></font>`, without a name or
+ * a size, and a reader without Excel's fallback (LibreOffice) draws it in its own default face (a
+ * serif) beside the Calibri body. Every font the workbook's styles take in is completed here with
+ * the default's name, family and size, whoever styles the cell.
+ */
+function nameEveryFont(workbook: ExcelJS.stream.xlsx.WorkbookWriter): void {
+  const styles = (workbook as unknown as { styles: { _addFont(font: Partial<ExcelJS.Font>): number } }).styles;
+  const addFont = styles._addFont.bind(styles);
+  styles._addFont = (font) => addFont({ ...font, name: font.name ?? FONT_NAME, family: font.family ?? 2, size: font.size ?? FONT_SIZE });
 }
 
 type XformClass = new () => { prepare?(model: unknown): void; toXml(model: unknown): string };
