@@ -248,7 +248,7 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(version).toEqual({ code: 0, signal: null, stdout: `${(JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version}\n`, stderr: '' });
     const bare = await cli([]);
     expect(bare.code).toBe(2);
-    expect(bare.stderr).toMatch(/Commands:\n(.*\n)*.*exledger run .*\n(.*\n)*error: name a command: the commands are listed above\n$/);
+    expect(bare.stderr).toMatch(/Commands:\n(.*\n)*.*exledger run .*\n(.*\n)*error: no command given: name one of the commands listed above\n {2}fix: .*\n$/);
   });
 });
 
