@@ -16,6 +16,7 @@ import { markInterruptedRuns } from '../store/meta-store.ts';
 import { readDrift, type SchemaDrift } from '../store/schema-drift.ts';
 import { parseDay } from './parse-day.ts';
 import { requireDatabaseLocation } from './paths.ts';
+import { SyncStateFile } from './sync-state.ts';
 
 dayjs.extend(utc);
 
@@ -102,13 +103,15 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
     hooks.signal?.throwIfAborted();
 
     const lock = DatabaseLock.acquire(config.db, 'sync');
+    const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
+    // What this sync is doing, for `exledger status` (the database is closed to other processes meanwhile).
+    const state = new SyncStateFile(config.db, { command: 'sync', runId });
     try {
       const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
       try {
         await ensureRawTables(db, streams);
         await refreshStaging(db);
         const recoveredRuns = await markInterruptedRuns(db);
-        const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
         const results = await whilePending(`sync ${runId}: reading ${chosen.length} streams into ${config.db}`, () =>
           runSyncUntilDiskFull(db, () => runSync(
             {
@@ -125,7 +128,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
               maxWindowDays: config.sync.maxWindowDays,
               commitIntervalMs: config.sync.commitSeconds * 1000,
             },
-            { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
+            { db, budget, client: clientOptions, progress: state.tracking(hooks.progress), signal: hooks.signal },
           )),
         );
         await refreshStaging(db);
@@ -142,6 +145,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
         db.close();
       }
     } finally {
+      state.remove();
       lock.release();
     }
   } finally {
