@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { StreamResult, SyncProgress } from '../extract/sync.ts';
 import { isProcessAlive } from '../store/lock.ts';
@@ -69,6 +69,13 @@ export class SyncStateFile {
     this.file = syncStatePath(database);
     const now = new Date().toISOString();
     this.state = { pid: process.pid, command: fields.command, runId: fields.runId, startedAt: now, updatedAt: now, streams: [] };
+    // Under the lock, a temporary file of this name can only be left by a sync killed while writing it.
+    const prefix = `${path.basename(this.file)}.tmp-`;
+    try {
+      for (const name of readdirSync(path.dirname(this.file))) if (name.startsWith(prefix)) rmSync(path.join(path.dirname(this.file), name), { force: true });
+    } catch {
+      // The folder is the database's: the database tells its own problems.
+    }
     this.write();
   }
 
