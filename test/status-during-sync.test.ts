@@ -36,8 +36,8 @@ describe('exledger status during a sync', () => {
   });
 
   it('answers (exit 0) with the holder, what its streams are doing, and the table of the published copy, said as such; after a kill, the state left is said to be stale', { timeout: 300_000 }, async () => {
-    // Yesterday's night: two streams synced, and published.
-    const first = await runCli(['sync', '--streams', 'currencies,spot_assets'], { cwd: dir, env: exchange.settings });
+    // Yesterday's night: three streams synced (a year of funding bills: thousands of rows), and published.
+    const first = await runCli(['sync', '--streams', 'currencies,spot_assets,funding_bills', '--since', '2025-11-01'], { cwd: dir, env: exchange.settings });
     expect(first.code, first.stderr).toBe(0);
     const published = await publishDatabase(db());
 
@@ -65,6 +65,8 @@ describe('exledger status during a sync', () => {
       // The per-stream table, from the published copy, said as such.
       expect(status.stdout).toMatch(/\nPer stream, from the published copy of \d{4}-\d{2}-\d{2}T\S+Z \(\S*ledger\.published\.duckdb\), not the database \(it is held\):\naccount +stream +rows +partitions +synced until/);
       expect(status.stdout).toMatch(/^main +currencies +[\d,]+ +1 +2026-\S+Z /m);
+      // Counts with thousands separators, as the sync's progress lines print them.
+      expect(status.stdout).toMatch(/^main +funding_bills +\d{1,3}(,\d{3})+ +\d+ +2026-\S+Z /m);
       // The published copy had no referral totals yet.
       expect(status.stdout).toMatch(/^main +affiliate_referrals +0 +0 +- +- +-$/m);
 
