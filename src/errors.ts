@@ -32,6 +32,15 @@ export class ConfigError extends ExledgerError {
   }
 }
 
+/**
+ * A command line exledger cannot run: an unknown command or option, a value that is not one of
+ * an option's choices, a missing argument. The message names what was given and, where one is
+ * close, the name it probably meant; the hint says where the valid ones are listed.
+ */
+export class UsageError extends ExledgerError {
+  readonly isRetryable = false;
+}
+
 /** Fields that describe a failed exchange request. */
 export interface ExchangeErrorFields {
   /** HTTP status, or 0 when no response arrived (reset, timeout, refused). */

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { resolveConfig } from '../config/config.ts';
 import { Database } from '../store/database.ts';
-import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError } from '../errors.ts';
+import { AuthError, ConfigError, DatabaseBusyError, ExledgerError, InterruptedError, UsageError } from '../errors.ts';
 import type { AnyCommand, CommandOutcome } from './command.ts';
 import { COMMANDS } from './commands.ts';
-import { EXIT } from './exit-codes.ts';
+import { allExitCodesHelp, EXIT, exitCodesHelp } from './exit-codes.ts';
 import { Output } from './output.ts';
+import { NO_COMMAND, usageErrorOf, type KnownOptions } from './usage-error.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -51,29 +52,45 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   early?.stop();
   for (const signal of early?.received.splice(0) ?? []) onSignal(signal);
 
+  const commandOf = (name: string | undefined) => (COMMANDS as readonly AnyCommand[]).find((command) => command.command.split(' ')[0] === name);
   const cli = yargs(argv)
     .scriptName('exledger')
     .usage('$0 <command> [options]\n\nAccounting and reporting pipeline for a cryptocurrency exchange account.')
+    // yargs's own words (and the messages usageErrorOf reads) in English, whatever the machine's locale.
+    .locale('en')
     .strict()
-    .demandCommand(1, 'name a command: the commands are listed above')
+    .demandCommand(1, NO_COMMAND)
     .option('json', { type: 'boolean', describe: 'Print one JSON object (command, ok, exitCode, startedAt, finishedAt, details) instead of text' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Print only the summary and errors (no progress, no line per item)' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print stack traces of unexpected errors' })
     .help()
     .alias('help', 'h')
     .version(VERSION)
+    .epilogue(allExitCodesHelp())
     .wrap(Math.min(120, process.stdout.columns ?? 100))
-    .fail((message, error, instance) => {
+    .fail((message, error) => {
       if (error !== undefined && error !== null) throw error;
-      throw new UsageError(message ?? 'invalid arguments', instance);
+      // A bare `exledger` (global flags at most) is no mistake: it gets the command list (report() prints it).
+      if (message === NO_COMMAND && argv.every((arg) => GLOBAL_FLAGS.includes(arg))) throw new NoCommandError(cli);
+      // Anything else refused is one line naming it (and the closest valid name), then a fix line.
+      const first = argv.find((arg) => !arg.startsWith('-'));
+      throw usageErrorOf({
+        argv,
+        message: message ?? 'invalid arguments',
+        command: commandOf(first)?.command,
+        commands: COMMANDS.map((command) => command.command.split(' ')[0]!),
+        // yargs's options in force where it stopped (the command's, once one was named).
+        options: (cli as unknown as { getOptions(): KnownOptions }).getOptions(),
+      });
     });
   for (const command of COMMANDS as readonly AnyCommand[]) {
+    const name = command.command.split(' ')[0]!;
     cli.command({
       command: command.command,
       describe: command.describe,
-      builder: command.builder,
+      builder: (yargs) => command.builder(yargs).epilogue(exitCodesHelp(name)),
       handler: async (args) => {
-        commandName = command.command.split(' ')[0]!;
+        commandName = name;
         stopsOnSignal = command.stopsOnSignal === true;
         const context = { output, signal: abort.signal, argv };
         const outcome = command.config === undefined ? await command.handler(args, context) : await command.handler(args, { ...context, config: resolveConfig(command.config(args)) });
@@ -96,12 +113,13 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
 }
 
-class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly cli: { showHelp: (level: string) => unknown },
-  ) {
-    super(message);
+/** The flags of a bare `exledger` that still gets the command list. */
+const GLOBAL_FLAGS = ['--json', '--quiet', '-q', '--verbose'];
+
+/** A bare `exledger`: the command list, then the line saying a command is needed. */
+class NoCommandError extends UsageError {
+  constructor(readonly cli: { showHelp: (level: string) => unknown }) {
+    super('no command given: name one of the commands listed above', { hint: 'exledger <command> --help lists the options of that command' });
   }
 }
 
@@ -114,14 +132,10 @@ export function exitCodeOf(error: unknown): number {
 }
 
 function report(error: unknown, verbose: boolean, output: Output): number {
-  if (error instanceof UsageError) {
-    // A bare `exledger` (or a wrong command): the command list first, which the line refers to.
-    error.cli.showHelp('error');
-    output.error(`\nerror: ${error.message}`);
-    return EXIT.badInput;
-  }
+  // The command list first, which the error line refers to (on stderr: stdout stays empty).
+  if (error instanceof NoCommandError) error.cli.showHelp('error');
   if (error instanceof ExledgerError) {
-    output.error(`error: ${error.message}`);
+    output.error(`${error instanceof NoCommandError ? '\n' : ''}error: ${error.message}`);
     if (error.hint !== undefined) output.error(`  fix: ${error.hint}`);
     if (verbose) output.error(error.stack ?? '');
     return exitCodeOf(error);
@@ -132,8 +146,7 @@ function report(error: unknown, verbose: boolean, output: Output): number {
 }
 
 function errorDetails(error: unknown): Record<string, unknown> {
-  if (error instanceof UsageError) return { type: 'UsageError', message: error.message };
-  if (error instanceof ExledgerError) return { type: error.name, message: error.message, fix: error.hint ?? null };
+  if (error instanceof ExledgerError) return { type: error instanceof UsageError ? 'UsageError' : error.name, message: error.message, fix: error.hint ?? null };
   return { type: 'UnexpectedError', message: (error as Error)?.message ?? String(error) };
 }
 

@@ -13,7 +13,8 @@ export const reportCommand = defineCommand({
   describe: 'Write Excel workbooks (pnl, fees, rebates, balances, journal, or all) for a period from the built models',
   builder: (yargs) =>
     withConfigOptions(yargs)
-      .positional('name', { type: 'string', array: true, describe: 'Reports to write: pnl, fees, rebates, balances, journal (workbook and CSV; needs models.reportingCurrency), or all', demandOption: true })
+      // Required by `<name..>`; no default (yargs would show a variadic's `[default: []]` beside `[required]`).
+      .positional('name', { type: 'string', array: true, demandOption: true, default: undefined, describe: 'Reports to write: pnl, fees, rebates, balances, journal (workbook and CSV; needs models.reportingCurrency), or all' })
       .option('period', { type: 'string', describe: 'A month (2026-10), quarter (2026-Q3) or year (2026), in the reporting time zone' })
       .option('from', { type: 'string', describe: 'First day, YYYY-MM-DD (with --to)' })
       .option('to', { type: 'string', describe: 'Last day, YYYY-MM-DD, included (with --from)' })

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
 import { z } from 'zod';
+import { closestName } from '../closest-name.ts';
 import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
@@ -96,6 +97,85 @@ export interface SyncConfig {
 
 /** The default config file name, looked for in the working directory. */
 export const DEFAULT_CONFIG_FILE = 'exledger.config.json';
+
+/**
+ * The base URLs are the roots the exchange's paths are appended to (`{spot_base_url}/api/v2/…`,
+ * `{contract_base_url}/capi/v2/…`, shared/spec/exchange-api.md §1): scheme and host, no path.
+ */
+const SPOT_BASE_URL_FIX = `set EXLEDGER_SPOT_BASE_URL (or spotBaseUrl in ${DEFAULT_CONFIG_FILE}) to the exchange's REST root for /api/v2 paths, scheme and host only, e.g. https://api.example-exchange.com`;
+const CONTRACT_BASE_URL_FIX = `set EXLEDGER_CONTRACT_BASE_URL (or contractBaseUrl in ${DEFAULT_CONFIG_FILE}) to the exchange's REST root for /capi/v2 paths, scheme and host only, e.g. https://capi.example-exchange.com`;
+
+/** What to put there: the fix line of a missing base URL (sync and run need both). */
+export const BASE_URL_FIX = { spot: SPOT_BASE_URL_FIX, contract: CONTRACT_BASE_URL_FIX } as const;
+
+/** What to put there: the fix line of a missing account (sync and run need one). */
+export const ACCOUNT_FIX = `set EXLEDGER_API_KEY, EXLEDGER_API_SECRET and EXLEDGER_API_PASSPHRASE (the exchange's API key, its secret and the passphrase given when the key was made), or "accounts": [{ "name": "main", "apiKey": "…", "secret": "…", "passphrase": "…" }] in ${DEFAULT_CONFIG_FILE}`;
+
+/**
+ * An example value of each config file key (array items as `*`), for the fix line of a key that
+ * is wrong: what to put there. README "Configuration" shows them together.
+ */
+const EXAMPLES: Readonly<Record<string, string>> = {
+  db: '"./data/exledger.duckdb"',
+  spotBaseUrl: '"https://api.example-exchange.com" (scheme and host of the /api/v2 paths)',
+  contractBaseUrl: '"https://capi.example-exchange.com" (scheme and host of the /capi/v2 paths)',
+  accounts: '[{ "name": "main", "apiKey": "…", "secret": "…", "passphrase": "…" }]',
+  'accounts.*': '{ "name": "main", "apiKey": "…", "secret": "…", "passphrase": "…" }',
+  'accounts.*.name': '"main"',
+  'accounts.*.apiKey': 'the API key the exchange gave, as a string',
+  'accounts.*.secret': "the API key's secret, as a string",
+  'accounts.*.passphrase': 'the passphrase given when the API key was made, as a string',
+  budget: '{ "spot": { "quota": 500, "windowMs": 10000 }, "contract": { "quota": 1000, "windowMs": 10000 } }',
+  'budget.spot': '{ "quota": 500, "windowMs": 10000 }',
+  'budget.spot.quota': '500',
+  'budget.spot.windowMs': '10000',
+  'budget.contract': '{ "quota": 1000, "windowMs": 10000 }',
+  'budget.contract.quota': '1000',
+  'budget.contract.windowMs': '10000',
+  'budget.utilization': '0.97 (more than 0, at most 1)',
+  'budget.burst': '0.03 (more than 0, less than 1)',
+  retry: '{ "retries": 8, "minTimeoutMs": 250, "maxTimeoutMs": 15000, "maxRetryTimeMs": 900000 }',
+  'retry.retries': '8',
+  'retry.minTimeoutMs': '250',
+  'retry.maxTimeoutMs': '15000',
+  'retry.maxRetryTimeMs': '900000',
+  timeoutMs: '15000',
+  deadlineMs: '60000',
+  maxResponseBytes: '16777216',
+  memoryLimit: '"4GB"',
+  sync: '{ "startDate": "2025-11-01", "lookbackDays": 1 }',
+  'sync.spotSymbols': '["BTCUSDT_SPBL", "ETHUSDT_SPBL"]',
+  'sync.spotSymbols.*': '"BTCUSDT_SPBL"',
+  'sync.quoteCoins': '["USDT", "USDC", "BTC", "ETH"]',
+  'sync.quoteCoins.*': '"USDT"',
+  'sync.lookbackDays': '1',
+  'sync.startDate': '"2025-11-01"',
+  'sync.maxWindowDays': '88 (1 to 89)',
+  'sync.commitSeconds': '5',
+  models: '{ "reportingTimeZone": "UTC", "costMethods": ["fifo"], "reportingCurrency": "USD", "pricesFile": "./prices.csv" }',
+  'models.reportingTimeZone': '"Europe/Paris" (an IANA time zone)',
+  'models.costMethods': `["fifo"] (of ${COST_METHODS.join(', ')})`,
+  'models.costMethods.*': `"fifo" (one of ${COST_METHODS.join(', ')})`,
+  'models.pooling': `"account" (or ${POOLINGS.filter((pooling) => pooling !== 'account').join(', ')})`,
+  'models.openingPositions': '[{ "account": "main", "symbol": "BTCUSDT_SPBL", "quantity": "1.5", "cost": "42000.5" }]',
+  'models.openingPositions.*': '{ "account": "main", "symbol": "BTCUSDT_SPBL", "quantity": "1.5", "cost": "42000.5" }',
+  'models.openingPositions.*.account': '"main"',
+  'models.openingPositions.*.symbol': '"BTCUSDT_SPBL"',
+  'models.openingPositions.*.quantity': '"1.5" (quoted)',
+  'models.openingPositions.*.cost': '"42000.5" (quoted)',
+  'models.reportingCurrency': '"USD"',
+  'models.pricesFile': '"./prices.csv"',
+  'models.journal': '{ "costMethod": "fifo", "accounts": { "tradingFees": "Trading fees" } }',
+  'models.journal.costMethod': '"fifo" (one of models.costMethods)',
+  'models.journal.accounts': `{ "digitalAssets": "${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}", "tradingFees": "${DEFAULT_CHART_OF_ACCOUNTS.tradingFees}" }`,
+  'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin} and {account} are filled in)`,
+  reports: '{ "names": ["pnl", "fees", "rebates", "balances"], "period": "month", "outDir": "./out" }',
+  'reports.names': '["pnl", "fees", "rebates", "balances"]',
+  'reports.names.*': '"pnl"',
+  'reports.period': '"month" (or quarter, year)',
+  'reports.outDir': '"./out"',
+  logDir: '"./logs"',
+};
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -233,7 +313,9 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       const missing = [['EXLEDGER_API_KEY', envKey], ['EXLEDGER_API_SECRET', envSecret], ['EXLEDGER_API_PASSPHRASE', envPassphrase]]
         .filter(([, value]) => value === undefined || value === '')
         .map(([name]) => name);
-      throw new ConfigError(missing.join(', '), 'is not set, but other API credentials are: set all three of EXLEDGER_API_KEY, EXLEDGER_API_SECRET, EXLEDGER_API_PASSPHRASE');
+      throw new ConfigError(missing.join(', '), 'is not set, but other API credentials are', {
+        hint: `set all three of EXLEDGER_API_KEY, EXLEDGER_API_SECRET and EXLEDGER_API_PASSPHRASE (the exchange's API key, its secret and the passphrase given when the key was made), or none of them and "accounts" in ${DEFAULT_CONFIG_FILE}`,
+      });
     }
     // The environment's credentials replace the first account (or make one called `main`).
     const environmentAccount = { name: accounts[0]?.name ?? 'main', apiKey: envKey!, secret: envSecret!, passphrase: envPassphrase! };
@@ -241,7 +323,9 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
   }
   const names = new Set<string>();
   for (const account of accounts) {
-    if (names.has(account.name)) throw new ConfigError(`accounts.${account.name}`, 'two accounts have this name; names must be unique');
+    if (names.has(account.name)) {
+      throw new ConfigError(`accounts.${account.name}`, 'two accounts have this name; names must be unique', { hint: `give each entry of "accounts" a name of its own, e.g. "${account.name}" and "${account.name}-2"` });
+    }
     names.add(account.name);
   }
 
@@ -299,9 +383,15 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
 export function parseAccountList(list: string, setting: string, configured: readonly string[]): string[] {
   const names = [...new Set(list.split(',').map((name) => name.trim()).filter((name) => name !== ''))];
   const known = configured.length === 0 ? 'no account is configured' : `the configured accounts are ${configured.join(', ')}`;
-  if (names.length === 0) throw new ConfigError(setting, `name at least one account; ${known}`);
+  const example = configured.length === 0 ? 'main' : configured.slice(0, 2).join(',');
+  if (names.length === 0) throw new ConfigError(setting, `name at least one account; ${known}`, { hint: `e.g. ${setting} ${example}` });
   for (const name of names) {
-    if (!configured.includes(name)) throw new ConfigError(setting, `"${name}" is not a configured account; ${known}`, { hint: 'check the name, or add the account to "accounts" in the config file' });
+    if (!configured.includes(name)) {
+      const meant = closestName(name, configured);
+      throw new ConfigError(setting, `"${name}" is not a configured account; ${known}${meant === undefined ? '' : `; did you mean ${meant}?`}`, {
+        hint: `check the name (e.g. ${setting} ${meant ?? example}), or add the account to "accounts" in the config file`,
+      });
+    }
   }
   return names;
 }
@@ -309,7 +399,7 @@ export function parseAccountList(list: string, setting: string, configured: read
 function findConfigFile(explicit: string | undefined, cwd: string): string | null {
   if (explicit !== undefined) {
     const resolved = path.resolve(cwd, explicit);
-    if (!existsSync(resolved)) throw new ConfigError('--config', `the file ${resolved} does not exist`);
+    if (!existsSync(resolved)) throw new ConfigError('--config', `the file ${resolved} does not exist`, { hint: `give the path of an existing config file, or leave --config out to read ./${DEFAULT_CONFIG_FILE} when there is one` });
     return resolved;
   }
   const candidate = path.resolve(cwd, DEFAULT_CONFIG_FILE);
@@ -324,7 +414,9 @@ function readConfigFile(file: string): z.infer<typeof fileSchema> {
   } catch {
     // JSON.parse's message quotes the text around the error, which may be part of a secret:
     // say where it is, never what is there.
-    throw new ConfigError(file, `is not valid JSON ${whereJsonBreaks(text)} (the text there is not shown: the file holds secrets)`);
+    throw new ConfigError(file, `is not valid JSON ${whereJsonBreaks(text)} (the text there is not shown: the file holds secrets)`, {
+      hint: 'fix the JSON there (often a missing or extra comma, quote or brace; keys and strings take double quotes)',
+    });
   }
   return validateSettings(json, path.basename(file));
 }
@@ -348,16 +440,40 @@ function whereJsonBreaks(text: string): string {
 function validateSettings(json: unknown, source: string): z.infer<typeof fileSchema> {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    // A misspelt key is also a required key missing: the misspelling is the one to tell.
+    const issue = parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
     const where = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     // The message names the field, never its value: the file holds secrets.
-    throw new ConfigError(`${source}: ${where}`, issue.message);
+    if (issue.code === 'unrecognized_keys') {
+      const known = keysAt(fileSchema, issue.path);
+      const unknown = issue.keys[0]!;
+      const meant = closestName(unknown, known);
+      throw new ConfigError(`${source}: ${where}`, `${issue.message}${meant === undefined ? '' : `; did you mean ${meant}?`}`, {
+        hint: `${meant === undefined ? 'remove it' : `rename it to ${meant}`}; the keys ${issue.path.length === 0 ? 'at the top level' : `of ${where}`} are ${known.join(', ')} (README "Configuration")`,
+      });
+    }
+    const key = issue.path.map((step) => (typeof step === 'number' ? '*' : String(step)));
+    // A key of a map (models.journal.accounts.tradingFees) has its map's example.
+    const example = EXAMPLES[key.join('.')] ?? EXAMPLES[[...key.slice(0, -1), '*'].join('.')];
+    throw new ConfigError(`${source}: ${where}`, issue.message, { hint: example === undefined ? 'see README "Configuration" for every key and its form' : `e.g. ${where}: ${example}` });
   }
   return parsed.data;
 }
 
+/** The keys of the object the config file's schema expects at `at` (array items through their element). */
+function keysAt(schema: z.ZodType, at: readonly PropertyKey[]): string[] {
+  const unwrap = (node: unknown): unknown => (node instanceof z.ZodOptional ? unwrap(node.unwrap()) : node);
+  let node = unwrap(schema);
+  for (const step of at) {
+    node = unwrap(node instanceof z.ZodArray ? node.element : node instanceof z.ZodObject ? (node.shape as Record<string, unknown>)[String(step)] : undefined);
+  }
+  return node instanceof z.ZodObject ? Object.keys(node.shape as Record<string, unknown>) : [];
+}
+
 function checkTimeZone(zone: string | undefined): string | undefined {
-  if (zone !== undefined && !isTimeZone(zone)) throw new ConfigError('--time-zone', `"${zone}" is not an IANA time zone (e.g. UTC, Europe/Paris, America/New_York)`);
+  if (zone !== undefined && !isTimeZone(zone)) {
+    throw new ConfigError('--time-zone', `"${zone}" is not an IANA time zone (e.g. UTC, Europe/Paris, America/New_York)`, { hint: 'give a zone name such as --time-zone Europe/Paris (or set models.reportingTimeZone in the config file)' });
+  }
   return zone;
 }
 
@@ -367,7 +483,9 @@ function checkTimeZone(zone: string | undefined): string | undefined {
  */
 function pricesFile(currency: string | undefined, file: string | undefined, base: string): ModelSettings['prices'] {
   if (file === undefined) return null;
-  if (currency === undefined) throw new ConfigError('models.pricesFile', 'is set but models.reportingCurrency is not: say which currency the prices are in (e.g. "USD")');
+  if (currency === undefined) {
+    throw new ConfigError('models.pricesFile', 'is set but models.reportingCurrency is not: say which currency the prices are in', { hint: 'add "reportingCurrency": "USD" (the currency of the prices file) to "models" in the config file' });
+  }
   return readPricesFile(path.resolve(base, file));
 }
 
@@ -380,7 +498,9 @@ function journalOf(declared: { costMethod?: CostMethod; accounts?: Partial<Recor
   if (declared === undefined) return undefined;
   const costMethod = declared.costMethod ?? costMethods[0] ?? 'fifo';
   if (!costMethods.includes(costMethod)) {
-    throw new ConfigError('models.journal.costMethod', `"${costMethod}" is not one of the cost methods built (${costMethods.join(', ')}): name one of them, or add it to models.costMethods`);
+    throw new ConfigError('models.journal.costMethod', `"${costMethod}" is not one of the cost methods built (${costMethods.join(', ')})`, {
+      hint: `set models.journal.costMethod to one of them (e.g. "${costMethods[0]}"), or add "${costMethod}" to models.costMethods`,
+    });
   }
   const accounts = { ...DEFAULT_CHART_OF_ACCOUNTS };
   for (const key of JOURNAL_ACCOUNT_KEYS) accounts[key] = declared.accounts?.[key] ?? accounts[key];
@@ -394,17 +514,22 @@ function openingPositions(declared: readonly { account?: string; symbol: string;
   return declared.map((position, index) => {
     const account = position.account ?? (names.length <= 1 ? (names[0] ?? 'main') : undefined);
     const key = `models.openingPositions.${index}.account`;
-    if (account === undefined) throw new ConfigError(key, `several accounts are configured (${names.join(', ')}): say which one holds ${position.symbol}`);
-    if (names.length > 0 && !names.includes(account)) throw new ConfigError(key, `"${account}" is not a configured account (${names.join(', ')})`);
-    if (seen.has(`${account}/${position.symbol}`)) throw new ConfigError(`models.openingPositions.${index}`, `${account} already has an opening position for ${position.symbol}; give one per symbol`);
+    if (account === undefined) throw new ConfigError(key, `several accounts are configured (${names.join(', ')}): say which one holds ${position.symbol}`, { hint: `add "account": "${names[0]}" (or another of them) to that opening position` });
+    if (names.length > 0 && !names.includes(account)) {
+      const meant = closestName(account, names);
+      throw new ConfigError(key, `"${account}" is not a configured account (${names.join(', ')})${meant === undefined ? '' : `; did you mean ${meant}?`}`, { hint: `name one of the configured accounts, e.g. "account": "${meant ?? names[0]}"` });
+    }
+    if (seen.has(`${account}/${position.symbol}`)) {
+      throw new ConfigError(`models.openingPositions.${index}`, `${account} already has an opening position for ${position.symbol}; give one per symbol`, { hint: 'keep one opening position per account and symbol (add the quantities and costs together)' });
+    }
     seen.add(`${account}/${position.symbol}`);
     return { account, symbol: position.symbol, quantity: position.quantity, cost: position.cost };
   });
 }
 
-function checkUrl(name: string, value: string | undefined): string | undefined {
+function checkUrl(name: 'EXLEDGER_SPOT_BASE_URL' | 'EXLEDGER_CONTRACT_BASE_URL', value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!url.safeParse(value).success) throw new ConfigError(name, `"${value}" is not an http(s) URL`);
+  if (!url.safeParse(value).success) throw new ConfigError(name, `"${value}" is not an http(s) URL`, { hint: name === 'EXLEDGER_SPOT_BASE_URL' ? SPOT_BASE_URL_FIX : CONTRACT_BASE_URL_FIX });
   return value;
 }
 

@@ -78,8 +78,11 @@ export interface SyncEnvironment {
 /** Receives progress: a stream has n windows in all, one more is done. */
 export interface SyncProgress {
   start(account: string, stream: string, total: number): void;
-  /** `windows` more windows are done, holding `rows` rows. */
-  advance(account: string, stream: string, rows: number, windows: number): void;
+  /**
+   * `windows` more windows are done, holding `rows` rows; for a history stream, committed up to
+   * `committedUntilMs` (the end of the last of them, epoch ms) in one of its partitions.
+   */
+  advance(account: string, stream: string, rows: number, windows: number, committedUntilMs?: number): void;
   finish(account: string, stream: string, result: StreamResult): void;
 }
 
@@ -267,7 +270,7 @@ async function syncStream(
           });
           result.rowsInserted += inserted;
           result.windows += count;
-          env.progress?.advance(account.name, stream.name, records.length, count);
+          env.progress?.advance(account.name, stream.name, records.length, count, span.endMs);
         };
         // Waits for a window's records; meanwhile commits the windows already read once they are
         // due, so a slow window does not hold back those before it.

@@ -8,7 +8,7 @@ dayjs.extend(utc);
 export function parseDay(flag: string, value: string): number {
   const day = dayjs.utc(value);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || !day.isValid() || day.format('YYYY-MM-DD') !== value) {
-    throw new ConfigError(flag, `"${value}" is not a date of the form YYYY-MM-DD`);
+    throw new ConfigError(flag, `"${value}" is not a date of the form YYYY-MM-DD`, { hint: `give a real day in that form, e.g. ${flag.startsWith('--') ? `${flag} 2026-11-01` : `"${flag.split('.').at(-1)}": "2026-11-01"`}` });
   }
   return day.valueOf();
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
+import { closestName } from '../closest-name.ts';
 import { ConfigError } from '../errors.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
 import type { SummaryStream } from '../export/summary-sheet.ts';
@@ -43,7 +44,11 @@ export function selectReports(reports: readonly ReportSpec[], streamNames: reado
   if (names.includes('all')) return reports.filter((report) => report.requiresReportingCurrency !== true || reportingCurrency !== null);
   return names.map((name) => {
     const report = reports.find((candidate) => candidate.name === name);
-    if (report === undefined) throw new ConfigError('report', `"${name}" is not a report; the reports are ${reports.map((candidate) => candidate.name).join(', ')} (or all)`);
+    if (report === undefined) {
+      const names = reports.map((candidate) => candidate.name);
+      const meant = closestName(name, [...names, 'all']);
+      throw new ConfigError('report', `"${name}" is not a report; the reports are ${names.join(', ')} (or all)${meant === undefined ? '' : `; did you mean ${meant}?`}`, { hint: `name reports from that list, e.g. exledger report ${meant ?? names[0]} --period 2026-10` });
+    }
     if (report.requiresReportingCurrency === true && reportingCurrency === null) {
       throw new ConfigError('models.reportingCurrency', `is not set: the ${name} report posts values in the reporting currency`, {
         hint: 'set models.reportingCurrency (e.g. "USD") and models.pricesFile in the config file, run exledger build, then the report again',

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
-import type { Config } from '../config/config.ts';
+import { ACCOUNT_FIX, BASE_URL_FIX, type Config } from '../config/config.ts';
+import { closestName } from '../closest-name.ts';
 import { ConfigError } from '../errors.ts';
 import { ExchangeClient } from '../exchange/exchange-client.ts';
 import { RateBudget } from '../exchange/rate-budget.ts';
@@ -15,6 +16,7 @@ import { markInterruptedRuns } from '../store/meta-store.ts';
 import { readDrift, type SchemaDrift } from '../store/schema-drift.ts';
 import { parseDay } from './parse-day.ts';
 import { requireDatabaseLocation } from './paths.ts';
+import { SyncStateFile } from './sync-state.ts';
 
 dayjs.extend(utc);
 
@@ -70,14 +72,12 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
   const chosen = selectStreams(streams, request.streams);
   const sinceMs = request.since === undefined ? undefined : parseDay('--since', request.since);
   const untilMs = request.until === undefined ? undefined : parseDay('--until', request.until);
-  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) throw new ConfigError('--since', `${request.since} is not before --until ${request.until}`);
+  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) throw new ConfigError('--since', `${request.since} is not before --until ${request.until}`, { hint: 'give a --since day before the --until day (--until is exclusive)' });
   const spotSymbols = request.spotSymbols === undefined ? (config.sync.spotSymbols ?? undefined) : parseSymbols(request.spotSymbols);
   const defaultStartMs = config.sync.startDate === null ? dayjs.utc().startOf('day').subtract(365, 'day').valueOf() : parseDay('sync.startDate', config.sync.startDate);
-  if (config.spotBaseUrl === null) throw new ConfigError('EXLEDGER_SPOT_BASE_URL', 'is not set (nor spotBaseUrl in the config file)');
-  if (config.contractBaseUrl === null) throw new ConfigError('EXLEDGER_CONTRACT_BASE_URL', 'is not set (nor contractBaseUrl in the config file)');
-  if (config.accounts.length === 0) {
-    throw new ConfigError('EXLEDGER_API_KEY', 'no account is configured', { hint: 'set EXLEDGER_API_KEY, EXLEDGER_API_SECRET and EXLEDGER_API_PASSPHRASE, or "accounts" in the config file' });
-  }
+  if (config.spotBaseUrl === null) throw new ConfigError('EXLEDGER_SPOT_BASE_URL', 'is not set (nor spotBaseUrl in the config file)', { hint: BASE_URL_FIX.spot });
+  if (config.contractBaseUrl === null) throw new ConfigError('EXLEDGER_CONTRACT_BASE_URL', 'is not set (nor contractBaseUrl in the config file)', { hint: BASE_URL_FIX.contract });
+  if (config.accounts.length === 0) throw new ConfigError('EXLEDGER_API_KEY', 'no account is configured', { hint: ACCOUNT_FIX });
   requireDatabaseLocation(config.db);
 
   const budget = new RateBudget(config.budget);
@@ -104,13 +104,15 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
     hooks.signal?.throwIfAborted();
 
     const lock = DatabaseLock.acquire(config.db, 'sync');
+    const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
+    // What this sync is doing, for `exledger status` (the database is closed to other processes meanwhile).
+    const state = new SyncStateFile(config.db, { command: 'sync', runId });
     try {
       const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
       try {
         await ensureRawTables(db, streams);
         await refreshStaging(db);
         const recoveredRuns = await markInterruptedRuns(db);
-        const runId = `${dayjs.utc().format('YYYYMMDDTHHmmss')}-${randomBytes(3).toString('hex')}`;
         const results = await whilePending(`sync ${runId}: reading ${chosen.length} streams into ${config.db}`, () =>
           runSyncUntilDiskFull(db, () => runSync(
             {
@@ -127,7 +129,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
               maxWindowDays: config.sync.maxWindowDays,
               commitIntervalMs: config.sync.commitSeconds * 1000,
             },
-            { db, budget, client: clientOptions, progress: hooks.progress, signal: hooks.signal },
+            { db, budget, client: clientOptions, progress: state.tracking(hooks.progress), signal: hooks.signal },
           )),
         );
         // Stopped by a signal: out as soon as what was read is committed (systemd waits, then
@@ -147,6 +149,7 @@ export async function syncJob(config: Readonly<Config>, streams: readonly Stream
         db.close();
       }
     } finally {
+      state.remove();
       lock.release();
     }
   } finally {
@@ -179,7 +182,10 @@ function selectStreams(streams: readonly StreamDeclaration[], list: string | und
   const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
   const known = new Set(streams.map((stream) => stream.name));
   for (const name of names) {
-    if (!known.has(name)) throw new ConfigError('--streams', `unknown stream "${name}"; the streams are ${[...known].join(', ')}`);
+    if (!known.has(name)) {
+      const meant = closestName(name, [...known]);
+      throw new ConfigError('--streams', `unknown stream "${name}"${meant === undefined ? '' : ` (did you mean ${meant}?)`}; the streams are ${[...known].join(', ')}`, { hint: `give stream names from that list, comma-separated, e.g. --streams ${meant ?? 'spot_fills,futures_fills'}` });
+    }
   }
   return streams.filter((stream) => names.includes(stream.name));
 }
@@ -187,7 +193,7 @@ function selectStreams(streams: readonly StreamDeclaration[], list: string | und
 function parseSymbols(list: string): string[] {
   const symbols = list.split(',').map((symbol) => symbol.trim()).filter((symbol) => symbol !== '');
   for (const symbol of symbols) {
-    if (!/^[A-Z0-9]+_SPBL$/.test(symbol)) throw new ConfigError('--spot-symbols', `"${symbol}" is not a spot symbol like BTCUSDT_SPBL`);
+    if (!/^[A-Z0-9]+_SPBL$/.test(symbol)) throw new ConfigError('--spot-symbols', `"${symbol}" is not a spot symbol like BTCUSDT_SPBL`, { hint: 'give upper-case exchange symbols, comma-separated, e.g. --spot-symbols BTCUSDT_SPBL,ETHUSDT_SPBL' });
   }
   return symbols;
 }

@@ -40,6 +40,21 @@ export class DatabaseLock {
   }
 }
 
+/** An exledger process holding a lock. */
+export interface LockHolder {
+  pid: number;
+  /** What it is doing: sync, build, publish, run. */
+  purpose: string;
+  /** When it took the lock (ISO 8601 UTC). */
+  since: string;
+}
+
+/** The running process that holds the lock of `database` (`<database>.lock`), or null (none, or a stale lock of a killed one). */
+export function lockHolder(database: string): LockHolder | null {
+  const holder = readHolder(`${path.resolve(database)}.lock`);
+  return holder !== null && isProcessAlive(holder.pid) ? holder : null;
+}
+
 function readHolder(file: string): { pid: number; purpose: string; since: string } | null {
   try {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; purpose?: unknown; since?: unknown };
