@@ -158,3 +158,23 @@ describe('exledger demo in a folder with a real job', () => {
     expectRealJobUntouched();
   }, 240_000);
 });
+
+describe('exledger demo refuses a folder that is not its own', () => {
+  it('a demo/ holding other files, or the working folder itself: exit 2 naming it, nothing removed or written', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'exledger-demo-refused-'));
+    try {
+      mkdirSync(path.join(dir, 'demo'));
+      writeFileSync(path.join(dir, 'demo/notes.txt'), 'mine');
+      const before = hashes(dir);
+      const taken = await runCli(['demo'], { cwd: dir });
+      expect(taken).toMatchObject({ code: 2, stdout: '' });
+      expect(taken.stderr).toBe(`error: --dir: ${path.join(dir, 'demo')} holds files no demo wrote (notes.txt), and the demo recreates its folder\n  fix: give the demo a folder of its own: exledger demo --dir <new folder> (default ./demo)\n`);
+      const here = await runCli(['demo', '--dir', '.'], { cwd: dir });
+      expect(here).toMatchObject({ code: 2, stdout: '' });
+      expect(here.stderr).toMatch(/^error: --dir: \S+ is the working folder or holds it: the demo recreates its folder\n/);
+      expect(hashes(dir)).toEqual(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
