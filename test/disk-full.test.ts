@@ -41,7 +41,8 @@ describe.skipIf(SMALL_DISK_UNAVAILABLE !== null)(`a full disk at any step: one e
     exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '1000000', '--futures-quota', '1000000']);
     root = mkdtempSync(path.join(os.tmpdir(), 'exledger-disk-full-'));
     disk = mountSmallDisk(path.join(root, 'disk'), '96m');
-    logDisk = mountSmallDisk(path.join(root, 'logs'), '64k');
+    // Room for the logs of the file's runs (each keeps a line per model and check: ~20 KB).
+    logDisk = mountSmallDisk(path.join(root, 'logs'), '256k');
     db = path.join(disk.dir, 'data', 'exledger.duckdb');
     out = path.join(disk.dir, 'out');
     const settings = {
