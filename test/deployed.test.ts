@@ -97,9 +97,9 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(backfill.code).toBe(0);
     expect(backfill.stdout).toMatch(/^sync \d{8}T\d{6}-[0-9a-f]{6}: ok$/m);
     // Progress without a terminal: a plain stamped line per stream as it starts, moves and ends.
-    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: started, \d+ windows to read$/m);
+    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: started, [\d,]+ windows to read$/m);
     expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: \d+\/\d+ windows \(\d+%\), \d+ rows, \d+ s$/m);
-    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: (\d+)\/\1 windows \(100%\), \d+ rows, \d+ s: done, \d+ new rows$/m);
+    expect(backfill.stderr).toMatch(/^\S+Z sync main\/affiliate_referrals: ([\d,]+)\/\1 windows \(100%\), [\d,]+ rows?, \d+ s: done, [\d,]+ new rows?$/m);
 
     // The budget bound: the referral totals weighed several windows' quota, so the client had to
     // wait for refills, and the exchange never had to say 429 (no window over its quota).
@@ -239,7 +239,7 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(existsSync(ran.log)).toBe(true);
     // --quiet: no line per test, only the verdict.
     expect(check).toMatchObject({ code: 0, stderr: '' });
-    expect(check.stdout).toMatch(/^check: (\d+) passed, 0 failed of \1\n$/);
+    expect(check.stdout).toMatch(/^check: \d+ passed\n$/);
     // An error: exit 2, the error line on stderr, and the same object with the error as its details.
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: report: "nope" is not a report/);

@@ -106,7 +106,7 @@ describe('deployed: exledger report journal', () => {
     );
     expect(Number(sql!.unposted)).toBeGreaterThan(0);
     expect(report.code, report.stdout + report.stderr).toBe(3);
-    expect(report.stderr).toContain(`warning: out/journal-2026-10.csv: ${sql!.unposted} source row(s) not posted: they have no price in the reporting currency`);
+    expect(report.stderr).toContain(`warning: out/journal-2026-10.csv: ${sql!.unposted} source row${sql!.unposted === '1' ? '' : 's'} not posted: they have no price in the reporting currency`);
     expect(report.stdout).toContain('out/journal-2026-10.xlsx');
 
     const csv = parseCsv(readFileSync(path.join(dir, 'out', 'journal-2026-10.csv'), 'utf8'));

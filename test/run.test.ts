@@ -113,6 +113,23 @@ function logLines(file: string): string[] {
   });
 }
 
+/**
+ * The log holds every line the run printed, in order, and besides them only the detail the
+ * output leaves out: progress, each step's heading (stdout shows it over something only), a line
+ * per model and per passed check, and the build's and check's own closing lines.
+ */
+function expectLogHolds(log: readonly string[], stdout: string): void {
+  const printed = stdout.split('\n');
+  expect(printed.pop()).toBe('');
+  const detail = [PROGRESS, /^$/, /^== \w+$/, /^\[\s*\d+\/\d+\] ok /, /^pass {2}/, /^build: /, /^check: /];
+  let next = 0;
+  for (const line of log) {
+    if (next < printed.length && line === printed[next]) next += 1;
+    else expect(detail.some((pattern) => pattern.test(line)), `a log line the run did not print: ${line}`).toBe(true);
+  }
+  expect(printed.slice(next), 'printed lines missing from the log').toEqual([]);
+}
+
 function expectNoCredentials(text: string, account: SandboxAccount, what: string): void {
   for (const [name, secret] of Object.entries({ apiKey: account.apiKey, secret: account.secret, passphrase: account.passphrase })) {
     expect(text.includes(secret), `${what} holds the ${name}`).toBe(false);
@@ -185,9 +202,17 @@ describe('exledger run against the sandbox', () => {
     // The load info: the first sync brings rows into the histories, every model is brought up to date, the four workbooks by name.
     expect(summary.loadInfo['new rows']).toMatch(/\bacct0\/spot_fills [\d,]+\b/);
     // Staging was brought up to date by the sync; every other model is built whole the first time.
+    // Models only: the macro files are loaded too, and not counted.
     const layers = loadProject().models.map((model) => model.layer);
     const staging = layers.filter((layer) => layer === 'staging').length;
-    expect(summary.loadInfo.models).toBe(`${layers.length} up to date (${layers.length - staging} rebuilt whole, 0 incremental, ${staging} unchanged)`);
+    expect(summary.steps[1]!.detail).toBe(`${layers.length} models: ${layers.length - staging} rebuilt whole, ${staging} unchanged`);
+    expect(summary.loadInfo.models).toBeUndefined();
+    // The checks as a count; not a line each.
+    expect(summary.steps[2]!.detail).toMatch(/^\d+ passed$/);
+    expect(run.stdout).not.toMatch(/^pass /m);
+    expect(run.stdout).not.toMatch(/^\[\s*\d+\/\d+\] /m);
+    // A heading only over something: the build, check and publish print nothing on a good run.
+    expect([...run.stdout.matchAll(/^== (\w+)$/gm)].map((match) => match[1])).toEqual(['sync', 'reports', 'summary']);
     expect(summary.loadInfo.reports?.split(', ').map((file) => path.basename(file)).sort()).toEqual(REPORT_NAMES.map((name) => `${name}-${month.label}.xlsx`).sort());
 
     // The workbooks: the configured folder, `<report>-<period>.xlsx`, nothing half-written beside them.
@@ -198,16 +223,18 @@ describe('exledger run against the sandbox', () => {
     expect(pnl.rows).toContainEqual(['Period', `${month.from} to ${month.to} (both included)`]);
 
     // One log file, in the configured folder, named on the run's first line: every line stamped,
-    // and its text exactly what the run printed (step headers and summary included).
+    // what the run printed (summary included) and the detail: every step's heading, a line per model and check.
     const log = logFileOf(run.stdout, workspace);
     expect(readdirSync(workspace.logDir)).toEqual([path.basename(log)]);
     const lines = logLines(log);
+    expect(lines.filter((line) => /^\[\s*\d+\/\d+\] ok /.test(line))).toHaveLength(loadProject().models.length + loadProject().macros.length);
+    expect(lines.filter((line) => line.startsWith('pass  ')).length).toBe(Number(summary.steps[2]!.detail.split(' ')[0]));
     // Without a terminal the sync's progress goes to the log only: a line as each stream starts and ends.
     const progress = lines.filter((line) => PROGRESS.test(line));
     expect(progress).toContain('sync acct0/futures_fills: started, 5 windows to read');
     expect(progress.some((line) => /^sync acct0\/futures_fills: 5\/5 windows \(100%\), [\d,]+ rows, \d+ s: done, [\d,]+ new rows$/.test(line))).toBe(true);
     expect(run.stdout).not.toMatch(PROGRESS);
-    expect(lines.filter((line) => !PROGRESS.test(line)).join('\n') + '\n').toBe(run.stdout);
+    expectLogHolds(lines, run.stdout);
     for (const header of ['== sync', '== build', '== check', '== reports', '== publish', '== summary', 'run: ok']) expect(lines).toContain(header);
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
@@ -376,7 +403,7 @@ describe('exledger run when one stream fails', () => {
     expect(existsSync(publishedPath(workspace.db))).toBe(true);
 
     const log = logFileOf(run.stdout, workspace);
-    expect(logLines(log).filter((line) => !PROGRESS.test(line)).join('\n') + '\n').toBe(run.stdout);
+    expectLogHolds(logLines(log), run.stdout);
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
   });
 });

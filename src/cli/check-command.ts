@@ -1,4 +1,4 @@
-import { checkJob, type CheckRecord } from '../jobs/check-job.ts';
+import { checkJob, describeChecks, type CheckRecord } from '../jobs/check-job.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -20,7 +20,7 @@ export const checkCommand = defineCommand({
       onRecorded: (recorded) => (record = recorded),
     });
     const failing = results.filter((result) => result.status !== 'pass');
-    output.summary(`check: ${results.length - failing.length} passed, ${failing.length} failed of ${results.length}`);
+    output.summary(`check: ${describeChecks(results)}`);
     if (record.error === undefined) output.detail(`results recorded in ${displayPath(record.file)} (for exledger docs)`);
     else output.error(`warning: the results could not be recorded in ${record.file}: ${record.error} (exledger docs shows the previous ones)`);
     return {

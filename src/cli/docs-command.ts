@@ -1,4 +1,5 @@
 import { docsJob } from '../jobs/docs-job.ts';
+import { countOf, formatCount } from '../count-text.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -15,9 +16,9 @@ export const docsCommand = defineCommand({
     const result = await docsJob(config, { out: args.out });
     const { tests } = result;
     const testLine = result.checkResults.found
-      ? `tests: ${tests.pass} pass, ${tests.fail} fail, ${tests.error} error${tests['not-run'] > 0 ? `, ${tests['not-run']} not run` : ''}`
+      ? `tests: ${formatCount(tests.pass)} pass, ${formatCount(tests.fail)} fail, ${formatCount(tests.error)} error${tests['not-run'] > 0 ? `, ${formatCount(tests['not-run'])} not run` : ''}`
       : 'tests not run yet (run exledger check)';
-    output.summary(`docs: ${result.pages} pages, ${result.models} models (${testLine}) in ${displayPath(result.path)}/index.html (${(result.ms / 1000).toFixed(1)} s)`);
+    output.summary(`docs: ${countOf(result.pages, 'page')}, ${countOf(result.models, 'model')} (${testLine}) in ${displayPath(result.path)}/index.html (${(result.ms / 1000).toFixed(1)} s)`);
     return { exitCode: EXIT.ok, details: { path: result.path, pages: result.pages, models: result.models, tests: result.tests, checkResults: result.checkResults, ms: Math.round(result.ms) } };
   },
 });

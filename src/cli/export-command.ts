@@ -1,5 +1,6 @@
 import { exportJob, exportShardJob } from '../jobs/export-job.ts';
 import type { DatasetFormat, ManifestModel } from '../export/write-dataset.ts';
+import { countOf } from '../count-text.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -23,21 +24,21 @@ export const exportCommand = defineCommand({
   config: (args) => configOverrides(args),
   handler: async (args, { config, output }) => {
     const onModel = (model: ManifestModel) =>
-      output.detail(`${model.model.padEnd(40)} ${model.rows.toLocaleString('en-US').padStart(10)} rows  ${model.partitionBy.length === 0 ? 'not partitioned' : `by ${model.partitionBy.join(', ')}`}`);
+      output.detail(`${model.model.padEnd(40)} ${countOf(model.rows, 'row').padStart(15)}  ${model.partitionBy.length === 0 ? 'not partitioned' : `by ${model.partitionBy.join(', ')}`}`);
     const request = { models: (args.models ?? []).map(String), out: args.out, format: args.format as DatasetFormat, onModel, accounts: args.accounts };
     if (args.shard) {
       const result = await exportShardJob(config, request);
       const models = result.manifests[0]?.models.length ?? 0;
       const rows = result.manifests.reduce((sum, manifest) => sum + manifest.models.reduce((total, model) => total + model.rows, 0), 0);
       output.summary(
-        `export ${result.runId}: shard ${result.accounts.join(', ')}: ${models} models, ${rows.toLocaleString('en-US')} rows as ${request.format} in ${displayPath(result.path)}, other accounts kept (${(result.ms / 1000).toFixed(1)} s)`,
+        `export ${result.runId}: shard ${result.accounts.join(', ')}: ${countOf(models, 'model')}, ${countOf(rows, 'row')} as ${request.format} in ${displayPath(result.path)}, other accounts kept (${(result.ms / 1000).toFixed(1)} s)`,
       );
       return { exitCode: EXIT.ok, details: { path: result.path, ms: Math.round(result.ms), shard: result.accounts, runId: result.runId, manifests: result.manifests } };
     }
     const result = await exportJob(config, request);
     const { manifest } = result;
     const rows = manifest.models.reduce((sum, model) => sum + model.rows, 0);
-    output.summary(`export ${manifest.runId}: ${manifest.models.length} models, ${rows.toLocaleString('en-US')} rows as ${manifest.format} in ${displayPath(result.path)} (${(result.ms / 1000).toFixed(1)} s)`);
+    output.summary(`export ${manifest.runId}: ${countOf(manifest.models.length, 'model')}, ${countOf(rows, 'row')} as ${manifest.format} in ${displayPath(result.path)} (${(result.ms / 1000).toFixed(1)} s)`);
     return { exitCode: EXIT.ok, details: { path: result.path, ms: Math.round(result.ms), manifest } };
   },
 });

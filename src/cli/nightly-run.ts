@@ -6,6 +6,7 @@ import type { Config } from '../config/config.ts';
 import { ExledgerError } from '../errors.ts';
 import type { ReportPeriod } from '../export/period.ts';
 import { selectReports } from '../jobs/report-job.ts';
+import { describeChecks } from '../jobs/check-job.ts';
 import { checkRunPaths, runJob, type RunOutcome } from '../jobs/run-job.ts';
 import { requireWorkerDatabase } from '../jobs/worker-accounts.ts';
 import type { CommandOutcome } from './command.ts';
@@ -14,9 +15,12 @@ import { formatModelResult, formatReportResult, formatRunSummary, formatSyncSumm
 import { startRunLog } from './run-log.ts';
 
 /**
- * Runs the nightly job with its log file and its output: a heading per step, the lines of
- * each (sync table, models, tests, workbooks), progress (bars on a terminal, lines in the log
- * file), then the summary. Shared by `exledger run` and `exledger demo`.
+ * Runs the nightly job with its log file and its output, shared by `exledger run` and `exledger
+ * demo`. The output is short: the sync table, the models that failed or were skipped, the checks
+ * that did not pass (in full, with their rows), the workbooks, then the summary (a line per step,
+ * what passed as a count). A step's heading is printed only when something is printed under it.
+ * The log keeps the detail as well: every heading, a line per model and per check, and the
+ * progress (bars on a terminal, lines in the log file).
  */
 export async function runWithLog(config: Readonly<Config>, commandOutput: Output, signal: AbortSignal, options: { period?: ReportPeriod; now?: Date; banner?: readonly string[] }): Promise<CommandOutcome> {
   const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), config.reports.names ?? ['all'], config.models.reportingCurrency);
@@ -32,6 +36,19 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
     for (const line of options.banner ?? []) output.summary(line);
     output.summary(`exledger run: database ${path.resolve(config.db)}, log ${log.file}`);
     const progress = output.syncProgress();
+    // The step whose heading stdout has not shown yet (the log has it from the step's start).
+    let heading: string | undefined;
+    /** A line for the reader (and the log), under its step's heading. */
+    const show = (text: string) => {
+      if (heading !== undefined) {
+        const pending = heading;
+        log.uncopied(() => output.detail(`\n== ${pending}`));
+        heading = undefined;
+      }
+      output.detail(text);
+    };
+    /** Lines for the log only (each stamped: a model's message is a line of its own). */
+    const logOnly = (text: string) => text.split('\n').forEach((line) => log.write(line));
     let outcome: RunOutcome;
     try {
       outcome = await runJob(
@@ -42,24 +59,29 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
           now: options.now,
           signal,
           onStepStart: (step) => {
-            output.detail(`\n== ${step}`);
+            log.write('');
+            log.write(`== ${step}`);
+            heading = step;
             if (step !== 'sync') progress.stop();
           },
           onStepEnd: (result, outputs) => {
             if (result.step === 'sync' && outputs.sync !== undefined) {
               progress.stop();
-              output.detail(formatSyncSummary(outputs.sync));
+              show(formatSyncSummary(outputs.sync));
             }
-            if (result.step === 'build' && outputs.build !== undefined) output.detail(summarizeBuild(outputs.build, result.ms));
-            if (result.status === 'failed') output.detail(`${result.step} failed: ${result.detail}`);
+            if (result.step === 'build' && outputs.build !== undefined) logOnly(summarizeBuild(outputs.build, result.ms));
+            if (result.step === 'check' && outputs.check !== undefined) logOnly(`check: ${describeChecks(outputs.check)}`);
+            if (result.status === 'failed') show(`${result.step} failed: ${result.detail}`);
           },
           sync: { progress },
-          build: { onModel: (result, index, total) => output.detail(formatModelResult(result, index, total)) },
+          // A model that failed or was skipped is shown; the others are counted on the build line.
+          build: { onModel: (result, index, total) => (result.status === 'ok' ? logOnly : show)(formatModelResult(result, index, total)) },
           check: {
-            onTest: (result) => output.detail(formatTestResult(result)),
+            // A check that did not pass is shown whole (its offending rows); the passed ones are counted.
+            onTest: (result) => (result.status === 'pass' ? logOnly : show)(formatTestResult(result)),
             onRecorded: (record) => record.error !== undefined && output.error(`warning: the check results could not be recorded in ${record.file}: ${record.error}`),
           },
-          report: { onWorkbook: (result) => output.detail(formatReportResult(result)), onRows: reportRowsProgress(output) },
+          report: { onWorkbook: (result) => show(formatReportResult(result)), onRows: reportRowsProgress(output) },
         },
       );
     } finally {

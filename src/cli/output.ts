@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { countOf, formatCount } from '../count-text.ts';
 import type { StreamResult, SyncProgress } from '../extract/sync.ts';
 
 /** How a command's output is shown. */
@@ -101,7 +102,7 @@ function progressLines(output: Output, heartbeatMs: number): SyncProgress & { st
   const line = (name: string, state: { total: number; done: number; rows: number; startedAt: number }, note = '') => {
     const share = state.total === 0 ? 100 : Math.floor((100 * state.done) / state.total);
     const seconds = Math.round((Date.now() - state.startedAt) / 1000);
-    output.progress(`sync ${name}: ${state.done}/${state.total} windows (${share}%), ${state.rows.toLocaleString('en-US')} rows, ${seconds} s${note}`);
+    output.progress(`sync ${name}: ${formatCount(state.done)}/${countOf(state.total, 'window')} (${share}%), ${countOf(state.rows, 'row')}, ${seconds} s${note}`);
   };
   const heartbeat = setInterval(() => {
     const now = Date.now();
@@ -118,7 +119,7 @@ function progressLines(output: Output, heartbeatMs: number): SyncProgress & { st
     start(account, stream, total) {
       const now = Date.now();
       streams.set(id(account, stream), { total, done: 0, rows: 0, tenths: 0, lastLineAt: now, startedAt: now });
-      output.progress(`sync ${id(account, stream)}: started, ${total} ${total === 1 ? 'window' : 'windows'} to read`);
+      output.progress(`sync ${id(account, stream)}: started, ${countOf(total, 'window')} to read`);
     },
     advance(account, stream, rows, windows) {
       const state = streams.get(id(account, stream));
@@ -136,7 +137,7 @@ function progressLines(output: Output, heartbeatMs: number): SyncProgress & { st
       const name = id(account, stream);
       const state = streams.get(name) ?? { total: 0, done: 0, rows: 0, tenths: 0, lastLineAt: 0, startedAt: result.startedAtMs };
       streams.delete(name);
-      line(name, state, `: ${result.status === 'ok' ? 'done' : result.status}, ${result.rowsInserted.toLocaleString('en-US')} new rows`);
+      line(name, state, `: ${result.status === 'ok' ? 'done' : result.status}, ${countOf(result.rowsInserted, 'new row')}`);
     },
     stop() {
       clearInterval(heartbeat);

@@ -2,6 +2,7 @@ import { STREAMS } from '../../pipelines/index.ts';
 import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { REPORTS } from '../../reports/index.ts';
 import { accountOf, periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
+import { countOf } from '../count-text.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -37,7 +38,7 @@ export const reportCommand = defineCommand({
     );
     // A CSV that leaves rows out (the journal's amounts without a price) is written, said, and partial (exit 3).
     const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0);
-    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${result.csv!.omitted} source row(s) not posted: ${result.csv!.note}`);
+    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${countOf(result.csv!.omitted, 'source row')} not posted: ${result.csv!.note}`);
     return { exitCode: incomplete.length > 0 ? EXIT.partial : EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

@@ -1,8 +1,10 @@
 import path from 'node:path';
+import { countOf, formatCount } from '../count-text.ts';
 import type { ReportResult } from '../export/write-report.ts';
 import type { StreamResult } from '../extract/sync.ts';
 import { loadInfoOf, type LoadInfo, type RunOutcome, type RunStatus } from '../jobs/run-job.ts';
 import type { SyncOutcome, SyncStatus } from '../jobs/sync-job.ts';
+import { describeBuild } from '../jobs/build-job.ts';
 import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
@@ -29,11 +31,11 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
     result.account,
     result.stream,
     result.status,
-    String(result.windows),
-    String(result.requests),
-    String(result.weight),
-    String(result.rowsFetched),
-    String(result.rowsInserted),
+    formatCount(result.windows),
+    formatCount(result.requests),
+    formatCount(result.weight),
+    formatCount(result.rowsFetched),
+    formatCount(result.rowsInserted),
     (((result.finishedAtMs ?? result.startedAtMs) - result.startedAtMs) / 1000).toFixed(1),
   ]);
   const out = [`sync ${outcome.runId}: ${outcome.status}`, ...formatTextTable(header, rows, { alignRight: header.map((_, column) => column >= 3) })];
@@ -43,7 +45,7 @@ export function formatSyncSummary(outcome: SyncOutcome): string {
     for (const warning of result.warnings) out.push(`note in ${result.account}/${result.stream}: ${warning}`);
   }
   out.push(...formatDrift(outcome.drift));
-  if (outcome.recoveredRuns > 0) out.push(`note: ${outcome.recoveredRuns} stream runs of an earlier sync were still marked running (its process was killed); they are marked interrupted, and this sync continued from what they had committed`);
+  if (outcome.recoveredRuns > 0) out.push(`note: ${countOf(outcome.recoveredRuns, 'stream run')} of an earlier sync were still marked running (its process was killed); they are marked interrupted, and this sync continued from what they had committed`);
   if (outcome.status === 'interrupted') out.push('sync interrupted: what was read is committed; run the sync again to continue');
   return out.join('\n');
 }
@@ -83,18 +85,16 @@ export function syncJson(outcome: SyncOutcome): Record<string, unknown> {
 /** `ok      marts.fees_daily           table     0.41 s      1,234 rows`. */
 export function formatModelResult(result: ModelResult, index: number, total: number): string {
   const counter = `[${String(index).padStart(String(total).length)}/${total}]`;
-  const rows = result.rows === undefined ? '' : `${result.rows.toLocaleString('en-US')} rows`;
+  const rows = result.rows === undefined ? '' : countOf(result.rows, 'row');
   const time = result.status === 'skipped' ? '' : `${(result.ms / 1000).toFixed(2)} s`;
   const how = result.how === undefined ? '' : result.how === 'whole' && result.why !== undefined ? `  whole (${result.why})` : `  ${result.how}`;
   const line = `${counter} ${result.status.padEnd(7)} ${result.id.padEnd(42)} ${result.materialization.padEnd(5)} ${time.padStart(8)}  ${rows.padStart(16)}${how}`.trimEnd();
   return result.message === undefined ? line : `${line}\n        ${result.message}`;
 }
 
-/** One line: how many models were built, failed, skipped, and the total time. */
+/** One line: what the build did to the models (describeBuild), and the total time. */
 export function summarizeBuild(results: readonly ModelResult[], ms: number): string {
-  const count = (status: ModelResult['status']) => results.filter((result) => result.status === status).length;
-  const how = (kind: NonNullable<ModelResult['how']>) => results.filter((result) => result.how === kind).length;
-  return `build: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped in ${(ms / 1000).toFixed(2)} s (models: ${how('whole')} rebuilt whole, ${how('incremental')} incremental, ${how('unchanged')} unchanged)`;
+  return `build: ${describeBuild(results)} (${(ms / 1000).toFixed(2)} s)`;
 }
 
 /** `pass  marts/balance_chain_unbroken  0.01 s`, and for a failure the offending rows below it. */
@@ -102,8 +102,8 @@ export function formatTestResult(result: TestResult): string {
   const head = `${result.status === 'pass' ? 'pass' : result.status === 'fail' ? 'FAIL' : 'ERROR'}  ${result.id.padEnd(44)} ${(result.ms / 1000).toFixed(2).padStart(6)} s`;
   if (result.status === 'pass') return head;
   if (result.status === 'error') return `${head}\n      ${result.message}`;
-  const more = result.offending > result.sample.length ? `\n      ... ${result.offending - result.sample.length} more` : '';
-  return `${head}  ${result.offending} offending row${result.offending === 1 ? '' : 's'}\n${formatRows(result.sample)}${more}`;
+  const more = result.offending > result.sample.length ? `\n      ... ${formatCount(result.offending - result.sample.length)} more` : '';
+  return `${head}  ${countOf(result.offending, 'offending row')}\n${formatRows(result.sample)}${more}`;
 }
 
 /** Rows as an indented table, values exactly as DuckDB returned them. */
@@ -116,15 +116,15 @@ function formatRows(rows: readonly Record<string, unknown>[]): string {
 /** A progress line per 250,000 rows of a big sheet (a million rows take most of a minute to write). */
 export function reportRowsProgress(output: Output): (report: string, sheet: string, written: number, total: number) => void {
   return (report, sheet, written, total) => {
-    if (total >= 250_000 && (written % 250_000 === 0 || written === total)) output.progress(`report ${report}: ${sheet}: ${written.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows written`);
+    if (total >= 250_000 && (written % 250_000 === 0 || written === total)) output.progress(`report ${report}: ${sheet}: ${formatCount(written)} of ${countOf(total, 'row')} written`);
   };
 }
 
 /** `pnl  2026-10  out/pnl-2026-10.xlsx  3 sheets, 1,234 rows  0.8 s`, and a line per freshness warning. */
 export function formatReportResult(result: ReportResult): string {
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
-  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${result.sheets.length} sheets, ${rows.toLocaleString('en-US')} rows  ${(result.ms / 1000).toFixed(1)} s`;
-  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${result.csv.rows.toLocaleString('en-US')} lines${result.csv.omitted > 0 ? `, ${result.csv.omitted} source row(s) not posted` : ''}`];
+  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}  ${(result.ms / 1000).toFixed(1)} s`;
+  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not posted` : ''}`];
   return [line, ...csv, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
 }
 
@@ -157,12 +157,11 @@ export function formatRunSummary(outcome: RunOutcome, extra: readonly string[] =
 }
 
 /**
- * The run's load info as a compact block (what the step lines do not already say: the published
- * copy is on the publish line), e.g.
+ * The run's load info as a compact block (what the step lines do not already say: the models are
+ * on the build line, the published copy on the publish line), e.g.
  * ```
  * load info:
  *   new rows     main/spot_fills 12, main/funding_bills 3; none in the 10 other streams
- *   models       41 up to date (3 rebuilt whole, 30 incremental, 8 unchanged); failed: marts.fees_daily; skipped: marts.fees_monthly
  *   reports      out/pnl-2026-10.xlsx, out/fees-2026-10.xlsx
  *   new fields   main/spot_fills: rebateTier (the staging model does not read it: exledger status)
  * ```
@@ -173,12 +172,8 @@ export function formatLoadInfo(info: LoadInfo): string[] {
   if (info.newRows !== null) {
     const added = info.newRows.filter((stream) => stream.rows > 0);
     const rest = info.newRows.length - added.length;
-    const listed = added.map((stream) => `${stream.account}/${stream.stream} ${stream.rows.toLocaleString('en-US')}`).join(', ');
-    line('new rows', added.length === 0 ? `none in the ${rest} streams` : `${listed}${rest === 0 ? '' : `; none in the ${rest} other streams`}`);
-  }
-  if (info.models !== null) {
-    const { whole, incremental, unchanged, failed, skipped } = info.models;
-    line('models', [`${whole + incremental + unchanged} up to date (${whole} rebuilt whole, ${incremental} incremental, ${unchanged} unchanged)`, ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]), ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`])].join('; '));
+    const listed = added.map((stream) => `${stream.account}/${stream.stream} ${formatCount(stream.rows)}`).join(', ');
+    line('new rows', added.length === 0 ? `none in the ${countOf(rest, 'stream')}` : `${listed}${rest === 0 ? '' : `; none in the ${countOf(rest, 'other stream')}`}`);
   }
   if (info.reports !== null) line('reports', info.reports.length === 0 ? 'none written' : info.reports.map(displayPath).join(', '));
   if (info.newFields !== null && info.newFields.length > 0) {

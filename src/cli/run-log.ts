@@ -6,8 +6,10 @@ import { OutputError, type DiskFullError } from '../errors.ts';
 /** A run's log file (`run-<UTC time>-<pid>.log`): what the run printed, with a time on each line. */
 export interface RunLog {
   file: string;
-  /** Writes a line to the log only (e.g. the error the CLI prints after the run). */
+  /** Writes a line to the log only (e.g. the error the CLI prints after the run, a line per model). */
   write(line: string): void;
+  /** Runs `print` without copying what it prints into the log (a line the log already has, e.g. a step's heading). */
+  uncopied(print: () => void): void;
   /** Stops copying the output and closes the file. */
   close(): void;
   /**
@@ -55,6 +57,7 @@ export function startRunLog(dir: string, now: Date = new Date()): RunLog {
   const originals = { stdout: process.stdout.write.bind(process.stdout), stderr: process.stderr.write.bind(process.stderr) };
   let failure: DiskFullError | OutputError | undefined;
   let open = true;
+  let copying = true;
   const restore = () => {
     process.stdout.write = originals.stdout;
     process.stderr.write = originals.stderr;
@@ -79,7 +82,7 @@ export function startRunLog(dir: string, now: Date = new Date()): RunLog {
   };
   const tee = (original: typeof process.stdout.write) =>
     ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      append(chunk);
+      if (copying) append(chunk);
       return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
     }) as typeof process.stdout.write;
   process.stdout.write = tee(originals.stdout);
@@ -90,6 +93,14 @@ export function startRunLog(dir: string, now: Date = new Date()): RunLog {
       return failure;
     },
     write: writeLine,
+    uncopied(print) {
+      copying = false;
+      try {
+        print();
+      } finally {
+        copying = true;
+      }
+    },
     close() {
       if (failure === undefined) restore();
       if (pending !== '') writeLine(pending);

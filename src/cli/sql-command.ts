@@ -1,4 +1,5 @@
 import { DuckDBTypeId, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { countOf } from '../count-text.ts';
 import { ConfigError } from '../errors.ts';
 import { queryJob } from '../jobs/query-job.ts';
 import type { QueryResult } from '../store/query.ts';
@@ -63,7 +64,7 @@ function textRows(result: QueryResult): (string | null)[][] {
  */
 export function formatTable(result: QueryResult): string {
   const rows = textRows(result).map((row) => row.map((cell) => (cell === null ? 'NULL' : cell.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t'))));
-  const count = `${rows.length} ${rows.length === 1 ? 'row' : 'rows'}`;
+  const count = countOf(rows.length, 'row');
   if (result.columns.length === 0) return `${count}\n`;
   const table = formatTextTable(result.columns, rows, { alignRight: result.types.map((type) => NUMERIC.has(type.typeId)), rule: true });
   return [...table, count].join('\n') + '\n';

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.ts';
+import { countOf, formatCount } from '../count-text.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables } from '../extract/sync.ts';
 import { DiskFullError } from '../errors.ts';
@@ -8,7 +9,7 @@ import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
-import { requireDatabase } from './paths.ts';
+import { refusePublishedCopy, requireDatabase } from './paths.ts';
 
 /** Callbacks of a build. */
 export interface BuildHooks {
@@ -30,6 +31,7 @@ export type BuildRequest = BuildHooks & ModelSelection & { fullRefresh?: boolean
 export async function buildJob(config: Readonly<Config>, streams: readonly StreamDeclaration[], request: BuildRequest = {}): Promise<ModelResult[]> {
   const { select = [], exclude = [] } = request;
   if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
+  refusePublishedCopy(config.db);
   requireDatabase(config.db);
   const lock = DatabaseLock.acquire(config.db, 'build');
   try {
@@ -56,4 +58,34 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
   } finally {
     lock.release();
   }
+}
+
+/**
+ * What a build did, in one phrase counting models (macro files are not models: they are named
+ * only when they fail): `41 models: 26 rebuilt whole, 15 unchanged`, or with some not built
+ * `39 of 41 models up to date (39 unchanged); failed: marts.fees_daily; skipped: marts.fees_monthly`.
+ * Shared by `exledger build`'s last line and the run's summary.
+ */
+export function describeBuild(results: readonly ModelResult[]): string {
+  const models = results.filter((result) => result.materialization !== 'macro');
+  const ok = models.filter((result) => result.status === 'ok');
+  const how = (kind: NonNullable<ModelResult['how']>) => ok.filter((result) => result.how === kind).length;
+  const ways: [number, string][] = [
+    [how('whole'), 'rebuilt whole'],
+    [how('incremental'), 'incremental'],
+    [how('unchanged'), 'unchanged'],
+    [ok.filter((result) => result.how === undefined).length, 'built'],
+  ];
+  const done = ways
+    .filter(([count]) => count > 0)
+    .map(([count, way]) => `${formatCount(count)} ${way}`)
+    .join(', ');
+  const failed = results.filter((result) => result.status === 'failed').map((result) => result.id);
+  const skipped = results.filter((result) => result.status === 'skipped').map((result) => result.id);
+  if (failed.length === 0 && skipped.length === 0) return done === '' ? countOf(models.length, 'model') : `${countOf(models.length, 'model')}: ${done}`;
+  return [
+    `${formatCount(ok.length)} of ${countOf(models.length, 'model')} up to date${done === '' ? '' : ` (${done})`}`,
+    ...(failed.length === 0 ? [] : [`failed: ${failed.join(', ')}`]),
+    ...(skipped.length === 0 ? [] : [`skipped: ${skipped.join(', ')}`]),
+  ].join('; ');
 }

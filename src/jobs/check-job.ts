@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.ts';
+import { formatCount } from '../count-text.ts';
 import { checkModels, type TestResult } from '../models/check.ts';
 import { checkResultsPath, recordCheckResults } from '../models/check-results.ts';
 import { loadProject } from '../models/project.ts';
@@ -54,4 +55,18 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
     request.onRecorded?.({ file: checkResultsPath(config.db), error: (error as Error).message.split('\n')[0]! });
   }
   return results;
+}
+
+/**
+ * What a check found, in one phrase: passed tests as a count, the others by name
+ * (`151 passed`; `2 failed (marts/a, marts/b), 1 could not run (marts/c), 148 passed`).
+ * Shared by `exledger check`'s last line and the run's summary.
+ */
+export function describeChecks(results: readonly TestResult[]): string {
+  const named = (status: TestResult['status'], what: string) => {
+    const ids = results.filter((result) => result.status === status).map((result) => result.id);
+    return ids.length === 0 ? [] : [`${formatCount(ids.length)} ${what} (${ids.join(', ')})`];
+  };
+  const passed = results.filter((result) => result.status === 'pass').length;
+  return [...named('fail', 'failed'), ...named('error', 'could not run'), `${formatCount(passed)} passed`].join(', ');
 }

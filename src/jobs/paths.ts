@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.ts';
+import { isPublishedPath } from '../store/publish.ts';
 
 /**
  * Checks of the paths a command will read or write, made before it reads or writes anything,
@@ -30,8 +31,21 @@ export function requireDatabase(db: string): void {
   if (!statSync(file).isFile()) throw new ConfigError(file, 'is not a database file (it is a folder)', { hint: `point ${WHERE.db} at the database file` });
 }
 
-/** The database may be created here: its folder exists and is writable, or can be created. */
+/**
+ * The database is not a published copy: that file is read-only and replaced by every run, so
+ * writing it (sync, build, run) would write into what analysts read, or fail on its permissions.
+ */
+export function refusePublishedCopy(db: string): void {
+  if (!isPublishedPath(db)) return;
+  const database = `${path.resolve(db).slice(0, -'.published.duckdb'.length)}.duckdb`;
+  throw new ConfigError(path.resolve(db), 'is the published (read-only) copy of a database, which only exledger sql reads', {
+    hint: `point ${WHERE.db} at the database itself (${database})`,
+  });
+}
+
+/** The database may be created here: its folder exists and is writable, or can be created; it is not a published copy. */
 export function requireDatabaseLocation(db: string): void {
+  refusePublishedCopy(db);
   const file = path.resolve(db);
   if (existsSync(file)) {
     if (!statSync(file).isFile()) throw new ConfigError(file, 'is a folder, not a database file', { hint: `point ${WHERE.db} at a file` });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
+import { countOf } from '../count-text.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
 import { AuthError, ConfigError, DatabaseBusyError, DiskFullError, ExledgerError, InterruptedError } from '../errors.ts';
 import { lastClosedPeriod, type ReportPeriod } from '../export/period.ts';
@@ -11,8 +12,8 @@ import type { TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import type { PublishJobResult } from './publish-job.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
-import { buildJob, type BuildHooks } from './build-job.ts';
-import { checkJob, type CheckHooks } from './check-job.ts';
+import { buildJob, describeBuild, type BuildHooks } from './build-job.ts';
+import { checkJob, describeChecks, type CheckHooks } from './check-job.ts';
 import { requireDatabaseLocation, requireOutputFolder } from './paths.ts';
 import { publishJob } from './publish-job.ts';
 import { reportJob, type ReportHooks } from './report-job.ts';
@@ -38,7 +39,7 @@ export interface RunOutputs {
 export interface LoadInfo {
   /** Every stream the sync ran, with the rows it added (0 included). */
   newRows: { account: string; stream: string; rows: number }[] | null;
-  /** rebuilt: every model brought up to date, of which whole, incremental (only what changed) and unchanged. */
+  /** rebuilt: every model brought up to date (macro files are not models), of which whole, incremental (only what changed) and unchanged. */
   models: { rebuilt: number; whole: number; incremental: number; unchanged: number; failed: string[]; skipped: string[] } | null;
   /** The workbooks written, absolute paths. */
   reports: string[] | null;
@@ -55,7 +56,7 @@ export function loadInfoOf(outputs: Readonly<RunOutputs>): LoadInfo {
       outputs.build === undefined
         ? null
         : {
-            rebuilt: outputs.build.filter((result) => result.status === 'ok').length,
+            rebuilt: outputs.build.filter((result) => result.status === 'ok' && result.materialization !== 'macro').length,
             whole: outputs.build.filter((result) => result.how === 'whole').length,
             incremental: outputs.build.filter((result) => result.how === 'incremental').length,
             unchanged: outputs.build.filter((result) => result.how === 'unchanged').length,
@@ -199,7 +200,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
           outcome.status === 'interrupted'
             ? `interrupted: ${failed.map((result) => `${result.account} ${result.stream}`).join(', ')} stopped; what they read is committed`
             : failed.length === 0
-              ? `${outcome.results.length} streams synced`
+              ? `${countOf(outcome.results.length, 'stream')} synced`
               : `failed: ${failed.map((result) => `${result.account} ${result.stream}`).join(', ')}`;
         return { status, detail };
       },
@@ -221,7 +222,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       (results) => {
         const failed = results.filter((result) => result.status !== 'ok');
         for (const result of failed) notes.push(`Model ${result.id} was ${result.status === 'failed' ? 'not rebuilt (it failed)' : 'skipped'} in this run: its figures are from the previous build.`);
-        return { status: failed.length === 0 ? 'ok' : 'partial', detail: failed.length === 0 ? `${results.length} models built` : `not built: ${failed.map((result) => result.id).join(', ')}` };
+        return { status: failed.length === 0 ? 'ok' : 'partial', detail: describeBuild(results) };
       },
     );
     if (!built) notes.push('The models could not be built in this run: every figure is from the previous build.');
@@ -236,8 +237,8 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       (results) => {
         const failed = results.filter((result) => result.status !== 'pass');
         if (failed.length === 0) notes.push(`Checks: all ${results.length} SQL tests passed in this run.`);
-        for (const result of failed) notes.push(`Check FAILED in this run: ${result.id} (${result.status === 'fail' ? `${result.offending} offending rows` : result.message}); see exledger check.`);
-        return { status: failed.length === 0 ? 'ok' : 'partial', detail: failed.length === 0 ? `${results.length} tests passed` : `failed: ${failed.map((result) => result.id).join(', ')}` };
+        for (const result of failed) notes.push(`Check FAILED in this run: ${result.id} (${result.status === 'fail' ? countOf(result.offending, 'offending row') : result.message}); see exledger check.`);
+        return { status: failed.length === 0 ? 'ok' : 'partial', detail: describeChecks(results) };
       },
     );
     if (interrupted()) {
@@ -252,9 +253,9 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       // run: the workbook lists them and the prices file is the operator's to complete.
       (results) => ({
         status: 'ok',
-        detail: `${results.length} workbooks for ${period.label} in ${path.resolve(config.reports.outDir)}${results
+        detail: `${countOf(results.length, 'workbook')} for ${period.label} in ${path.resolve(config.reports.outDir)}${results
           .filter((result) => (result.csv?.omitted ?? 0) > 0)
-          .map((result) => `; ${result.report}: ${result.csv!.omitted} source row(s) not posted (no price)`)
+          .map((result) => `; ${result.report}: ${countOf(result.csv!.omitted, 'source row')} not posted (no price)`)
           .join('')}`,
       }),
     );

@@ -32,6 +32,11 @@ export function publishedPath(db: string): string {
   return `${stem}.published${EXTENSION}`;
 }
 
+/** Whether `file` is named as a published copy (`<stem>.published.duckdb`), not as a database. */
+export function isPublishedPath(file: string): boolean {
+  return path.basename(file).endsWith(`.published${EXTENSION}`) && path.basename(file) !== `.published${EXTENSION}`;
+}
+
 /**
  * Publishes `db` as {@link publishedPath}: checkpoints it, copies it to a temporary file beside
  * the published one, fsyncs it, makes it read-only (the database's read permissions, no write:

@@ -8,6 +8,8 @@ import { recordRawChange } from '../../src/store/raw-store.ts';
 
 /** The lines of a whole build (`[i/N]`, `build: N ok`): every macro file, then every model. */
 export const BUILD_STEPS = (({ macros, models }) => macros.length + models.length)(loadProject());
+/** The models of a whole build (macro files are not models), as its last line counts them: `build: N models: …`. */
+export const BUILD_MODELS = loadProject().models.length;
 
 /** Quote coins a sandbox-style spot symbol may end with, longest first (`XUSD_SPBL` is X in USD). */
 const QUOTE_COINS = ['USDT', 'USDC', 'USD', 'BTC', 'ETH'];
