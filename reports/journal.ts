@@ -5,7 +5,7 @@ const NOT_POSTED = 'Not posted (no price)';
 
 /**
  * Journal entries (marts.journal_entries) in the reporting currency, for a general ledger: the
- * lines as a workbook and, beside it, as a CSV in an import layout (README "Journal entries").
+ * lines as a workbook and, beside it, as a CSV in an import layout (docs/workbooks.md "Journal entries").
  */
 export const journalReport = defineReport({
   name: 'journal',

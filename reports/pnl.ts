@@ -130,7 +130,7 @@ export const pnlReport = defineReport({
     needsPriceSheet(['marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily']),
   ],
   summary: [
-    // One number per cost method and one for futures, each in the reporting currency (README "Reporting currency").
+    // One number per cost method and one for futures, each in the reporting currency (docs/workbooks.md "Reporting currency").
     { label: 'Spot realized PnL in the reporting currency', sheet: 'Spot PnL by month', sum: 'realized_pnl_rc', by: ['cost_method', 'reporting_currency'], coinColumn: 'reporting_currency', unpriced: UNPRICED },
     {
       label: 'Futures net result in the reporting currency',

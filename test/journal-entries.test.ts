@@ -16,7 +16,7 @@ import type { Database } from '../src/store/database.ts';
 import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
- * marts.journal_entries (README "Journal entries") on a hand-made ledger of account main, zone UTC,
+ * marts.journal_entries (docs/workbooks.md "Journal entries") on a hand-made ledger of account main, zone UTC,
  * reporting currency USD, cost methods fifo and average, the journal posting average.
  * Prices file: USDT in USD 0.998 on 2026-01-10, -15, -20, -31 and 1.002 on 2026-02-10 (no price on -25, -12).
  * Spot BTCUSDT (fees: 0 on buys; on sells in USDT, inside the proceeds):

@@ -20,7 +20,7 @@ import { startSandboxProcess, type SandboxProcess } from './support/sandbox-proc
 import { queryDatabase } from './support/sync-harness.ts';
 
 /**
- * Reporting currency (README "Reporting currency") on a hand-made ledger, reporting zone UTC, currency USD.
+ * Reporting currency (docs/workbooks.md "Reporting currency") on a hand-made ledger, reporting zone UTC, currency USD.
  * Prices file:
  *   2025-01-10            USDT 0.999  (a day's close)
  *   2025-01-20T08:00:00Z  USDT 0.997  (an instant: the day's last one wins)

@@ -161,7 +161,7 @@ export default declareModels('intermediate', [
   {
     name: 'int_prices',
     tags: ['prices'],
-    description: 'Prices in the reporting currency per coin and day: the prices file\'s, else derived from that day\'s spot fills against a priced coin (README "Reporting currency"). Empty without a reporting currency.',
+    description: 'Prices in the reporting currency per coin and day: the prices file\'s, else derived from that day\'s spot fills against a priced coin (docs/workbooks.md "Reporting currency"). Empty without a reporting currency.',
     grain: 'one row per coin and day (reporting zone)',
     key: ['coin', 'price_date'],
     columns: [

@@ -1,4 +1,4 @@
-// Prices in the reporting currency per coin and reporting-zone day (README "Reporting currency"):
+// Prices in the reporting currency per coin and reporting-zone day (docs/workbooks.md "Reporting currency"):
 // the prices file's (source 'file'), else one derived from that day's spot fills (source 'derived').
 // Key: (coin, price_date). Inputs: settings.prices, settings.reporting, staging.spot_fills.
 // The reporting currency itself (price 1, 'identity') has no rows: the marts value it directly.

@@ -1,4 +1,4 @@
--- Valuation in the reporting currency (README "Reporting currency"). A mart joins
+-- Valuation in the reporting currency (docs/workbooks.md "Reporting currency"). A mart joins
 -- intermediate.int_prices on (coin, day) and settings.reporting, then:
 --   valued_price(coin, currency, price): the coin's price that day; the reporting currency itself is
 --     1 ('identity'); NULL without a reporting currency or without a price (unknown, never 0);

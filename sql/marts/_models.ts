@@ -12,7 +12,7 @@ const MONTH = 'first day of the month, reporting zone';
 
 const RC = 'coin: reporting_currency';
 const reportingCurrency: ColumnDeclaration = { name: 'reporting_currency', description: 'Currency of the *_rc columns (models.reportingCurrency); null: none set, nothing valued', unit: 'currency code' };
-/** A daily row's valuation: the price of `coin` on the row's day (README "Reporting currency"). */
+/** A daily row's valuation: the price of `coin` on the row's day (docs/workbooks.md "Reporting currency"). */
 const priceColumns = (coin: string): ColumnDeclaration[] => [
   reportingCurrency,
   { name: 'price', description: `Price of one ${coin} in the reporting currency on the row's day; null: no price (unknown, listed in needs_price)`, unit: `coin: reporting_currency per unit of ${coin}` },
@@ -320,7 +320,7 @@ export default declareModels('marts', [
   {
     name: 'needs_price',
     tags: ['prices', 'report'],
-    description: 'Coins and days a valued mart has amounts of but no price in the reporting currency for: add them to the prices file (README "Reporting currency").',
+    description: 'Coins and days a valued mart has amounts of but no price in the reporting currency for: add them to the prices file (docs/workbooks.md "Reporting currency").',
     grain: 'one row per account, coin, day (reporting zone) and mart',
     key: ['account', 'coin', 'needed_date', 'mart'],
     columns: [

@@ -2,7 +2,7 @@
 -- Key: (account, commission_month, coin, product_type, source_type, symbol).
 -- Inputs: staging.affiliate_commissions, settings.reporting, intermediate.int_prices. source_type: 1 direct client, 2 sub-agent.
 -- commission_rc: each record's commission at the coin's price on its day (reporting zone), summed;
--- NULL when a record lacks a price (unpriced_records counts them; README "Reporting currency").
+-- NULL when a record lacks a price (unpriced_records counts them; docs/workbooks.md "Reporting currency").
 with commissions as (
     select * from staging.affiliate_commissions
 ),

@@ -3,7 +3,7 @@
 -- running funding total, is per coin, not per contract). Inputs: intermediate.int_futures_fill_days,
 -- intermediate.int_futures_funding_changes. Sum net_result over a day's rows for the day's total.
 -- *_rc: the amounts in settings.reporting's currency at the margin coin's price on pnl_date
--- (intermediate.int_prices; README "Reporting currency"), NULL where it has none.
+-- (intermediate.int_prices; docs/workbooks.md "Reporting currency"), NULL where it has none.
 with fill_days as (
     select * from intermediate.int_futures_fill_days
 ),

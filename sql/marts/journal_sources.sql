@@ -8,7 +8,7 @@
 -- amount is DECIMAL(38,18) (exchange amounts have up to 18 decimals); a spot realized PnL of 1e20 or
 -- more (DECIMAL(38,12), legal) does not fit it: its amount is NULL (unknown at this scale, exact in
 -- its source mart: source_model, source_key), and amount_rc and status come from the exact value.
--- Spot fees are not a source: spot realized PnL is already net of them (README "Conventions":
+-- Spot fees are not a source: spot realized PnL is already net of them (docs/workbooks.md "Conventions":
 -- fees are in the cost basis and in the proceeds); posting them again would count them twice.
 -- Empty without a reporting currency (nothing is valued).
 with reporting as (

@@ -13,7 +13,7 @@
 -- 30-day rule matches a sell with later buys, so its unmatched part can differ from the others').
 -- int_spot_trades is read once per cost method (one shared CTE would be kept in memory whole).
 -- realized_pnl_rc: realized_pnl in settings.reporting's currency at the quote coin's price on
--- trade_date (intermediate.int_prices; README "Reporting currency"), NULL where it has none.
+-- trade_date (intermediate.int_prices; docs/workbooks.md "Reporting currency"), NULL where it has none.
 -- Under pooling 'universal' the lots are every account's (int_spot_trades' pool '*'): a sell's
 -- figures stay on the selling account's rows, a buy's on the buyer's, and open_quantity and
 -- open_cost are each account's running contribution to the pool (what it put in less what its sells

@@ -27,7 +27,7 @@ const MEANING: Record<ExitName, string> = {
 };
 
 /**
- * The exit codes each command can return (README "Exit codes"), in its own words where they say
+ * The exit codes each command can return (docs/reference.md "Exit codes"), in its own words where they say
  * more than MEANING; `exledger <command> --help` ends with them. Every command can also fail
  * unexpectedly (1), be given bad input (2) and be stopped by a signal (130).
  */

@@ -123,7 +123,7 @@ class NoCommandError extends UsageError {
   }
 }
 
-/** The exit code an error means (README "Exit codes"), by its class. */
+/** The exit code an error means (docs/reference.md "Exit codes"), by its class. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof AuthError) return EXIT.badInput;
   if (error instanceof DatabaseBusyError) return EXIT.busy;

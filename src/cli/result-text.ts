@@ -139,7 +139,7 @@ export function reportResultJson(result: ReportResult): Record<string, unknown> 
   return { ...result, file: path.resolve(result.file), ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }), ms: Math.round(result.ms) };
 }
 
-/** The exit code of a run (README "Exit codes"). */
+/** The exit code of a run (docs/reference.md "Exit codes"). */
 export function runExitCode(status: RunStatus): number {
   return { ok: EXIT.ok, partial: EXIT.partial, failed: EXIT.failure, interrupted: EXIT.interrupted }[status];
 }

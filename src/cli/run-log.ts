@@ -26,7 +26,7 @@ const CONTROL = /\x1b\[[0-9;?]*[A-Za-z]|\r/g;
 /**
  * Starts `<dir>/run-<UTC time>.log` and copies into it everything the process prints on stdout
  * and stderr until `close()`, each line stamped with the UTC time. Nothing secret is printed
- * anywhere (README "Configuration"), so the log holds none either.
+ * anywhere (docs/reference.md "Configuration"), so the log holds none either.
  *
  * It is tried at once: a log that cannot be written at all (a full disk) is an error before the
  * run does anything (the empty file is removed). A log that fills its disk

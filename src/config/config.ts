@@ -53,9 +53,9 @@ export interface Config {
    */
   memoryLimit: string;
   sync: SyncConfig;
-  /** How `exledger build` cuts periods and costs spot disposals (README "Models"). */
+  /** How `exledger build` cuts periods and costs spot disposals (docs/architecture.md "Models"). */
   models: ModelSettings;
-  /** What `exledger run` reports (README "Reports"). */
+  /** What `exledger run` reports (docs/workbooks.md "The five workbooks"). */
   reports: ReportsConfig;
   /** Folder of the log file each `exledger run` writes. @default './logs' */
   logDir: string;
@@ -73,7 +73,7 @@ export interface ReportsConfig {
 
 /** How `exledger sync` reads histories. */
 export interface SyncConfig {
-  /** Spot symbols to read fills and open orders for; null discovers them (README "Spot symbols"). @default null */
+  /** Spot symbols to read fills and open orders for; null discovers them (docs/operating.md "Spot symbols"). @default null */
   spotSymbols: readonly string[] | null;
   /** Quote coins that discovery pairs with the coins the account holds or traded. @default ['USDT', 'USDC', 'BTC', 'ETH'] */
   quoteCoins: readonly string[];
@@ -113,7 +113,7 @@ export const ACCOUNT_FIX = `set EXLEDGER_API_KEY, EXLEDGER_API_SECRET and EXLEDG
 
 /**
  * An example value of each config file key (array items as `*`), for the fix line of a key that
- * is wrong: what to put there. README "Configuration" shows them together.
+ * is wrong: what to put there. docs/reference.md "Configuration" shows them together.
  */
 const EXAMPLES: Readonly<Record<string, string>> = {
   db: '"./data/exledger.duckdb"',
@@ -449,13 +449,13 @@ function validateSettings(json: unknown, source: string): z.infer<typeof fileSch
       const unknown = issue.keys[0]!;
       const meant = closestName(unknown, known);
       throw new ConfigError(`${source}: ${where}`, `${issue.message}${meant === undefined ? '' : `; did you mean ${meant}?`}`, {
-        hint: `${meant === undefined ? 'remove it' : `rename it to ${meant}`}; the keys ${issue.path.length === 0 ? 'at the top level' : `of ${where}`} are ${known.join(', ')} (README "Configuration")`,
+        hint: `${meant === undefined ? 'remove it' : `rename it to ${meant}`}; the keys ${issue.path.length === 0 ? 'at the top level' : `of ${where}`} are ${known.join(', ')} (docs/reference.md "Configuration")`,
       });
     }
     const key = issue.path.map((step) => (typeof step === 'number' ? '*' : String(step)));
     // A key of a map (models.journal.accounts.tradingFees) has its map's example.
     const example = EXAMPLES[key.join('.')] ?? EXAMPLES[[...key.slice(0, -1), '*'].join('.')];
-    throw new ConfigError(`${source}: ${where}`, issue.message, { hint: example === undefined ? 'see README "Configuration" for every key and its form' : `e.g. ${where}: ${example}` });
+    throw new ConfigError(`${source}: ${where}`, issue.message, { hint: example === undefined ? 'see docs/reference.md "Configuration" for every key and its form' : `e.g. ${where}: ${example}` });
   }
   return parsed.data;
 }

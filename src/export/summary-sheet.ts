@@ -414,12 +414,12 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   if (showsCostMethods(report)) info('Spot cost methods', text(input.costMethods.join(', ')));
   if (showsReportingCurrency(report)) {
     info('Reporting currency', text(input.reportingCurrency ?? 'none (models.reportingCurrency is not set: no row is valued)'));
-    if (input.reportingCurrency !== null && input.reportingCurrency !== undefined) info('Prices', text(`${input.prices ?? 'no prices file: only the currency itself and prices derived from it'} (README "Reporting currency")`));
+    if (input.reportingCurrency !== null && input.reportingCurrency !== undefined) info('Prices', text(`${input.prices ?? 'no prices file: only the currency itself and prices derived from it'} (docs/workbooks.md "Reporting currency")`));
   }
   if (input.valuationLeftOut === true) info('Reporting currency', text('none set (models.reportingCurrency): every amount is shown in its own coin, none is valued'));
   if (input.journal !== null && input.journal !== undefined) {
     if (!showsReportingCurrency(report)) info('Reporting currency', text(input.reportingCurrency ?? 'none'));
-    info('Journal', text(`${input.journal} (models.journal; README "Journal entries")`));
+    info('Journal', text(`${input.journal} (models.journal; docs/workbooks.md "Journal entries")`));
   }
   const stale = input.freshness.filter((line) => line.state !== 'ok');
   add(

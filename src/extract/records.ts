@@ -41,7 +41,7 @@ export function recordsOf(stream: StreamDeclaration, payload: unknown): Record<s
 
 /**
  * What a value may be before it is stored, so that nothing stored can break a later build
- * (README "What the sync refuses"). Amounts: a plain decimal with at most 18 decimals (what
+ * (docs/operating.md "What the sync refuses"). Amounts: a plain decimal with at most 18 decimals (what
  * DECIMAL(38,18) holds exactly; exchange-notes.md "Numbers") and at most 14 digits before the
  * point: the models multiply quantities by prices in 128-bit integers and are exact below 10^14
  * each (sql/macros/exact_arith.sql), and sums of up to a million such amounts stay inside

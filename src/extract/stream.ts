@@ -35,7 +35,7 @@ export interface FieldSpec {
 export type PartitionSpec =
   /** One partition. */
   | { kind: 'none' }
-  /** One partition per spot symbol (configured or discovered; see README "Spot symbols"). */
+  /** One partition per spot symbol (configured or discovered; see docs/operating.md "Spot symbols"). */
   | { kind: 'spot-symbols'; param: string }
   /** The cross product of fixed values, e.g. productType x coin. */
   | { kind: 'values'; dimensions: readonly { param: string; values: readonly string[] }[] };

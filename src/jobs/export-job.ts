@@ -27,7 +27,7 @@ export interface ExportRequest {
   onModel?: (model: ManifestModel) => void;
   /**
    * Write this database's accounts as a shard of a dataset shared by several workers: only
-   * their partitions are replaced (README "Several workers"). @default false
+   * their partitions are replaced (docs/operating.md "Several workers"). @default false
    */
   shard?: boolean;
   /** With `shard`: only these accounts, comma-separated. @default every account synced into this database */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.ts';
 
 /**
- * The prices file (README "Reporting currency"): a CSV the user controls, header
+ * The prices file (docs/workbooks.md "Reporting currency"): a CSV the user controls, header
  * `date,coin,currency,price`, one price a line. `date` is a calendar day (YYYY-MM-DD: that day's
  * close, the day cut in the reporting time zone) or an ISO 8601 instant with its offset (it counts
  * for the reporting-zone day it falls in; the day's last instant is its close). Only the rows in

@@ -5,7 +5,7 @@ import type { PricesFile } from './prices-file.ts';
 /**
  * How spot disposals are costed: first in first out, moving weighted average, last in first out,
  * highest unit cost first (ties: the earliest lot), or HMRC share pooling (same day, 30 days,
- * section 104 pool). README "Spot PnL conventions".
+ * section 104 pool). docs/workbooks.md "Conventions".
  */
 export const COST_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 export type CostMethod = (typeof COST_METHODS)[number];
@@ -13,13 +13,13 @@ export type CostMethod = (typeof COST_METHODS)[number];
 /**
  * Which units a spot sell is matched with: those of its own account (`account`), or those of
  * every account holding the symbol (`universal`: one inventory per symbol, as HMRC pools per
- * person, not per exchange account). README "Spot PnL conventions".
+ * person, not per exchange account). docs/workbooks.md "Conventions".
  */
 export const POOLINGS = ['account', 'universal'] as const;
 export type Pooling = (typeof POOLINGS)[number];
 
 /**
- * The ledger accounts journal entries are posted to (README "Journal entries"). Each is a name as
+ * The ledger accounts journal entries are posted to (docs/workbooks.md "Journal entries"). Each is a name as
  * the general ledger knows it; `{coin}` is replaced by the coin of the line, `{account}` by the
  * exchange account's name (of the configuration).
  */
@@ -84,7 +84,7 @@ export interface ModelSettings {
   /** Spot inventory per account, or one per symbol across accounts. @default 'account' */
   pooling: Pooling;
   /**
-   * The currency the marts' `*_rc` columns are valued in (README "Reporting currency"); null: no
+   * The currency the marts' `*_rc` columns are valued in (docs/workbooks.md "Reporting currency"); null: no
    * valuation (those columns are NULL, marts.needs_price is empty). @default null
    */
   reportingCurrency: string | null;

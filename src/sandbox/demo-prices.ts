@@ -6,7 +6,7 @@ import { PRICES_HEADER } from '../models/prices-file.ts';
  * A prices file for the sandbox's history (what `exledger demo` values its marts with): a daily
  * close of USDT in USD for every UTC day from `from` to `until`, between 0.9995 and 1.0005,
  * the same for the same days (no clock, no randomness). Every other sandbox coin trades against
- * USDT, so its price is derived from the day's fills (README "Reporting currency"): the demo
+ * USDT, so its price is derived from the day's fills (docs/workbooks.md "Reporting currency"): the demo
  * shows both sources, and USDT is never assumed to be worth 1 USD.
  */
 export function writeDemoPrices(file: string, from: string, until: string): void {

@@ -1,4 +1,4 @@
--- Valuation in the reporting currency (README "Reporting currency") agrees with itself:
+-- Valuation in the reporting currency (docs/workbooks.md "Reporting currency") agrees with itself:
 -- every daily row with an amount has a price or is listed in marts.needs_price (never both, never
 -- neither), and a monthly *_rc is NULL exactly when one of its days lacks a price, else the sum of
 -- its days'. Rows returned: the disagreements.
