@@ -5,6 +5,7 @@ import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { displayPath, formatDrift } from './result-text.ts';
 import { formatTextTable } from './text-table.ts';
+import { formatCount } from '../count-text.ts';
 
 /** `exledger status`. */
 export const statusCommand = defineCommand({
@@ -22,7 +23,7 @@ export const statusCommand = defineCommand({
     } else {
       if (source.kind === 'published copy') output.summary(`\nPer stream, from the published copy of ${source.asOf} (${displayPath(source.file)}), not the database (it is held):`);
       const header = ['account', 'stream', 'rows', 'partitions', 'synced until', 'last run', 'status', 'last error'];
-      const rows = statuses.map((s) => [s.account, s.stream, s.rows.toLocaleString('en-US'), s.partitions.toLocaleString('en-US'), s.coveredUntil ?? '-', s.lastRunAt ?? '-', s.lastStatus ?? '-', s.lastError ?? '']);
+      const rows = statuses.map((s) => [s.account, s.stream, formatCount(s.rows), formatCount(s.partitions), s.coveredUntil ?? '-', s.lastRunAt ?? '-', s.lastStatus ?? '-', s.lastError ?? '']);
       output.summary(formatTextTable(header, rows, { alignRight: header.map((name) => name === 'rows' || name === 'partitions') }).join('\n'));
       if (statuses.length === 0) output.summary('(nothing synced yet: run exledger sync)');
       const drift = formatDrift(statuses.flatMap((status) => status.newFields.map((field) => ({ account: status.account, stream: status.stream, ...field }))));
@@ -52,8 +53,8 @@ function formatActivity(report: StatusReport): string[] {
     stream.account,
     stream.stream,
     stream.status,
-    `${stream.windowsDone.toLocaleString('en-US')}/${stream.windowsTotal.toLocaleString('en-US')}`,
-    stream.rows.toLocaleString('en-US'),
+    `${formatCount(stream.windowsDone)}/${formatCount(stream.windowsTotal)}`,
+    formatCount(stream.rows),
     stream.committedUntil ?? '-',
   ]);
   if (rows.length > 0) lines.push(...formatTextTable(header, rows, { alignRight: header.map((name) => name === 'windows' || name === 'rows read') }));

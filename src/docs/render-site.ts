@@ -2,6 +2,7 @@ import { LAYERS, MATERIALIZATION, type Layer } from '../models/project.ts';
 import { escapeHtml } from './html.ts';
 import { layoutLineage, renderLineageSvg, type LineageEdge, type LineageNode } from './lineage.ts';
 import type { SiteColumn, SiteData, SiteModel, SiteSource, SiteTest } from './site-data.ts';
+import { countOf, formatCount } from '../count-text.ts';
 
 /**
  * The documentation site as files (path relative to the site's folder → content): index.html
@@ -85,7 +86,7 @@ function lineageSvg(site: SiteData, root: string, focus?: { id: string }): strin
 }
 
 function formatRows(rows: number | null): string {
-  return rows === null ? '<span class="muted">not built</span>' : rows.toLocaleString('en-US');
+  return rows === null ? '<span class="muted">not built</span>' : formatCount(rows);
 }
 
 function formatInstant(iso: string): string {
@@ -176,7 +177,7 @@ function sourcesSection(site: SiteData): string {
   const rows = site.sources
     .map(
       (source) =>
-        `<tr><td><a href="${h(sourcePage(source.id))}"><code>${h(source.name)}</code></a></td><td>${source.description === null ? '<span class="muted">no description</span>' : h(source.description)}</td><td class="number">${source.rows === null ? '<span class="muted">not synced</span>' : source.rows.toLocaleString('en-US')}</td><td>${source.downstream.map((id) => `<a href="${h(modelPage(id))}"><code>${h(id)}</code></a>`).join(', ')}</td></tr>`,
+        `<tr><td><a href="${h(sourcePage(source.id))}"><code>${h(source.name)}</code></a></td><td>${source.description === null ? '<span class="muted">no description</span>' : h(source.description)}</td><td class="number">${source.rows === null ? '<span class="muted">not synced</span>' : formatCount(source.rows)}</td><td>${source.downstream.map((id) => `<a href="${h(modelPage(id))}"><code>${h(id)}</code></a>`).join(', ')}</td></tr>`,
     )
     .join('\n');
   return `<section id="raw">
@@ -213,12 +214,12 @@ function renderTest(site: SiteData, model: SiteModel | undefined, test: SiteTest
   let result: string;
   if (last === null) result = '<span class="status not-run">not run yet</span>';
   else {
-    const what = last.status === 'pass' ? 'pass' : last.status === 'fail' ? `fail: ${last.offending.toLocaleString('en-US')} offending rows` : `error: ${h(last.message ?? 'the query could not run')}`;
+    const what = last.status === 'pass' ? 'pass' : last.status === 'fail' ? `fail: ${countOf(last.offending, 'offending row')}` : `error: ${h(last.message ?? 'the query could not run')}`;
     result = `<span class="status ${last.status}">${what}</span>`;
   }
   const when = last === null ? '' : formatInstant(last.checkedAt);
   const stale = last !== null && model?.builtAt != null && model.builtAt > last.checkedAt ? ' <span class="muted">(before the last build)</span>' : '';
-  return `<tr data-test="${h(test.id)}" data-status="${last?.status ?? 'not-run'}"><td><code>${h(test.id)}</code><details><summary>SQL</summary><pre>${h(test.sql.trim())}</pre></details></td><td>${test.kind}</td><td>${result}</td><td class="number">${last === null ? '' : last.offending.toLocaleString('en-US')}</td><td>${when}${stale}</td><td><code>${h(test.file)}</code></td></tr>`;
+  return `<tr data-test="${h(test.id)}" data-status="${last?.status ?? 'not-run'}"><td><code>${h(test.id)}</code><details><summary>SQL</summary><pre>${h(test.sql.trim())}</pre></details></td><td>${test.kind}</td><td>${result}</td><td class="number">${last === null ? '' : formatCount(last.offending)}</td><td>${when}${stale}</td><td><code>${h(test.file)}</code></td></tr>`;
 }
 
 function renderModel(site: SiteData, model: SiteModel): string {
@@ -281,7 +282,7 @@ ${footer(site)}`,
 
 function renderSource(site: SiteData, source: SiteSource): string {
   const facts = [
-    ['rows', `<span class="rows">${source.rows === null ? '<span class="muted">not synced</span>' : source.rows.toLocaleString('en-US')}</span>`],
+    ['rows', `<span class="rows">${source.rows === null ? '<span class="muted">not synced</span>' : formatCount(source.rows)}</span>`],
     ['stream', `<code>${h(source.name)}</code> (<code>pipelines/</code>, synced by <code>exledger sync</code>)`],
   ]
     .map(([term, value]) => `<dt>${term}</dt><dd>${value}</dd>`)
