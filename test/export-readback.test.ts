@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
@@ -6,17 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { REPORTS } from '../reports/index.ts';
-import { lastClosedPeriod, parsePeriod, type ReportPeriod } from '../src/export/period.ts';
+import { parsePeriod, type ReportPeriod } from '../src/export/period.ts';
 import type { ReportSpec, SheetSpec } from '../src/export/report-definition.ts';
 import { writeReport } from '../src/export/write-report.ts';
 import { buildModels } from '../src/models/build.ts';
-import { readPricesFile } from '../src/models/prices-file.ts';
-import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
-import { writeDemoPrices } from '../src/sandbox/demo-prices.ts';
 import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { Database } from '../src/store/database.ts';
-import { startTestSandbox } from './support/sandbox.ts';
-import { createWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
+import type { SyncWorkspace } from './support/sync-harness.ts';
+import { openDemoLikeDatabase, type DemoLikeDatabase } from './support/demo-like-db.ts';
 
 /**
  * The workbooks as a controller opens them (issue 25, result 4), read back from a run like the
@@ -134,6 +131,7 @@ function keyFigures(workbook: ExcelJS.Workbook): { label: string; of: string; va
 }
 
 describe('workbooks a controller reads without doubting', () => {
+  let fixture: DemoLikeDatabase | undefined;
   let sandbox: RunningSandbox;
   let workspace: SyncWorkspace;
   let db: Database;
@@ -150,28 +148,20 @@ describe('workbooks a controller reads without doubting', () => {
   };
 
   beforeAll(async () => {
-    sandbox = await startTestSandbox({ scale: 'small', seed: 5, spotQuota: 1_000_000, futuresQuota: 1_000_000 });
-    workspace = createWorkspace(sandbox);
-    await syncOnce(workspace, sandbox);
-    db = await Database.open(workspace.db);
     // As the demo: valued in USD with its USDT closes (prices such as 0.9996).
-    const prices = path.join(workspace.dir, 'prices.csv');
-    writeDemoPrices(prices, new Date(sandbox.exchange.endMs - 400 * 86_400_000).toISOString(), new Date(sandbox.exchange.endMs).toISOString());
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingTimeZone: 'Europe/Berlin', reportingCurrency: 'USD', prices: readPricesFile(prices) });
-    period = lastClosedPeriod('month', 'Europe/Berlin', new Date(sandbox.exchange.endMs));
+    fixture = await openDemoLikeDatabase();
+    ({ sandbox, workspace, db, period } = fixture);
     await writeAll('demo', REPORTS, period);
     // Wholly before the synced history (it starts a year before the sandbox's end).
     const before = parsePeriod(new Date(sandbox.exchange.endMs - 500 * 86_400_000).toISOString().slice(0, 7));
     await writeAll('before-history', REPORTS.filter((report) => report.name !== 'journal'), before);
     // No reporting currency: the journal is not written at all (it is refused), the others without valuation.
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingTimeZone: 'Europe/Berlin' });
+    await buildModels(db, { ...fixture.settings, reportingCurrency: null, prices: null });
     await writeAll('no-reporting-currency', REPORTS.filter((report) => report.requiresReportingCurrency !== true), period);
   }, 180_000);
 
   afterAll(async () => {
-    db?.close();
-    await sandbox?.close();
-    if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('draws every workbook in one typeface: every font is named, with one name', async () => {

@@ -1,21 +1,15 @@
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
 import { COIN_FORMATS } from '../reports/coin-formats.ts';
 import { REPORTS } from '../reports/index.ts';
-import { lastClosedPeriod, type ReportPeriod } from '../src/export/period.ts';
+import type { ReportPeriod } from '../src/export/period.ts';
 import type { ColumnSpec, ReportSpec, SheetSpec } from '../src/export/report-definition.ts';
 import { writeReport, type ReportResult } from '../src/export/write-report.ts';
-import { buildModels } from '../src/models/build.ts';
-import { readPricesFile } from '../src/models/prices-file.ts';
-import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
-import { writeDemoPrices } from '../src/sandbox/demo-prices.ts';
-import type { RunningSandbox } from '../src/sandbox/server.ts';
 import { Database } from '../src/store/database.ts';
-import { startTestSandbox } from './support/sandbox.ts';
-import { createWorkspace, syncOnce, type SyncWorkspace } from './support/sync-harness.ts';
+import type { SyncWorkspace } from './support/sync-harness.ts';
+import { openDemoLikeDatabase, type DemoLikeDatabase } from './support/demo-like-db.ts';
 
 /**
  * What a controller signs (issue 13), read back with exceljs from the real reports of a synced
@@ -224,27 +218,21 @@ async function expectSignable(db: Database, report: ReportSpec, result: ReportRe
 }
 
 describe('workbooks a controller can sign off (a synced sandbox history)', () => {
-  let sandbox: RunningSandbox;
+  let fixture: DemoLikeDatabase | undefined;
   let workspace: SyncWorkspace;
   let db: Database;
   let period: ReportPeriod;
   const written: { limit: string; report: ReportSpec; result: ReportResult; workbook: ExcelJS.Workbook }[] = [];
 
   beforeAll(async () => {
-    sandbox = await startTestSandbox({ scale: 'small', seed: 5, spotQuota: 1_000_000, futuresQuota: 1_000_000 });
-    workspace = createWorkspace(sandbox);
-    await syncOnce(workspace, sandbox);
-    db = await Database.open(workspace.db);
     // Valued in USD with the demo's USDT closes: the reporting-currency columns and "Needs a price" are signed off too.
-    const prices = path.join(workspace.dir, 'prices.csv');
-    writeDemoPrices(prices, new Date(sandbox.exchange.endMs - 400 * 86_400_000).toISOString(), new Date(sandbox.exchange.endMs).toISOString());
-    await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, costMethods: ['fifo', 'average'], reportingTimeZone: 'Europe/Berlin', reportingCurrency: 'USD', prices: readPricesFile(prices) });
-    period = lastClosedPeriod('month', 'Europe/Berlin', new Date(sandbox.exchange.endMs));
+    fixture = await openDemoLikeDatabase();
+    ({ workspace, db, period } = fixture);
     // Whole sheets, and sheets continued every 7 rows (each part has its own table and totals).
     for (const [limit, maxRowsPerSheet] of [['whole', undefined], ['7 rows a sheet', 7]] as const) {
       for (const report of REPORTS) {
         const outDir = path.join(workspace.dir, limit === 'whole' ? 'out' : 'out-parts');
-        const result = await writeReport(db, report, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir, now: new Date(sandbox.exchange.endMs), maxRowsPerSheet });
+        const result = await writeReport(db, report, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir, now: new Date(fixture.sandbox.exchange.endMs), maxRowsPerSheet });
         const workbook = new ExcelJS.Workbook();
         await workbook.xlsx.readFile(result.file);
         written.push({ limit, report, result, workbook });
@@ -253,9 +241,7 @@ describe('workbooks a controller can sign off (a synced sandbox history)', () =>
   }, 120_000);
 
   afterAll(async () => {
-    db?.close();
-    await sandbox?.close();
-    if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('fixed decimals per row coin, NULL never 0, one coin and method per total with exact cached sums, no totals where nothing is totalled', async () => {
