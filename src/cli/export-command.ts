@@ -12,7 +12,9 @@ export const exportCommand = defineCommand({
   describe: 'Write built models (default: every marts table) as a Parquet or CSV dataset, hive-partitioned by account and month, with a manifest; the folder is replaced whole (with --shard: only this database\'s accounts in a folder shared by several workers)',
   builder: (yargs) =>
     withConfigOptions(yargs)
-      .positional('models', { type: 'string', array: true, default: undefined, describe: 'Models, as exledger build --select takes them: marts.fees_monthly (or fees_monthly), layer:marts|intermediate|staging, tag:<tag>, +model, model+ [default: layer:marts]' })
+      // No model named means layer:marts; yargs shows that as the default (an `[]` default would
+      // print `[default: []]`, and no default gives `[undefined]`).
+      .positional('models', { type: 'string', array: true, default: [], defaultDescription: 'layer:marts', describe: 'Models, as exledger build --select takes them: marts.fees_monthly (or fees_monthly), layer:marts|intermediate|staging, tag:<tag>, +model, model+' })
       .option('out', { type: 'string', default: './export', describe: 'The dataset folder; an earlier export there is replaced once the new one is complete' })
       .option('format', { type: 'string', choices: ['parquet', 'csv'], default: 'parquet', describe: 'File format' })
       .option('shard', {
