@@ -166,7 +166,7 @@ export function parseBuildLines(stdout: string): { results: ModelResult[]; build
       last.message = line.trim();
       continue;
     }
-    const summary = /^build: .* in ([\d.]+) s/.exec(line);
+    const summary = /^build: .* \(([\d.]+) s\)$/.exec(line);
     if (summary !== null) buildMs = Number(summary[1]) * 1000;
   }
   return { results, buildMs };
