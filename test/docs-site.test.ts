@@ -403,7 +403,7 @@ describe('exledger docs: a static documentation site of the SQL project', () => 
     const page = read('site/models/marts.fees_monthly.html');
     for (const result of failed.filter((result) => project.tests.find((test) => test.id === result.id)!.references.includes('marts.fees_monthly'))) {
       const row = page.split('<tr ').find((candidate) => candidate.startsWith(`data-test="${result.id}"`));
-      expect(row, result.id).toMatch(new RegExp(`^data-test="${result.id}" data-status="fail">[^]*<span class="status fail">fail: ${result.offending} offending rows</span></td><td class="number">${result.offending}</td>`));
+      expect(row, result.id).toMatch(new RegExp(`^data-test="${result.id}" data-status="fail">[^]*<span class="status fail">fail: ${result.offending} offending row${result.offending === 1 ? '' : 's'}</span></td><td class="number">${result.offending}</td>`));
     }
     const currencies = read('site/models/staging.currencies.html');
     expect(currencies).not.toContain(hostile);
