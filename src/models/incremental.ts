@@ -2,7 +2,7 @@ import { listValue } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { writeComments, type TableDescription } from '../store/comments.ts';
+import { MODEL_COLUMN, writeComments, type TableDescription } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import type { MacroFile, Model } from './project.ts';
 
@@ -57,7 +57,7 @@ const STATE_TABLES: readonly TableDescription[] = [
     table: 'model_state',
     description: 'How far each model got: the fingerprint it was last built with and the last raw change it took, one row per model (docs/plans/incremental-builds.md).',
     columns: [
-      { name: 'model', description: 'Model (<layer>.<name>)' },
+      MODEL_COLUMN,
       { name: 'fingerprint', description: 'Hash of its SQL, macros, settings read and the fingerprints of the models it reads: another one rebuilds it whole' },
       { name: 'last_change_seq', description: 'Last raw change it took (meta.raw_changes.change_seq); 0 for none', unit: 'count' },
       { name: 'how', description: 'How it was last built: whole, or incremental (only the pending changes)' },

@@ -1,4 +1,4 @@
-import { writeComments, type TableDescription } from '../store/comments.ts';
+import { ACCOUNT_COLUMN, MODEL_COLUMN, writeComments, type TableDescription } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import type { PricesFile } from './prices-file.ts';
 
@@ -187,9 +187,6 @@ const JOURNAL_ACCOUNT_MEANINGS: Readonly<Record<(typeof JOURNAL_ACCOUNT_KEYS)[nu
   commissionIncome: 'affiliate commission earned',
 };
 
-const settingsAccount = { name: 'account', description: 'Account name of the configuration' };
-const settingsModel = { name: 'model', description: 'Model (<layer>.<name>)' };
-
 /**
  * What the settings tables mean (the configuration the models were built with, and the build's
  * own bookkeeping), written as their comments (src/store/comments.ts). settings.model_state and
@@ -234,7 +231,7 @@ export const SETTINGS_TABLES: readonly TableDescription[] = [
     table: 'opening_positions',
     description: 'Positions held before the first synced day (models.openingPositions): a lot placed before every fill of its symbol. Key: (account, symbol).',
     columns: [
-      settingsAccount,
+      ACCOUNT_COLUMN,
       { name: 'symbol', description: 'Spot symbol, e.g. BTCUSDT_SPBL' },
       { name: 'quantity', description: 'Units held', unit: 'coin: base coin of symbol' },
       { name: 'cost', description: 'What they cost', unit: 'coin: quote coin of symbol' },
@@ -245,7 +242,7 @@ export const SETTINGS_TABLES: readonly TableDescription[] = [
     table: 'model_builds',
     description: 'The settings each model was last built with, one row per model: a workbook describes its marts with them, and a build with other settings rebuilds what they change.',
     columns: [
-      settingsModel,
+      MODEL_COLUMN,
       { name: 'time_zone', description: 'Reporting time zone it was built with, an IANA name' },
       { name: 'cost_methods', description: 'Spot cost methods it was built with' },
       { name: 'opening_positions', description: 'Opening positions it was built with, as sorted JSON' },

@@ -23,6 +23,12 @@ export interface TableDescription {
   columns: readonly ColumnDescription[];
 }
 
+/** The `account` column of the bookkeeping tables (meta, settings). */
+export const ACCOUNT_COLUMN: ColumnDescription = { name: 'account', description: 'Account name of the configuration' };
+
+/** The `model` column of the build's bookkeeping tables (settings). */
+export const MODEL_COLUMN: ColumnDescription = { name: 'model', description: 'Model (<layer>.<name>)' };
+
 /** A column's comment: `description [unit]`, or the description alone. */
 export function columnComment(column: Pick<ColumnDescription, 'description' | 'unit'>): string {
   return column.unit === undefined ? column.description : `${column.description} [${column.unit}]`;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { diskFullOf } from '../disk-full.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
-import { writeComments, type TableDescription } from './comments.ts';
+import { ACCOUNT_COLUMN, writeComments, type TableDescription } from './comments.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -289,7 +289,6 @@ export class Database {
 }
 
 const EPOCH_MS = 'ms since 1970-01-01 UTC';
-const account = { name: 'account', description: 'Account name of the configuration' };
 const stream = { name: 'stream', description: 'Stream name (pipelines/), also its raw table raw.<stream>' };
 
 /** What the bookkeeping tables of schema meta mean, written as their comments (src/store/comments.ts). */
@@ -299,7 +298,7 @@ export const META_TABLES: readonly TableDescription[] = [
     table: 'cursors',
     description: 'How far each stream has been read, per account and partition: the sync reads on from here. Key: (account, stream, partition_key).',
     columns: [
-      account,
+      ACCOUNT_COLUMN,
       stream,
       { name: 'partition_key', description: "Partition the requests were split by: '' for one, else param=value,… (e.g. symbol=BTCUSDT_SPBL)" },
       { name: 'covered_until_ms', description: 'Everything before this instant has been read (exclusive); for a snapshot stream, when it was last read', unit: EPOCH_MS },
@@ -314,7 +313,7 @@ export const META_TABLES: readonly TableDescription[] = [
     description: 'What each sync run did per account and stream: requests, rows, errors. Key: (run_id, account, stream).',
     columns: [
       { name: 'run_id', description: 'Sync run: its start time and a random suffix' },
-      account,
+      ACCOUNT_COLUMN,
       stream,
       { name: 'started_at', description: 'When the stream started in this run', unit: 'UTC' },
       { name: 'finished_at', description: 'When it ended; null while running (or when its process was killed)', unit: 'UTC' },
@@ -334,7 +333,7 @@ export const META_TABLES: readonly TableDescription[] = [
     table: 'facts',
     description: "What the sync learned about the exchange, per account (rate limits from its 429s, spot pairs it does not list), used by the next sync. Key: (account, fact).",
     columns: [
-      { ...account, description: 'Account name of the configuration; * for facts about the per-IP budgets' },
+      { ...ACCOUNT_COLUMN, description: 'Account name of the configuration; * for facts about the per-IP budgets' },
       { name: 'fact', description: 'What was learned, its prefix naming its kind (learned_rate:<endpoint> a rate learned from its 429s, missing_spot_symbol:<symbol> a traded pair the exchange does not list)' },
       { name: 'value', description: 'Its value, as text' },
       { name: 'learned_at', description: 'When it was learned', unit: 'UTC' },
@@ -346,7 +345,7 @@ export const META_TABLES: readonly TableDescription[] = [
     description: 'What each commit of raw rows changed, written in the same transaction as the rows: an incremental build takes the changes after the last one a model took. One row per commit.',
     columns: [
       { name: 'change_seq', description: 'Order of the change (meta.raw_change_seq), increasing', unit: 'count' },
-      account,
+      ACCOUNT_COLUMN,
       { name: 'raw_table', description: 'Raw table changed (raw.<raw_table>)' },
       { name: 'kind', description: 'window: rows of [min_event_ms, max_event_ms] stored (and deleted_keys deleted); snapshot: a snapshot stored; reset: every row of the account deleted (sync --full-refresh)' },
       { name: 'min_event_ms', description: 'Earliest record time the change covers; null for a reset', unit: EPOCH_MS },
@@ -362,7 +361,7 @@ export const META_TABLES: readonly TableDescription[] = [
     table: 'schema_drift',
     description: "Fields the exchange sent that the stream's declaration (pipelines/) does not list: the path and a value's JSON type, never the value. Key: (account, stream, field_path).",
     columns: [
-      account,
+      ACCOUNT_COLUMN,
       stream,
       { name: 'field_path', description: 'Path of the field in the record (position[].side inside a list)' },
       { name: 'json_type', description: 'JSON type of a value seen (string, number, boolean, object, array, null)' },
