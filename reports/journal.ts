@@ -7,6 +7,21 @@ const NOT_POSTED = 'Not posted (no price)';
  * Journal entries (marts.journal_entries) in the reporting currency, for a general ledger: the
  * lines as a workbook and, beside it, as a CSV in an import layout (docs/workbooks.md "Journal entries").
  */
+/**
+ * The row selection both journal sheets share, so "Journal line sources" holds the same lines as
+ * "Journal lines" in the same order, row for row, and the columns that name a line on both.
+ */
+const JOURNAL_LINE_ROWS = {
+  mart: 'marts.journal_entries',
+  period: { column: 'entry_date', grain: 'day' },
+  orderBy: ['currency', 'entry_date', 'entry_id', 'line_no'],
+} as const;
+const JOURNAL_LINE_KEYS = [
+  { column: 'entry_date', header: 'Date', format: 'date' },
+  { column: 'entry_id', header: 'Reference', format: 'id', width: 30 },
+  { column: 'line_no', header: 'Line', format: 'integer' },
+] as const;
+
 export const journalReport = defineReport({
   name: 'journal',
   title: 'Journal entries',
@@ -17,15 +32,11 @@ export const journalReport = defineReport({
       name: 'Journal lines',
       description:
         'Double-entry lines in the reporting currency, two per entry (line 1 the debit, line 2 the credit); each entry balances; Reference leads back to the source row (Journal line sources)',
-      mart: 'marts.journal_entries',
-      period: { column: 'entry_date', grain: 'day' },
-      orderBy: ['currency', 'entry_date', 'entry_id', 'line_no'],
+      ...JOURNAL_LINE_ROWS,
       // The booking columns; where each line comes from is on "Journal line sources", row for row,
       // so each sheet prints one page wide at full size (the 17 columns together need ~45%).
       columns: [
-        { column: 'entry_date', header: 'Date', format: 'date' },
-        { column: 'entry_id', header: 'Reference', format: 'id', width: 30 },
-        { column: 'line_no', header: 'Line', format: 'integer' },
+        ...JOURNAL_LINE_KEYS,
         { column: 'account', header: 'Exchange account', format: 'text' },
         { column: 'ledger_account', header: 'Ledger account', format: 'text', width: 24 },
         { column: 'debit', header: 'Debit', format: 'amount', coinColumn: 'currency', total: true },
@@ -39,13 +50,9 @@ export const journalReport = defineReport({
       name: 'Journal line sources',
       description:
         'The same lines, in the same order, with what each was computed from: the coin amount, its price, the kind and cost method, the source model and key; Coin amount "unknown": a spot realized PnL of 1e20 or more, beyond the journal\'s 18 decimals, exact in its Source (the debit and credit are exact)',
-      mart: 'marts.journal_entries',
-      period: { column: 'entry_date', grain: 'day' },
-      orderBy: ['currency', 'entry_date', 'entry_id', 'line_no'],
+      ...JOURNAL_LINE_ROWS,
       columns: [
-        { column: 'entry_date', header: 'Date', format: 'date' },
-        { column: 'entry_id', header: 'Reference', format: 'id', width: 30 },
-        { column: 'line_no', header: 'Line', format: 'integer' },
+        ...JOURNAL_LINE_KEYS,
         { column: 'kind', header: 'Kind', format: 'text', width: 16 },
         { column: 'coin', header: 'Coin', format: 'text' },
         // NULL beyond DECIMAL(38,18) (marts.journal_sources.amount): "unknown", never blank or 0.

@@ -2,6 +2,20 @@ import { defineReport } from '../src/export/report-definition.ts';
 import { needsPriceSheet, UNPRICED } from './needs-price.ts';
 
 /** Realized PnL: spot by symbol and month with the lot detail of each lot-based cost method, futures by contract and month. */
+/** The rows both spot monthly sheets show (PnL and inventory: the same rows, split to print legibly), and the columns naming a row. */
+const SPOT_MONTH_ROWS = {
+  mart: 'marts.spot_realized_pnl_monthly',
+  period: { column: 'trade_month', grain: 'month' },
+  streams: ['spot_fills'],
+  orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'trade_month'],
+} as const;
+const SPOT_MONTH_KEYS = [
+  { column: 'account', header: 'Account', format: 'text' },
+  { column: 'cost_method', header: 'Cost method', format: 'text' },
+  { column: 'symbol', header: 'Symbol', format: 'text' },
+  { column: 'trade_month', header: 'Month', format: 'month' },
+] as const;
+
 export const pnlReport = defineReport({
   name: 'pnl',
   title: 'Realized profit and loss',
@@ -10,15 +24,9 @@ export const pnlReport = defineReport({
     {
       name: 'Spot PnL by month',
       description: 'Spot realized PnL per cost method, symbol and month, in the quote coin (the quantities and open inventory: Spot inventory by month)',
-      mart: 'marts.spot_realized_pnl_monthly',
-      period: { column: 'trade_month', grain: 'month' },
-      streams: ['spot_fills'],
-      orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'trade_month'],
+      ...SPOT_MONTH_ROWS,
       columns: [
-        { column: 'account', header: 'Account', format: 'text' },
-        { column: 'cost_method', header: 'Cost method', format: 'text' },
-        { column: 'symbol', header: 'Symbol', format: 'text' },
-        { column: 'trade_month', header: 'Month', format: 'month' },
+        ...SPOT_MONTH_KEYS,
         { column: 'quote_coin', header: 'Quote coin', format: 'text' },
         { column: 'proceeds', header: 'Proceeds', format: 'amount', coinColumn: 'quote_coin', total: true },
         { column: 'cost', header: 'Cost of units sold', format: 'amount', coinColumn: 'quote_coin', total: true },
@@ -34,16 +42,10 @@ export const pnlReport = defineReport({
     {
       name: 'Spot inventory by month',
       description: 'The same rows\' quantities: bought and its cost, sold, sold beyond the inventory (unmatched: no cost), and the open inventory at month end',
-      mart: 'marts.spot_realized_pnl_monthly',
-      period: { column: 'trade_month', grain: 'month' },
-      streams: ['spot_fills'],
-      orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'trade_month'],
+      ...SPOT_MONTH_ROWS,
       // Split from Spot PnL by month so each prints one page wide at a legible size (the 19 columns together: ~52%).
       columns: [
-        { column: 'account', header: 'Account', format: 'text' },
-        { column: 'cost_method', header: 'Cost method', format: 'text' },
-        { column: 'symbol', header: 'Symbol', format: 'text' },
-        { column: 'trade_month', header: 'Month', format: 'month' },
+        ...SPOT_MONTH_KEYS,
         { column: 'base_coin', header: 'Base coin', format: 'text' },
         { column: 'quote_coin', header: 'Quote coin', format: 'text' },
         { column: 'quantity_bought', header: 'Quantity bought', format: 'amount', coinColumn: 'base_coin' },
