@@ -1,4 +1,5 @@
 import { declareModels, type ColumnDeclaration } from '../../src/models/declaration.ts';
+import { journalLineColumns } from './_journal_columns.ts';
 
 // What analysts read: every mart, its grain and key, and every column with its unit. A column
 // added to a mart's SQL fails `exledger build` until it is declared here.
@@ -98,6 +99,7 @@ export default declareModels('marts', [
     description: 'Affiliate commission earned on invited users\' trading, with its fees and volumes.',
     grain: 'one row per account, month, coin, product type, source type and symbol',
     key: ['account', 'commission_month', 'coin', 'product_type', 'source_type', 'symbol'],
+    closing: { period: 'commission_month', measures: ['commission', 'fee', 'taker_volume', 'maker_volume', 'record_count', 'commission_rc'] },
     columns: [
       account,
       { name: 'commission_month', description: 'Month of the commission records', unit: MONTH, notNull: true },
@@ -123,6 +125,7 @@ export default declareModels('marts', [
     description: 'Invited users\' activity: deposits, withdrawals, spot and futures volume, commission.',
     grain: 'one row per account, invited user and month of UTC days',
     key: ['account', 'uid', 'activity_month'],
+    closing: { period: 'activity_month', measures: ['deposit_amount', 'withdrawal_amount', 'spot_volume', 'futures_volume', 'commission', 'active_days'] },
     columns: [
       account,
       { name: 'uid', description: 'Invited user\'s exchange id', notNull: true },
@@ -141,6 +144,7 @@ export default declareModels('marts', [
     description: 'Funding-account bills that do not continue their coin\'s balance chain (a missing or altered bill).',
     grain: 'one row per bill whose balance before differs from the previous bill\'s balance after',
     key: ['account', 'bill_id'],
+    closing: { period: 'c_time_month', measures: ['gap', 'delta_amount'] },
     columns: [
       account,
       { name: 'coin_name', description: 'Coin of the bill and of every amount of the row', unit: 'coin code', notNull: true },
@@ -163,6 +167,7 @@ export default declareModels('marts', [
     description: 'Funding-account movements by business type: inflow, outflow, fees, bills.',
     grain: 'one row per account, coin, month and business type',
     key: ['account', 'coin_name', 'balance_month', 'biz_type'],
+    closing: { period: 'balance_month', measures: ['inflow', 'outflow', 'net_change', 'fees', 'bill_count'] },
     columns: [
       account,
       { name: 'coin_name', description: 'Coin of every amount of the row', unit: 'coin code', notNull: true },
@@ -181,6 +186,7 @@ export default declareModels('marts', [
     description: 'Funding-account balance: opening, movements by kind, closing, and whether they agree.',
     grain: 'one row per account, coin and month, from the coin\'s first bill to the account\'s last bill month',
     key: ['account', 'coin_name', 'balance_month'],
+    closing: { period: 'balance_month', measures: ['total_inflow', 'total_outflow', 'fees', 'net_deposit', 'net_withdraw', 'net_transfer_in', 'net_transfer_out', 'net_buy', 'net_sell', 'net_c2c_buy', 'net_c2c_sell', 'net_other', 'difference', 'bill_count', 'chain_break_count'] },
     columns: [
       account,
       { name: 'coin_name', description: 'Coin of every amount of the row', unit: 'coin code', notNull: true },
@@ -213,6 +219,7 @@ export default declareModels('marts', [
     description: 'Reconciliation, not a check: funding-account balance from bills against each spot assets snapshot (separate accounts: a difference is to explain); the balances workbook shows the snapshot nearest the end of its period.',
     grain: 'one row per account, spot assets snapshot and coin found in the bills or in that snapshot (an account without a snapshot: one row per coin of its bills, snapshot_at null)',
     key: ['account', 'coin_name', 'snapshot_at'],
+    closing: { notFrozen: 'a comparison at each snapshot\'s instant, not a figure of a period: the balances workbook of a closed period keeps the one it showed' },
     columns: [
       account,
       { name: 'coin_name', description: 'Coin of every amount of the row', unit: 'coin code', notNull: true },
@@ -237,6 +244,7 @@ export default declareModels('marts', [
     description: 'Fees paid and traded volume by product and coin, with the effective fee rate.',
     grain: 'one row per account, product, coin and day (reporting zone)',
     key: ['account', 'product', 'coin', 'fee_date'],
+    closing: { period: 'fee_date', measures: ['fees_paid', 'liquidation_fees', 'traded_volume', 'fee_basis_volume', 'fee_count', 'fees_paid_rc'] },
     columns: feesColumns('fee_date'),
   },
   {
@@ -245,6 +253,7 @@ export default declareModels('marts', [
     description: 'Fees paid and traded volume by product and coin, with the month\'s effective fee rate (not an average of daily rates).',
     grain: 'one row per account, product, coin and month (reporting zone)',
     key: ['account', 'product', 'coin', 'fee_month'],
+    closing: { period: 'fee_month', measures: ['fees_paid', 'liquidation_fees', 'traded_volume', 'fee_basis_volume', 'fee_count', 'fees_paid_rc'] },
     columns: feesColumns('fee_month'),
   },
   {
@@ -253,6 +262,7 @@ export default declareModels('marts', [
     description: 'Futures result per contract (realized PnL, fees, net result) and funding per margin coin.',
     grain: 'one row per account, margin coin, contract and day (reporting zone); funding rows have no contract',
     key: ['account', 'margin_coin', 'symbol', 'pnl_date'],
+    closing: { period: 'pnl_date', measures: ['fill_count', 'volume', 'realized_pnl', 'trading_fees', 'liquidation_fees', 'funding', 'net_result', 'realized_pnl_rc', 'trading_fees_rc', 'liquidation_fees_rc', 'funding_rc', 'net_result_rc'] },
     columns: futuresColumns('pnl_date'),
   },
   {
@@ -261,35 +271,26 @@ export default declareModels('marts', [
     description: 'Futures result per contract and funding per margin coin: the sum of the month\'s days.',
     grain: 'one row per account, margin coin, contract and month (reporting zone); funding rows have no contract',
     key: ['account', 'margin_coin', 'symbol', 'pnl_month'],
+    closing: { period: 'pnl_month', measures: ['fill_count', 'volume', 'realized_pnl', 'trading_fees', 'liquidation_fees', 'funding', 'net_result', 'realized_pnl_rc', 'trading_fees_rc', 'liquidation_fees_rc', 'funding_rc', 'net_result_rc'] },
     columns: futuresColumns('pnl_month'),
   },
   {
     name: 'journal_entries',
     tags: ['journal', 'report'],
-    description: 'Double-entry journal lines in the reporting currency, two per posted source row of journal_sources, on the chart of accounts of models.journal: each entry balances.',
+    description: 'The journal as posted, in the reporting currency on the chart of accounts of models.journal: two lines per posted source row of journal_sources; a closed period\'s lines as closed, and its later changes as adjusting entries in the first open period. Each entry balances.',
+    grain: 'one row per entry and line (1: the debit line, 2: the credit line; an adjusting entry: a line per ledger account it changes)',
+    key: ['entry_id', 'line_no'],
+    closing: { period: 'entry_date', key: ['entry_id', 'ledger_account'], measures: ['net_amount'], live: 'marts.journal_lines_live' },
+    columns: journalLineColumns(true),
+  },
+  {
+    name: 'journal_lines_live',
+    tags: ['journal'],
+    closing: { notFrozen: 'the journal\'s lines as the data gives them now: the journal as posted (journal_entries) is frozen' },
+    description: 'The journal lines the data gives now, in the reporting currency: two per posted source row of marts.journal_sources, on the chart of accounts of models.journal; marts.journal_entries posts them, except in closed periods (their lines stay as closed).',
     grain: 'one row per entry and line (1: the debit line, 2: the credit line)',
     key: ['entry_id', 'line_no'],
-    columns: [
-      { name: 'entry_id', description: 'The entry: its kind, account and the source row\'s key (journal_sources.entry_id); the CSV\'s reference', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
-      { name: 'line_no', description: 'Line of the entry: 1 the debit line, 2 the credit line', notNull: true, acceptedValues: [1, 2] },
-      account,
-      { name: 'period', description: 'Month of entry_date', unit: MONTH, notNull: true },
-      { name: 'entry_date', description: 'Day posted: the source row\'s day (a commission month: its last day)', unit: DAY, notNull: true },
-      { name: 'ledger_account', description: 'Account of the chart of accounts (models.journal.accounts, {coin} and {account} replaced)', notNull: true },
-      { name: 'debit', description: 'Debit amount, non-negative; 0 on the credit line', unit: 'coin: currency', notNull: true },
-      { name: 'credit', description: 'Credit amount, non-negative; 0 on the debit line', unit: 'coin: currency', notNull: true },
-      { name: 'net_amount', description: 'debit - credit (an account\'s balance is the sum of its lines\')', unit: 'coin: currency', notNull: true },
-      { name: 'currency', description: 'The reporting currency (models.reportingCurrency): the unit of debit and credit', unit: 'currency code', notNull: true },
-      { name: 'coin', description: 'Coin of the source amount', unit: 'coin code', notNull: true },
-      { name: 'coin_amount', description: 'The source amount in its coin, non-negative (its value is this line\'s debit or credit); null (unknown) where journal_sources.amount is, beyond DECIMAL(38,18)', unit: 'coin: coin' },
-      { name: 'price', description: 'Price of one coin in the reporting currency the source row used (null: a commission month, valued per record)', unit: 'coin: currency per unit of coin' },
-      { name: 'kind', description: 'What the entry posts', notNull: true, acceptedValues: ['spot_realized_pnl', 'futures_realized_pnl', 'funding', 'fees', 'commission'] },
-      { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
-      { name: 'cost_method', description: 'Spot cost method of a spot realized PnL entry (models.journal.costMethod); null for other kinds', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
-      { name: 'memo', description: 'What the entry is, with the source amount and its coin' },
-      { name: 'source_model', description: 'The mart holding the source row', notNull: true },
-      { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },
-    ],
+    columns: journalLineColumns(false),
   },
   {
     name: 'journal_sources',
@@ -297,6 +298,7 @@ export default declareModels('marts', [
     description: 'Every row the journal posts from (spot realized PnL of the journal\'s cost method, futures realized PnL and funding, futures and funding-account fees, affiliate commission) with whether it is posted; empty without a reporting currency.',
     grain: 'one row per source row with an amount other than 0',
     key: ['entry_id'],
+    closing: { period: 'entry_date', measures: ['amount', 'amount_rc'] },
     columns: [
       { name: 'entry_id', description: 'The entry it posts as: kind, account and the source row\'s key', notNull: true },
       account,
@@ -323,6 +325,7 @@ export default declareModels('marts', [
     description: 'Coins and days a valued mart has amounts of but no price in the reporting currency for: add them to the prices file (docs/workbooks.md "Reporting currency").',
     grain: 'one row per account, coin, day (reporting zone) and mart',
     key: ['account', 'coin', 'needed_date', 'mart'],
+    closing: { notFrozen: 'what lacks a price, not a figure: a close is refused while a row up to the period\'s end needs one' },
     columns: [
       account,
       { name: 'coin', description: 'Coin without a price', unit: 'coin code' },
@@ -339,11 +342,35 @@ export default declareModels('marts', [
     ],
   },
   {
+    name: 'period_adjustments',
+    tags: ['closing', 'report'],
+    description: 'Prior-period adjustments: each figure of a closed period that differs now from its figure as closed, per mart, key, day or month and measure, booked in the first open period (docs/operating.md "Closing a period"); empty while no period is closed.',
+    grain: 'one row per account, mart, key, day or month of a closed period, and measure whose figure changed since its close',
+    key: ['account', 'mart', 'key_json', 'adjusted_date', 'measure'],
+    closing: { notFrozen: 'its rows booked in a period are frozen with that period (closed.period_adjustments), as part of its figures' },
+    columns: [
+      account,
+      { name: 'mart', description: 'The mart whose figure changed (marts.<name>)', notNull: true },
+      { name: 'figure_key', description: 'Which figure of the mart, besides account and day: its key columns and values (cost_method=fifo; symbol=BTCUSDT_SPBL)', notNull: true },
+      { name: 'key_json', description: 'The same key as a JSON object {"column": value}', notNull: true },
+      { name: 'adjusted_date', description: 'The day (daily marts) or month (monthly marts: its first day) of the closed period whose figure changed', unit: 'local day or first day of the month, reporting zone (affiliate_referrals_monthly: UTC)', notNull: true },
+      { name: 'closed_period', description: 'The closed period adjusted_date belongs to (settings.closed_periods.period_label)', notNull: true },
+      { name: 'measure', description: 'The mart\'s column that changed (a flow or a count, never a balance or a price)', notNull: true },
+      { name: 'coin', description: 'Coin (or currency) of the measure; null for a count', unit: 'coin code' },
+      { name: 'as_closed', description: 'The figure as closed: the frozen row (0 when the row did not exist) plus the adjustments later closes froze; null: unknown', unit: 'coin: coin' },
+      { name: 'live', description: 'The figure as the data gives it now (0 when the row no longer exists); null: unknown (e.g. no price any more)', unit: 'coin: coin' },
+      { name: 'adjustment', description: 'live - as_closed, booked in the first open period; null: unknown (never 0)', unit: 'coin: coin' },
+      { name: 'booked_from', description: 'First day of the first open period, where the adjustment is booked (the journal\'s adjusting entries are dated on it)', unit: DAY, notNull: true },
+      { name: 'booked_period', description: 'That period (2026-11, 2026-Q4 or 2027, as the latest close)', notNull: true },
+    ],
+  },
+  {
     name: 'spot_lot_matches',
     tags: ['spot', 'report'],
     description: 'Lot matches of every lot-based cost method (fifo, lifo, hifo, uk): the units each sell took from each buy, opening lot or pool, and each part sold beyond what was known.',
     grain: 'one row per cost method, sell fill and lot (or pool) it consumed, plus one per unmatched sell part',
     key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'lot_account', 'buy_fill_id'],
+    closing: { notFrozen: 'lot-level detail (tens of millions of rows on a long history): its figures are frozen in spot_realized_pnl_daily and _monthly, and the closed pnl workbook keeps the matches it showed' },
     columns: [
       account,
       { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'lifo', 'hifo', 'uk'] },
@@ -381,6 +408,7 @@ export default declareModels('marts', [
     description: 'Spot realized PnL, in the quote coin, with the open inventory and its cost at the end of the day.',
     grain: 'one row per account, cost method, symbol and day with a trade (reporting zone)',
     key: ['account', 'cost_method', 'symbol', 'trade_date'],
+    closing: { period: 'trade_date', measures: ['opening_quantity', 'opening_cost', 'quantity_bought', 'cost_bought', 'quantity_sold', 'proceeds', 'cost', 'realized_pnl', 'unmatched_quantity', 'unmatched_proceeds', 'realized_pnl_rc'] },
     columns: spotPnlColumns('daily'),
   },
   {
@@ -389,6 +417,7 @@ export default declareModels('marts', [
     description: 'Spot realized PnL, in the quote coin, with the open inventory and its cost at the end of the month\'s last trading day.',
     grain: 'one row per account, cost method, symbol and month with a trade (reporting zone)',
     key: ['account', 'cost_method', 'symbol', 'trade_month'],
+    closing: { period: 'trade_month', measures: ['opening_quantity', 'opening_cost', 'quantity_bought', 'cost_bought', 'quantity_sold', 'proceeds', 'cost', 'realized_pnl', 'unmatched_quantity', 'unmatched_proceeds', 'realized_pnl_rc'] },
     columns: spotPnlColumns('monthly'),
   },
 ]);

@@ -55,6 +55,29 @@ const modelSchema = z
       .array(identifier)
       .refine((tags) => new Set(tags).size === tags.length, 'a tag is given twice')
       .optional(),
+    /**
+     * How a mart is closed (docs/operating.md "Closing a period"): its rows up to a closed
+     * period's end are frozen in `closed.<name>`, and a later difference between its live rows
+     * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and
+     * measure. Or `notFrozen`: why the mart has no figure a close freezes. Marts only.
+     */
+    closing: z
+      .union([
+        z
+          .object({
+            /** The DATE column that places a row in a period (a day, or a month's first day). */
+            period: identifier,
+            /** The additive figures (flows and counts) whose difference is an adjustment: never a balance or a price. */
+            measures: z.array(identifier).min(1),
+            /** What identifies a figure, besides the period and `account`. @default the model's key without them */
+            key: z.array(identifier).optional(),
+            /** Where its live rows are read from, when not from the mart itself (the journal: its computed lines). @default the mart */
+            live: z.string().regex(/^(intermediate|marts)\.[a-z_][a-z0-9_]*$/).optional(),
+          })
+          .strict(),
+        z.object({ notFrozen: oneLine }).strict(),
+      ])
+      .optional(),
   })
   .strict()
   .superRefine((model, context) => {
@@ -62,7 +85,41 @@ const modelSchema = z
     const duplicate = names.find((name, index) => names.indexOf(name) !== index);
     if (duplicate !== undefined) context.addIssue({ code: 'custom', message: `column ${duplicate} is declared twice` });
     for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
+    if (model.closing !== undefined && 'period' in model.closing) {
+      const { period, measures, key = [] } = model.closing;
+      for (const column of [period, ...measures, ...key]) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `closing: ${column} is not a declared column` });
+      for (const measure of measures) if (model.key.includes(measure) || key.includes(measure) || measure === period) context.addIssue({ code: 'custom', message: `closing: ${measure} is a key or the period, not a measure` });
+    }
   });
+
+/** How a mart is closed: its period column, measures and key (ModelDeclaration.closing). */
+export interface ClosingSpec {
+  /** The mart, `marts.<name>`. */
+  mart: string;
+  period: string;
+  measures: readonly string[];
+  /** Key columns besides `account` and the period. */
+  key: readonly string[];
+  /** Where its live rows are read from. */
+  live: string;
+  /** Each measure's coin column (its unit `coin: <column>`), or null. */
+  coinColumns: ReadonlyMap<string, string | null>;
+}
+
+/** The closing spec of a declared mart, or undefined when it is not frozen at a close. */
+export function closingSpec(id: string, declaration: ModelDeclaration): ClosingSpec | undefined {
+  const closing = declaration.closing;
+  if (closing === undefined || !('period' in closing)) return undefined;
+  const key = closing.key ?? declaration.key.filter((column) => column !== 'account' && column !== closing.period);
+  const coinColumns = new Map(
+    closing.measures.map((measure) => {
+      const unit = declaration.columns.find((column) => column.name === measure)?.unit ?? '';
+      const coin = /^coin: ([a-z_][a-z0-9_]*)$/.exec(unit)?.[1];
+      return [measure, coin !== undefined && declaration.columns.some((column) => column.name === coin) ? coin : null] as const;
+    }),
+  );
+  return { mart: id, period: closing.period, measures: closing.measures, key: key.filter((column) => column !== 'account'), live: closing.live ?? id, coinColumns };
+}
 
 export type ColumnDeclaration = z.infer<typeof columnSchema>;
 export type ModelDeclaration = z.infer<typeof modelSchema>;

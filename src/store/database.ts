@@ -5,6 +5,7 @@ import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDB
 import { diskFullOf } from '../disk-full.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
 import { ACCOUNT_COLUMN, writeComments, type TableDescription } from './comments.ts';
+import { PERIOD_CLOSE_DESCRIPTIONS, PERIOD_CLOSE_TABLES } from './period-closes.ts';
 
 /**
  * The DuckDB database: one instance and one connection per process. Schemas:
@@ -283,8 +284,9 @@ export class Database {
         last_seen_at TIMESTAMPTZ NOT NULL,
         PRIMARY KEY (account, stream, field_path)
       );
+      ${PERIOD_CLOSE_TABLES}
     `);
-    await writeComments(this, META_TABLES);
+    await writeComments(this, [...META_TABLES, ...PERIOD_CLOSE_DESCRIPTIONS]);
   }
 }
 

@@ -1,18 +1,27 @@
 -- Every journal entry balances in the reporting currency: sum(debit) = sum(credit) per entry_id,
--- with exactly two lines, each with one side 0 and neither negative; and every posted source row
--- of marts.journal_sources has its entry, for exactly its value (amount_rc), and no other row has one.
--- Rows returned: the entries (or source rows) that do not.
+-- each line with one side 0 and neither negative; an entry has exactly two lines (an adjusting
+-- entry: at least two). Every posted source row of marts.journal_sources of an open period has its
+-- entry, for exactly its value (amount_rc), and no other row of an open period has one (in a closed
+-- period the lines stay as closed: their later changes are the adjusting entries,
+-- marts.period_adjustments). Rows returned: the entries (or source rows) that do not.
 with lines as (
     select * from marts.journal_entries
 ),
 
+closed_until as (
+    select max(period_to) as last_day from settings.closed_periods
+),
+
 sources as (
     select * from marts.journal_sources
+    where entry_date > coalesce((select last_day from closed_until), DATE '0001-01-01')
 ),
 
 entries as (
     select
         entry_id,
+        bool_or(kind = 'adjustment') as is_adjusting,
+        min(entry_date) as entry_date,
         sum(debit) as debits,
         sum(credit) as credits,
         count(*) as line_count,
@@ -24,7 +33,7 @@ entries as (
 unbalanced as (
     select 'entry does not balance or has bad lines' as problem, entry_id, debits, credits
     from entries
-    where debits <> credits or line_count <> 2 or bad_lines > 0
+    where debits <> credits or (line_count <> 2 and not is_adjusting) or line_count < 2 or bad_lines > 0
 ),
 
 unposted as (
@@ -38,7 +47,9 @@ overposted as (
     select 'entry of a source row that is not posted' as problem, entries.entry_id, entries.debits, entries.credits
     from entries
     left join sources on sources.entry_id = entries.entry_id
-    where sources.status is distinct from 'posted'
+    where not entries.is_adjusting
+        and entries.entry_date > coalesce((select last_day from closed_until), DATE '0001-01-01')
+        and sources.status is distinct from 'posted'
 )
 
 select * from unbalanced

@@ -1,7 +1,9 @@
--- Double-entry journal lines in the reporting currency: each posted row of marts.journal_sources
--- is one entry of two lines that balance (sum(debit) = sum(credit) per entry_id), posted to the
--- chart of accounts of settings.journal ({coin}: the line's coin, {account}: the exchange account).
--- Key: (entry_id, line_no). Inputs: marts.journal_sources, settings.journal.
+-- The journal lines as the data gives them now: double-entry lines in the reporting currency;
+-- each posted row of marts.journal_sources is one entry of two lines that balance (sum(debit) =
+-- sum(credit) per entry_id), posted to the chart of accounts of settings.journal ({coin}: the
+-- line's coin, {account}: the exchange account). marts.journal_entries posts these, except in closed
+-- periods, whose lines stay as closed (a difference becomes an adjusting entry: docs/operating.md
+-- "Closing a period"). Key: (entry_id, line_no). Inputs: marts.journal_sources, settings.journal.
 -- The asset side is the coin's digital-assets account: debited when the source adds value (a gain,
 -- funding or commission received), credited when it takes value (a loss, a fee, funding paid);
 -- the other side is realized gains and losses, trading fees, other exchange fees, funding income

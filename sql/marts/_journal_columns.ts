@@ -1,0 +1,50 @@
+import type { ColumnDeclaration } from '../../src/models/declaration.ts';
+
+// The columns of a journal line, shared by marts.journal_lines_live (the lines the data gives
+// now) and marts.journal_entries (the lines posted: closed periods as closed, adjusting entries in
+// the first open period, then the open periods' lines).
+
+const DAY = 'local day, reporting zone';
+const MONTH = 'first day of the month, reporting zone';
+
+/** The columns of journal_lines_live (`posted` false) or of journal_entries (`posted` true, with the adjusting entries' columns). */
+export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
+  const kinds = ['spot_realized_pnl', 'futures_realized_pnl', 'funding', 'fees', 'commission'];
+  return [
+    posted
+      ? { name: 'entry_id', description: 'The entry: its kind, account and the source row\'s key (journal_sources.entry_id); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
+      : { name: 'entry_id', description: 'The entry: its kind, account and the source row\'s key (journal_sources.entry_id)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
+    posted
+      ? { name: 'line_no', description: 'Line of the entry: 1 the debit line, 2 the credit line; an adjusting entry has a line per ledger account it changes, debits first', notNull: true }
+      : { name: 'line_no', description: 'Line of the entry: 1 the debit line, 2 the credit line', notNull: true, acceptedValues: [1, 2] },
+    { name: 'account', description: 'Account name of the configuration', notNull: true },
+    { name: 'period', description: 'Month of entry_date', unit: MONTH, notNull: true },
+    { name: 'entry_date', description: posted ? 'Day posted: the source row\'s day (a commission month: its last day); an adjusting entry: the first day of the first open period' : 'Day posted: the source row\'s day (a commission month: its last day)', unit: DAY, notNull: true },
+    { name: 'ledger_account', description: 'Account of the chart of accounts (models.journal.accounts, {coin} and {account} replaced)', notNull: true },
+    { name: 'debit', description: 'Debit amount, non-negative; 0 on the credit line', unit: 'coin: currency', notNull: true },
+    { name: 'credit', description: 'Credit amount, non-negative; 0 on the debit line', unit: 'coin: currency', notNull: true },
+    { name: 'net_amount', description: 'debit - credit (an account\'s balance is the sum of its lines\')', unit: 'coin: currency', notNull: true },
+    { name: 'currency', description: 'The reporting currency (models.reportingCurrency): the unit of debit and credit', unit: 'currency code', notNull: true },
+    { name: 'coin', description: 'Coin of the source amount', unit: 'coin code', notNull: true },
+    { name: 'coin_amount', description: posted ? 'The source amount in its coin, non-negative (its value is this line\'s debit or credit); null (unknown) where journal_sources.amount is, beyond DECIMAL(38,18), and on adjusting lines (their value changed, not necessarily their amount)' : 'The source amount in its coin, non-negative (its value is this line\'s debit or credit); null (unknown) where journal_sources.amount is, beyond DECIMAL(38,18)', unit: 'coin: coin' },
+    { name: 'price', description: 'Price of one coin in the reporting currency the source row used (null: a commission month, valued per record; an adjusting line)', unit: 'coin: currency per unit of coin' },
+    { name: 'kind', description: posted ? 'What the entry posts; adjustment: a change to a closed period\'s entry (adjusted_entry_id)' : 'What the entry posts', notNull: true, acceptedValues: posted ? [...kinds, 'adjustment'] : kinds },
+    { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
+    { name: 'cost_method', description: 'Spot cost method of a spot realized PnL entry (models.journal.costMethod); null for other kinds', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
+    { name: 'memo', description: 'What the entry is, with the source amount and its coin' },
+    { name: 'source_model', description: 'The mart holding the source row', notNull: true },
+    { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },
+    ...(posted
+      ? [
+          { name: 'adjusted_period', description: 'An adjusting entry: the closed period whose entry it changes (e.g. 2026-10); null on every other line' },
+          { name: 'adjusted_entry_id', description: 'An adjusting entry: the entry of the closed period it changes (its lines as closed are in closed.journal_entries); null on every other line' },
+        ]
+      : []),
+  ];
+}
+
+/** The table of marts.journal_entries, in the declared order (its program creates it). */
+export const JOURNAL_ENTRIES_TABLE = `entry_id VARCHAR NOT NULL, line_no INTEGER NOT NULL, account VARCHAR NOT NULL, period DATE NOT NULL, entry_date DATE NOT NULL,
+  ledger_account VARCHAR NOT NULL, debit DECIMAL(38, 12) NOT NULL, credit DECIMAL(38, 12) NOT NULL, net_amount DECIMAL(38, 12) NOT NULL, currency VARCHAR NOT NULL,
+  coin VARCHAR NOT NULL, coin_amount DECIMAL(38, 18), price DECIMAL(38, 18), kind VARCHAR NOT NULL, product VARCHAR NOT NULL, cost_method VARCHAR, memo VARCHAR,
+  source_model VARCHAR NOT NULL, source_key VARCHAR NOT NULL, adjusted_period VARCHAR, adjusted_entry_id VARCHAR`;

@@ -1,0 +1,76 @@
+// The journal as posted (docs/operating.md "Closing a period"): in closed periods, the lines as
+// closed (closed.journal_entries, adjusting entries included); then, on the first day of the first
+// open period, an adjusting entry per closed entry whose lines changed since (from
+// marts.period_adjustments: a line per ledger account whose balance changed, debits first; an
+// entry with an unknown change is not posted); then the open periods' lines as the data gives them
+// (marts.journal_lines_live). Without a closed period: every line of journal_lines_live. Each
+// entry balances: the lines as closed did, the lines now do, so their difference does.
+// Key: (entry_id, line_no). Inputs: marts.journal_lines_live, marts.period_adjustments,
+// settings.closed_periods, closed.journal_entries.
+import { declareProgramModel } from '../../src/models/program-model.ts';
+import type { Database } from '../../src/store/database.ts';
+import { hasClosedTable, readClosedPeriods } from '../../src/store/period-closes.ts';
+import { JOURNAL_ENTRIES_TABLE } from './_journal_columns.ts';
+
+const COLUMNS = 'entry_id, line_no, account, period, entry_date, ledger_account, debit, credit, net_amount, currency, coin, coin_amount, price, kind, product, cost_method, memo, source_model, source_key';
+
+/** The adjusting entries booked in the first open period, as lines of the journal. */
+const ADJUSTING_LINES = `
+  WITH changes AS (
+    SELECT account, json_extract_string(key_json, '$.entry_id') AS adjusted_entry_id, json_extract_string(key_json, '$.ledger_account') AS ledger_account,
+      closed_period, booked_from, adjustment
+    FROM marts.period_adjustments
+    WHERE mart = 'marts.journal_entries' AND measure = 'net_amount'
+  ),
+  -- An entry is adjusted whole or not at all: one unknown line would leave it unbalanced.
+  known AS (
+    SELECT * FROM changes WHERE adjusted_entry_id NOT IN (SELECT adjusted_entry_id FROM changes WHERE adjustment IS NULL)
+  ),
+  -- What the adjusted line is: as the data gives it now, else as closed.
+  originals AS (
+    SELECT entry_id, ledger_account, currency, coin, product, cost_method, memo, source_model, source_key, 1 AS preference FROM marts.journal_lines_live
+    UNION ALL
+    SELECT entry_id, ledger_account, currency, coin, product, cost_method, memo, source_model, source_key, 2 FROM closed.journal_entries WHERE adjusted_entry_id IS NULL
+  ),
+  original AS (
+    SELECT * FROM originals QUALIFY row_number() OVER (PARTITION BY entry_id, ledger_account ORDER BY preference) = 1
+  )
+  SELECT
+    'adjustment/' || strftime(k.booked_from, '%Y-%m-%d') || '/' || k.adjusted_entry_id AS entry_id,
+    CAST(row_number() OVER (PARTITION BY k.adjusted_entry_id ORDER BY k.adjustment < 0, k.ledger_account) AS INTEGER) AS line_no,
+    k.account,
+    CAST(date_trunc('month', k.booked_from) AS DATE) AS period,
+    k.booked_from AS entry_date,
+    k.ledger_account,
+    CAST(greatest(k.adjustment, 0) AS DECIMAL(38, 12)) AS debit,
+    CAST(greatest(-k.adjustment, 0) AS DECIMAL(38, 12)) AS credit,
+    CAST(k.adjustment AS DECIMAL(38, 12)) AS net_amount,
+    o.currency, o.coin,
+    CAST(NULL AS DECIMAL(38, 18)) AS coin_amount,
+    CAST(NULL AS DECIMAL(38, 18)) AS price,
+    'adjustment' AS kind,
+    o.product, o.cost_method,
+    'Adjustment to ' || k.closed_period || ' (closed): ' || coalesce(o.memo, k.adjusted_entry_id) AS memo,
+    o.source_model, o.source_key,
+    k.closed_period AS adjusted_period,
+    k.adjusted_entry_id
+  FROM known AS k
+  INNER JOIN original AS o ON o.entry_id = k.adjusted_entry_id AND o.ledger_account = k.ledger_account`;
+
+export default declareProgramModel({
+  name: 'journal_entries',
+  layer: 'marts',
+  references: ['marts.journal_lines_live', 'marts.period_adjustments'],
+  columns: JOURNAL_ENTRIES_TABLE,
+  async build(db: Database): Promise<void> {
+    // settings.closed_periods: the closes in force.
+    const latest = (await readClosedPeriods(db)).at(-1);
+    if (latest === undefined || !(await hasClosedTable(db, 'journal_entries'))) {
+      await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM marts.journal_lines_live`);
+      return;
+    }
+    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, adjusted_period, adjusted_entry_id FROM closed.journal_entries`);
+    await db.run(`INSERT INTO marts.journal_entries ${ADJUSTING_LINES}`);
+    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM marts.journal_lines_live WHERE entry_date > CAST($1 AS DATE)`, [latest.to]);
+  },
+});

@@ -1,0 +1,103 @@
+// Prior-period adjustments (docs/operating.md "Closing a period"): for every mart a close freezes
+// (its declaration's `closing`), per account, key, day or month of a closed period and measure,
+// the difference between its figure now and its figure as closed (the rows frozen in closed.<mart>
+// plus the adjustments already frozen by later closes, closed.period_adjustments), booked in the
+// first open period. A key only one side has counts 0 on the other; a NULL (unknown) on either
+// side makes the adjustment unknown (NULL), never 0. So, exactly, over any range of days:
+//   frozen + every adjustment of its days + the open periods' live figures = the live figures.
+// Key: (account, mart, key_json, adjusted_date, measure). Inputs: the frozen marts,
+// settings.closed_periods, closed.<mart>, closed.period_adjustments. Empty while no period is closed.
+import { closingSpec, type ClosingSpec } from '../../src/models/declaration.ts';
+import { declareProgramModel } from '../../src/models/program-model.ts';
+import type { Database } from '../../src/store/database.ts';
+import { hasClosedTable, periodAfter, readClosedPeriods } from '../../src/store/period-closes.ts';
+import MARTS from './_models.ts';
+
+/** The marts a close freezes, with how (their declarations' `closing`). */
+export const CLOSING_SPECS: readonly ClosingSpec[] = MARTS.models.flatMap((model) => closingSpec(`marts.${model.name}`, model) ?? []);
+
+/** An amount as DECIMAL(38,18); NULL beyond its range (|x| >= 1e20: a spot PnL exact only in its mart). */
+function decimal18(column: string): string {
+  return `CASE WHEN abs(${column}) < 100000000000000000000.0 THEN CAST(${column} AS DECIMAL(38, 18)) END`;
+}
+
+/** The columns of a mart's rows up to the last closed day, one row per measure (UNPIVOT keeps NULLs). */
+function longRows(spec: ClosingSpec, relation: string, where: string): string {
+  const keyJson = spec.key.length === 0 ? "'{}'" : `CAST(json_object(${spec.key.map((column) => `'${column}', ${column}`).join(', ')}) AS VARCHAR)`;
+  const keyText = spec.key.length === 0 ? "''" : `concat_ws('; ', ${spec.key.map((column) => `'${column}=' || coalesce(CAST(${column} AS VARCHAR), 'NULL')`).join(', ')})`;
+  const coins = [...new Set([...spec.coinColumns.values()].filter((coin): coin is string => coin !== null))];
+  const coin = `CASE measure ${spec.measures.map((measure) => `WHEN '${measure}' THEN ${spec.coinColumns.get(measure) === null ? 'CAST(NULL AS VARCHAR)' : `coin_${spec.coinColumns.get(measure)}`}`).join(' ')} END`;
+  return `(SELECT account, key_json, figure_key, adjusted_date, measure, ${coin} AS coin, value FROM (
+    UNPIVOT INCLUDE NULLS (
+      SELECT account, ${keyJson} AS key_json, ${keyText} AS figure_key, ${spec.period} AS adjusted_date,
+        ${coins.map((column) => `CAST(${column} AS VARCHAR) AS coin_${column}`).join(', ')}${coins.length === 0 ? '' : ','}
+        ${spec.measures.map((measure) => `${decimal18(measure)} AS ${measure}`).join(', ')}
+      FROM ${relation} WHERE ${spec.period} <= CAST($1 AS DATE) AND (${where})
+    ) ON ${spec.measures.join(', ')} INTO NAME measure VALUE value))`;
+}
+
+/** The live rows of the journal: its lines now, and an entry as closed whose source now lacks a price with unknown figures (never a reversal to 0). */
+function journalLive(frozen: boolean): string {
+  const lines = 'SELECT account, entry_id, ledger_account, entry_date, currency, net_amount FROM marts.journal_lines_live';
+  if (!frozen) return `(${lines})`;
+  return `(${lines}
+    UNION ALL
+    SELECT f.account, f.entry_id, f.ledger_account, f.entry_date, f.currency, CAST(NULL AS DECIMAL(38, 12))
+    FROM closed.journal_entries AS f INNER JOIN marts.journal_sources AS s ON s.entry_id = f.entry_id
+    WHERE f.adjusted_entry_id IS NULL AND s.status = 'no_price')`;
+}
+
+/** The adjustments of one mart, as rows of marts.period_adjustments ($1 last closed day, $2 first open day, $3 its period's label). */
+export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean): string {
+  const name = spec.mart.slice('marts.'.length);
+  const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen) : spec.live;
+  // The journal's adjusting lines are compared through closed.period_adjustments, not as lines of their own.
+  const frozenWhere = spec.mart === 'marts.journal_entries' ? 'adjusted_entry_id IS NULL' : 'true';
+  const sides = [
+    `SELECT *, 'live' AS side FROM ${longRows(spec, live, 'true')}`,
+    ...(frozen ? [`SELECT *, 'closed' AS side FROM ${longRows(spec, `closed.${name}`, frozenWhere)}`] : []),
+    ...(priorAdjustments
+      ? [`SELECT account, key_json, figure_key, adjusted_date, measure, coin, adjustment AS value, 'closed' AS side FROM closed.period_adjustments WHERE mart = '${spec.mart}'`]
+      : []),
+  ];
+  return `
+    WITH sides AS (
+      ${sides.join('\n      UNION ALL\n      ')}
+    ),
+    figures AS (
+      SELECT account, key_json, adjusted_date, measure,
+        arg_max(figure_key, side = 'live') AS figure_key,
+        arg_max(coin, side = 'live') AS coin,
+        CASE WHEN bool_or(side = 'live' AND value IS NULL) THEN NULL ELSE coalesce(sum(value) FILTER (WHERE side = 'live'), 0) END AS live,
+        CASE WHEN bool_or(side = 'closed' AND value IS NULL) THEN NULL ELSE coalesce(sum(value) FILTER (WHERE side = 'closed'), 0) END AS as_closed
+      FROM sides
+      GROUP BY account, key_json, adjusted_date, measure
+    )
+    SELECT
+      f.account, '${spec.mart}' AS mart, f.figure_key, f.key_json, f.adjusted_date,
+      (SELECT period_label FROM settings.closed_periods AS c WHERE c.period_to >= f.adjusted_date ORDER BY c.period_to LIMIT 1) AS closed_period,
+      f.measure, f.coin, f.as_closed, f.live, f.live - f.as_closed AS adjustment,
+      CAST($2 AS DATE) AS booked_from, $3 AS booked_period
+    FROM figures AS f
+    WHERE f.live - f.as_closed <> 0 OR ((f.live IS NULL) <> (f.as_closed IS NULL))`;
+}
+
+export default declareProgramModel({
+  name: 'period_adjustments',
+  layer: 'marts',
+  references: [...new Set([...CLOSING_SPECS.map((spec) => spec.live), ...CLOSING_SPECS.map((spec) => spec.mart).filter((mart) => mart !== 'marts.journal_entries'), 'marts.journal_sources'])],
+  columns: `account VARCHAR NOT NULL, mart VARCHAR NOT NULL, figure_key VARCHAR NOT NULL, key_json VARCHAR NOT NULL, adjusted_date DATE NOT NULL, closed_period VARCHAR NOT NULL,
+    measure VARCHAR NOT NULL, coin VARCHAR, as_closed DECIMAL(38, 18), live DECIMAL(38, 18), adjustment DECIMAL(38, 18), booked_from DATE NOT NULL, booked_period VARCHAR NOT NULL`,
+  async build(db: Database): Promise<void> {
+    // settings.closed_periods: the closes in force (written by exledger close and reopen).
+    const closes = await readClosedPeriods(db);
+    const latest = closes.at(-1);
+    if (latest === undefined) return;
+    const booked = periodAfter(latest.kind, latest.to);
+    const prior = await hasClosedTable(db, 'period_adjustments');
+    for (const spec of CLOSING_SPECS) {
+      const frozen = await hasClosedTable(db, spec.mart.slice('marts.'.length));
+      await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior)}`, [latest.to, booked.from, booked.label]);
+    }
+  },
+});
