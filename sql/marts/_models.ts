@@ -345,8 +345,8 @@ export default declareModels('marts', [
     name: 'period_adjustments',
     tags: ['closing', 'report'],
     description: 'Prior-period adjustments: each figure of a closed period that differs now from its figure as closed, per mart, key, day or month and measure, booked in the first open period (docs/operating.md "Closing a period"); empty while no period is closed.',
-    grain: 'one row per account, mart, key, day or month of a closed period, and measure whose figure changed since its close',
-    key: ['account', 'mart', 'key_json', 'adjusted_date', 'measure'],
+    grain: 'one row per account, mart, key, day or month of a closed period, measure and period booked in: each change of a closed figure, pending in the first open period or frozen with the period it was booked in',
+    key: ['account', 'mart', 'key_json', 'adjusted_date', 'measure', 'booked_from'],
     closing: { notFrozen: 'its rows booked in a period are frozen with that period (closed.period_adjustments), as part of its figures' },
     columns: [
       account,
@@ -362,6 +362,7 @@ export default declareModels('marts', [
       { name: 'adjustment', description: 'live - as_closed, booked in the first open period; null: unknown (never 0)', unit: 'coin: coin' },
       { name: 'booked_from', description: 'First day of the first open period, where the adjustment is booked (the journal\'s adjusting entries are dated on it)', unit: DAY, notNull: true },
       { name: 'booked_period', description: 'That period (2026-11, 2026-Q4 or 2027, as the latest close)', notNull: true },
+      { name: 'status', description: 'pending: booked in the first open period, from the figures now; closed: booked in a period since closed, as its close froze it', notNull: true, acceptedValues: ['pending', 'closed'] },
     ],
   },
   {

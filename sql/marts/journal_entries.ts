@@ -20,7 +20,7 @@ const ADJUSTING_LINES = `
     SELECT account, json_extract_string(key_json, '$.entry_id') AS adjusted_entry_id, json_extract_string(key_json, '$.ledger_account') AS ledger_account,
       closed_period, booked_from, adjustment
     FROM marts.period_adjustments
-    WHERE mart = 'marts.journal_entries' AND measure = 'net_amount'
+    WHERE mart = 'marts.journal_entries' AND measure = 'net_amount' AND status = 'pending'
   ),
   -- An entry is adjusted whole or not at all: one unknown line would leave it unbalanced.
   known AS (

@@ -2,16 +2,20 @@
 // (its declaration's `closing`), per account, key, day or month of a closed period and measure,
 // the difference between its figure now and its figure as closed (the rows frozen in closed.<mart>
 // plus the adjustments already frozen by later closes, closed.period_adjustments), booked in the
-// first open period. A key only one side has counts 0 on the other; a NULL (unknown) on either
+// first open period (status pending), and the adjustments booked in closed periods, as their
+// closes froze them (status closed). A key only one side has counts 0 on the other; a NULL (unknown) on either
 // side makes the adjustment unknown (NULL), never 0. So, exactly, over any range of days:
 //   frozen + every adjustment of its days + the open periods' live figures = the live figures.
-// Key: (account, mart, key_json, adjusted_date, measure). Inputs: the frozen marts,
+// Key: (account, mart, key_json, adjusted_date, measure, booked_from). Inputs: the frozen marts,
 // settings.closed_periods, closed.<mart>, closed.period_adjustments. Empty while no period is closed.
 import { closingSpec, type ClosingSpec } from '../../src/models/declaration.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 import { hasClosedTable, periodAfter, readClosedPeriods } from '../../src/store/period-closes.ts';
 import MARTS from './_models.ts';
+
+/** The columns of an adjustment as frozen (closed.period_adjustments), without its status. */
+export const ADJUSTMENT_COLUMNS = 'account, mart, figure_key, key_json, adjusted_date, closed_period, measure, coin, as_closed, live, adjustment, booked_from, booked_period';
 
 /** The marts a close freezes, with how (their declarations' `closing`). */
 export const CLOSING_SPECS: readonly ClosingSpec[] = MARTS.models.flatMap((model) => closingSpec(`marts.${model.name}`, model) ?? []);
@@ -77,7 +81,7 @@ export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustme
       f.account, '${spec.mart}' AS mart, f.figure_key, f.key_json, f.adjusted_date,
       (SELECT period_label FROM settings.closed_periods AS c WHERE c.period_to >= f.adjusted_date ORDER BY c.period_to LIMIT 1) AS closed_period,
       f.measure, f.coin, f.as_closed, f.live, f.live - f.as_closed AS adjustment,
-      CAST($2 AS DATE) AS booked_from, $3 AS booked_period
+      CAST($2 AS DATE) AS booked_from, $3 AS booked_period, 'pending' AS status
     FROM figures AS f
     WHERE f.live - f.as_closed <> 0 OR ((f.live IS NULL) <> (f.as_closed IS NULL))`;
 }
@@ -87,7 +91,8 @@ export default declareProgramModel({
   layer: 'marts',
   references: [...new Set([...CLOSING_SPECS.map((spec) => spec.live), ...CLOSING_SPECS.map((spec) => spec.mart).filter((mart) => mart !== 'marts.journal_entries'), 'marts.journal_sources'])],
   columns: `account VARCHAR NOT NULL, mart VARCHAR NOT NULL, figure_key VARCHAR NOT NULL, key_json VARCHAR NOT NULL, adjusted_date DATE NOT NULL, closed_period VARCHAR NOT NULL,
-    measure VARCHAR NOT NULL, coin VARCHAR, as_closed DECIMAL(38, 18), live DECIMAL(38, 18), adjustment DECIMAL(38, 18), booked_from DATE NOT NULL, booked_period VARCHAR NOT NULL`,
+    measure VARCHAR NOT NULL, coin VARCHAR, as_closed DECIMAL(38, 18), live DECIMAL(38, 18), adjustment DECIMAL(38, 18), booked_from DATE NOT NULL, booked_period VARCHAR NOT NULL,
+    status VARCHAR NOT NULL`,
   async build(db: Database): Promise<void> {
     // settings.closed_periods: the closes in force (written by exledger close and reopen).
     const closes = await readClosedPeriods(db);
@@ -99,5 +104,7 @@ export default declareProgramModel({
       const frozen = await hasClosedTable(db, spec.mart.slice('marts.'.length));
       await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior)}`, [latest.to, booked.from, booked.label]);
     }
+    // The adjustments booked in closed periods, as those closes froze them.
+    if (prior) await db.run(`INSERT INTO marts.period_adjustments SELECT ${ADJUSTMENT_COLUMNS}, 'closed' FROM closed.period_adjustments`);
   },
 });

@@ -1,5 +1,6 @@
 import { buildCommand } from './build-command.ts';
 import { checkCommand } from './check-command.ts';
+import { closeCommand, reopenCommand } from './close-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { docsCommand } from './docs-command.ts';
@@ -13,4 +14,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, exportCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, closeCommand, reopenCommand, exportCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];

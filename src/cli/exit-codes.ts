@@ -43,6 +43,8 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, Partial<Record<ExitName
   check: { ok: 'every test passed', failure: 'a test failed (each failure is listed)', busy: true },
   ls: { ok: true },
   report: { ok: 'every workbook was written', partial: 'the journal was written but leaves source rows out for want of a price', busy: true },
+  close: { ok: 'closed: its workbooks were written as closed', failure: 'refused: each reason is listed, nothing was closed', busy: 'a run, a close or a reopen is under way, or the database is held' },
+  reopen: { ok: 'reopened', busy: 'a run, a close or a reopen is under way, or the database is held' },
   export: { ok: true, busy: true },
   docs: { ok: true, busy: true },
   status: { ok: 'shown (during a sync or run too: what it is doing, and the published copy\'s table)', busy: 'the database is held by a process that is not an exledger' },

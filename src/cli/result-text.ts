@@ -122,6 +122,10 @@ export function reportRowsProgress(output: Output): (report: string, sheet: stri
 
 /** `pnl  2026-10  out/pnl-2026-10.xlsx  3 sheets, 1,234 rows  0.8 s`, and a line per freshness warning. */
 export function formatReportResult(result: ReportResult): string {
+  if (result.closed !== undefined) {
+    const csv = result.csv === undefined ? '' : ` and ${displayPath(result.csv.file)}`;
+    return `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}${csv}  closed on ${result.closed.at} by ${result.closed.by}: as signed (SHA-256 ${result.closed.sha256.slice(0, 12)}…)`;
+  }
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
   const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}  ${(result.ms / 1000).toFixed(1)} s`;
   const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not posted` : ''}`];

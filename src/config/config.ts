@@ -540,3 +540,11 @@ function deepFreeze<T>(value: T): Readonly<T> {
   }
   return value;
 }
+
+/**
+ * Who is acting, from the environment (exledger close and reopen record it, unless --by names
+ * someone): EXLEDGER_USER, else the login's USER or LOGNAME; undefined when none is set.
+ */
+export function actorFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return [env.EXLEDGER_USER, env.USER, env.LOGNAME].find((name) => name !== undefined && name.trim() !== '');
+}

@@ -84,6 +84,9 @@ export function periodFilter(sheet: Pick<SheetSpec, 'period' | 'mart'>, period: 
       values: [period.to],
     };
   }
+  if (sheet.period.grain === 'booked') {
+    return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE) AND adjusted_date < CAST($1 AS DATE)`, values: [period.from, period.to] };
+  }
   const [from, to] = sheet.period.grain === 'day' ? [period.from, period.to] : [monthOf(period.from), monthOf(period.to)];
   return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`, values: [from, to] };
 }

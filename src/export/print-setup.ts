@@ -36,19 +36,21 @@ export function headerFooterText(text: string): string {
  * `&L`, `&C`, `&R` start the left, centre and right sections, `&A` is the sheet's name, `&P` the
  * page number and `&N` the number of pages. Excel caps each at 255 characters.
  */
-export function reportHeaderFooter(report: { name: string; title: string }, period: ReportPeriod, account?: string): Partial<ExcelJS.HeaderFooter> {
+export function reportHeaderFooter(report: { name: string; title: string }, period: ReportPeriod, account?: string, closure?: string): Partial<ExcelJS.HeaderFooter> {
   // A page of one account's workbook (--account) says whose it is: printed pages get separated.
-  const left = headerFooterText(`${report.title} (${report.name})${account === undefined ? '' : `, account ${account}`}`).slice(0, 150);
+  const left = headerFooterText(`${report.title} (${report.name})${account === undefined ? '' : `, account ${account}`}`).slice(0, 110);
+  // Closed or a draft: a signed page says so on its own.
+  const centre = closure === undefined ? '' : `&C${headerFooterText(closure).slice(0, 80)}`;
   const right = headerFooterText(`Period ${period.label}: ${period.from} to ${period.to}`);
   return {
-    oddHeader: `&L${left}&R${right}`,
+    oddHeader: `&L${left}${centre}&R${right}`,
     oddFooter: '&L&A&RPage &P of &N',
   };
 }
 
 /** The print setup of a report's workbook. */
-export function reportPrintSetup(report: { name: string; title: string }, period: ReportPeriod, account?: string): PrintSetup {
-  return { pageSetup: PRINT_PAGE_SETUP, headerFooter: reportHeaderFooter(report, period, account) };
+export function reportPrintSetup(report: { name: string; title: string }, period: ReportPeriod, account?: string, closure?: string): PrintSetup {
+  return { pageSetup: PRINT_PAGE_SETUP, headerFooter: reportHeaderFooter(report, period, account, closure) };
 }
 
 /**

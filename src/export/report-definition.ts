@@ -68,9 +68,12 @@ export interface PeriodFilter {
   /**
    * `day`: rows whose day lies in the period; `month`: rows whose month overlaps it (a month
    * column holds its first day); `nearest`: per account, the rows whose instant (a TIMESTAMPTZ:
-   * a snapshot's time) is the nearest to the end of the period, before or after it.
+   * a snapshot's time) is the nearest to the end of the period, before or after it; `booked`: the
+   * adjustments to closed periods (marts.period_adjustments) booked in the period (the column: the
+   * day they are booked from) for a day before it (`adjusted_date`): a period's own days are in its
+   * figures already.
    */
-  grain: 'day' | 'month' | 'nearest';
+  grain: 'day' | 'month' | 'nearest' | 'booked';
 }
 
 /** A detail sheet: the rows of one mart in the period, as an Excel table. */
@@ -251,6 +254,48 @@ export function withoutValuation(report: ReportSpec): ReportSpec {
   return { ...report, sheets, summary: report.summary.filter((figure) => figure.unpriced === undefined && sheets.some((sheet) => sheet.name === figure.sheet)) };
 }
 
+/** The sheet of the adjustments to closed periods: added to a workbook once a period is closed (write-report.ts). */
+export const ADJUSTMENTS_SHEET = 'Adjustments to closed periods';
+
+/**
+ * The sheet of a report's adjustments to closed periods: the changes, since their close, of the
+ * figures of the marts it reads, booked in the workbook's period (docs/operating.md "Closing a period").
+ */
+export function adjustmentsSheet(marts: readonly string[]): SheetSpec {
+  return {
+    name: ADJUSTMENTS_SHEET,
+    description: 'Figures of closed periods that changed since their close (late records, corrected prices or settings), booked in this period: each as closed, now, and the adjustment',
+    mart: 'marts.period_adjustments',
+    period: { column: 'booked_from', grain: 'booked' },
+    orderBy: ['account', 'closed_period', 'mart', 'figure_key', 'adjusted_date', 'measure'],
+    columns: [
+      { column: 'account', header: 'Account', format: 'text' },
+      { column: 'closed_period', header: 'Closed period', format: 'text' },
+      { column: 'mart', header: 'Mart', format: 'text', width: 30 },
+      { column: 'figure_key', header: 'Figure of', format: 'text', width: 44 },
+      { column: 'adjusted_date', header: 'Day or month', format: 'date' },
+      { column: 'measure', header: 'Measure', format: 'text', width: 20 },
+      { column: 'coin', header: 'Coin', format: 'text' },
+      { column: 'as_closed', header: 'As closed', format: 'amount', coinColumn: 'coin' },
+      { column: 'live', header: 'Now', format: 'amount', coinColumn: 'coin' },
+      { column: 'adjustment', header: 'Adjustment', format: 'amount', coinColumn: 'coin' },
+    ],
+    only: { column: 'mart', values: marts },
+    emptyText: 'No figure of a closed period changed since its close: nothing to adjust.',
+    streams: [],
+  };
+}
+
+/** A report with its adjustments sheet and Summary line (the marts it reads, adjusted). */
+export function withAdjustments(report: ReportSpec): ReportSpec {
+  const marts = [...new Set(report.sheets.map((sheet) => sheet.mart))].sort();
+  return {
+    ...report,
+    sheets: [...report.sheets, adjustmentsSheet(marts)],
+    summary: [...report.summary, { label: 'Adjustments to closed periods', sheet: ADJUSTMENTS_SHEET, note: 'figures of closed periods changed since their close, booked in this period (rows of the sheet of that name)' }],
+  };
+}
+
 /** Declares a report with its type checked. */
 export function defineReport(spec: ReportSpec): ReportSpec {
   return spec;
@@ -276,7 +321,7 @@ const sheetSchema = z.strictObject({
   name: z.string().min(1).max(28).regex(/^[^:\\/?*[\]]+$/, 'no : \\ / ? * [ or ]').refine((name) => name !== 'Summary', 'the Summary sheet is the writer\'s'),
   description: z.string().min(1),
   mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/, 'marts.<name>'),
-  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month', 'nearest']) }).nullable(),
+  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month', 'nearest', 'booked']) }).nullable(),
   orderBy: z.array(identifier),
   columns: z.array(columnSchema).min(1),
   totalsPer: z.array(identifier).optional(),

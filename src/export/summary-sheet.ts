@@ -358,6 +358,11 @@ export interface SummaryInput {
   chart: { title: string; unit: string; bars: ChartBar[] };
   planned: { sheet: SheetSpec; rows: number; parts: string[] }[];
   coinFormats: CoinFormats;
+  /**
+   * Whether the period is closed: "Closed on … by …", or "Draft: not closed" (write-report.ts
+   * closureText), shown under the title and in every page's header. @default none shown
+   */
+  closure?: { text: string; closed: boolean };
 }
 
 /** The Summary's columns: A labels, B groups and accounts (a consolidated figure's "average · USDT · all accounts" fits), C–E values and dates, F state, G notes. */
@@ -402,6 +407,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   // Split: each figure has a line per account before its consolidated line (readFigures).
   const split = input.figures.some((figure) => figure.account !== null);
   add(wide(`${report.title}: ${input.period.label}${input.account === undefined ? '' : `, account ${input.account}`}`, { font: TITLE_FONT }));
+  if (input.closure !== undefined) add(wide(input.closure.text, { font: input.closure.closed ? { ...OK_FONT, bold: true } : { ...WARNING_FONT, bold: true } }));
   blank();
   if (input.account !== undefined) info('Account', text(`${input.account} only: every sheet, figure and freshness line is this account's`));
   else if (split) info('Accounts', text(`${input.accounts.join(', ')}, consolidated: each key figure per account, then for all accounts`));

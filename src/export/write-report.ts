@@ -10,7 +10,8 @@ import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-she
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
-import { withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { withAdjustments, withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { readClosedPeriods, type ClosedPeriod } from '../store/period-closes.ts';
 import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { writeCsv } from './write-csv.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
@@ -43,6 +44,13 @@ export interface WriteReportOptions {
   notes?: readonly string[];
   /** Called with each detail sheet's progress (rows written so far, rows in all). */
   onProgress?: (sheet: string, written: number, total: number) => void;
+  /** The period is being closed (exledger close): its workbook says "Closed on … by …". @default a draft */
+  closed?: { at: string; by: string };
+  /**
+   * Where the workbook is written: this file, renamed into place by the caller (exledger close
+   * keeps its workbooks out of the folder until the close is committed). @default outDir/<report>-<period>[-<account>].xlsx
+   */
+  file?: string;
 }
 
 /** One detail sheet as written. */
@@ -68,6 +76,8 @@ export interface ReportResult {
    * rows of the period it leaves out (`omitted`: e.g. amounts without a price), with why.
    */
   csv?: { file: string; rows: number; omitted: number; note: string };
+  /** A closed period's workbook, written again as its close wrote it (its sheets are not listed). */
+  closed?: { at: string; by: string; version: number; sha256: string };
   ms: number;
 }
 
@@ -83,8 +93,12 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const reporting = await readReporting(db, declared);
   if (declared.requiresReportingCurrency === true && reporting.reportingCurrency === null) throw missingReportingCurrency(declared.name);
   // Without a reporting currency, nothing is valued in one: its columns, sheets and figures are left out.
-  const report = reporting.reportingCurrency === null ? withoutValuation(declared) : declared;
-  const valuationLeftOut = report !== declared && JSON.stringify(report) !== JSON.stringify(declared);
+  const valued = reporting.reportingCurrency === null ? withoutValuation(declared) : declared;
+  const valuationLeftOut = valued !== declared && JSON.stringify(valued) !== JSON.stringify(declared);
+  // Once a period is closed, every workbook lists the adjustments to closed periods booked in its period.
+  const closes = await readClosedPeriods(db);
+  const report = closes.length === 0 ? valued : withAdjustments(valued);
+  const closure = closureText(options.period, closes, options.closed);
   await checkMarts(db, report);
   const account = options.account;
   const accounts = await readSyncedAccounts(db);
@@ -98,10 +112,11 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
 
   // An account's workbook never takes the consolidated one's name (nor another account's).
   const base = `${report.name}-${options.period.label}${account === undefined ? '' : `-${account}`}`;
-  const file = path.join(options.outDir, `${base}.xlsx`);
-  const temporary = path.join(options.outDir, `.${base}.xlsx.tmp-${process.pid}`);
-  const csvFile = path.join(options.outDir, `${base}.csv`);
-  const csvTemporary = path.join(options.outDir, `.${base}.csv.tmp-${process.pid}`);
+  const file = options.file ?? path.join(options.outDir, `${base}.xlsx`);
+  const folder = path.dirname(file);
+  const temporary = path.join(folder, `.${base}.xlsx.tmp-${process.pid}`);
+  const csvFile = path.join(folder, `${base}.csv`);
+  const csvTemporary = path.join(folder, `.${base}.csv.tmp-${process.pid}`);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
@@ -111,7 +126,7 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   };
   process.once('exit', removeTemporary);
   try {
-    output = await openOutput(options.outDir, temporary, file);
+    output = await openOutput(folder, temporary, file);
     // A write that fails later (a full disk) rejects this; every wait below races it, so the
     // failure is reported instead of leaving the writer waiting for a drain that never comes.
     // It names the workbook, not the temporary file (which is removed below).
@@ -125,12 +140,12 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
-    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account) });
+    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account, closure.header) });
     workbook.creator = 'exledger';
     workbook.created = now;
     const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
     const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
-    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, valuationLeftOut, freshness, figures, chart, planned });
+    writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, valuationLeftOut, freshness, figures, chart, planned, closure });
     const tableNames = new Set<string>();
     const sheets: WrittenSheet[] = [];
     for (const { sheet, rows, parts } of planned) {
@@ -172,6 +187,21 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
     }
     return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }), ms: performance.now() - started };
   }
+}
+
+/**
+ * Whether a workbook's period is closed, in words: "Closed on 2026-11-02 09:14 UTC by alice" (the
+ * close being made), else a draft: "Draft: not closed", saying when closed periods lie inside it
+ * (their figures here are as the data gives them now; their signed ones are in their own workbooks).
+ */
+export function closureText(period: ReportPeriod, closes: readonly ClosedPeriod[], closed?: { at: string; by: string }): { text: string; header: string; closed: boolean } {
+  if (closed !== undefined) {
+    const text = `Closed on ${closed.at.slice(0, 10)} ${closed.at.slice(11, 16)} UTC by ${closed.by}`;
+    return { text, header: text, closed: true };
+  }
+  const inside = closes.filter((close) => close.to >= period.from && close.from <= period.to).map((close) => close.label);
+  if (inside.length === 0) return { text: 'Draft: not closed', header: 'Draft: not closed', closed: false };
+  return { header: 'Draft: not closed', text: `Draft: not closed; it includes the closed period${inside.length === 1 ? '' : 's'} ${inside.join(', ')}, shown as the data gives ${inside.length === 1 ? 'it' : 'them'} now (signed figures: ${inside.length === 1 ? 'its' : 'their'} own workbooks)`, closed: false };
 }
 
 /**

@@ -12,6 +12,8 @@ import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
+import { readClosedPeriods } from '../store/period-closes.ts';
+import { restoreClosedWorkbook } from '../close/closed-workbooks.ts';
 import { requireDatabase, requireOutputFolder } from './paths.ts';
 
 /** Callbacks of a report job. */
@@ -109,9 +111,17 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
       if (!accounts.includes(scope.account)) throw unknownAccount(scope.account, accounts);
     }
     removeLeftoverWorkbooks(config.reports.outDir);
+    // A closed period's workbooks are the ones its close wrote, byte for byte (docs/operating.md "Closing a period").
+    const close = (await readClosedPeriods(db)).find((candidate) => candidate.label === period.label && candidate.from === period.from && candidate.to === period.to);
     const results: ReportResult[] = [];
     for (const report of reports) {
       hooks.signal?.throwIfAborted();
+      if (close !== undefined) {
+        const result = await restoreClosedWorkbook(db, close, report.name, config.reports.outDir, scope.account);
+        results.push(result);
+        hooks.onWorkbook?.(result);
+        continue;
+      }
       const result = await whilePending(`report: writing the ${report.name} workbook for ${period.label}${scope.account === undefined ? '' : ` (account ${scope.account})`} in ${config.reports.outDir}`, () =>
         writeReport(db, report, {
           period,
