@@ -3,9 +3,13 @@
 // the difference between its figure now and its figure as closed (the rows frozen in closed.<mart>
 // plus the adjustments already frozen by later closes, closed.period_adjustments), booked in the
 // first open period (status pending), and the adjustments booked in closed periods, as their
-// closes froze them (status closed). A key only one side has counts 0 on the other; a NULL (unknown) on either
-// side makes the adjustment unknown (NULL), never 0. So, exactly, over any range of days:
-//   frozen + every adjustment of its days + the open periods' live figures = the live figures.
+// closes froze them (status closed). A key only one side has counts 0 on the other. A figure
+// unknown now (NULL: e.g. its price is gone) makes the adjustment unknown (NULL), never 0; a
+// figure unknown when closed was booked as nothing (the journal posts no line without a price):
+// once known, all of it is the adjustment (as_closed shows it unknown). So, exactly, over any
+// range of days, wherever the live figures are known:
+//   frozen (unknown as 0) + every adjustment of its days + the open periods' live figures = live.
+// Without a reporting currency, the measures valued in it are left out (nothing is valued).
 // Key: (account, mart, key_json, adjusted_date, measure, booked_from). Inputs: the frozen marts,
 // settings.closed_periods, closed.<mart>, closed.period_adjustments. Empty while no period is closed.
 import { closingSpec, type ClosingSpec } from '../../src/models/declaration.ts';
@@ -20,9 +24,15 @@ export const ADJUSTMENT_COLUMNS = 'account, mart, figure_key, key_json, adjusted
 /** The marts a close freezes, with how (their declarations' `closing`). */
 export const CLOSING_SPECS: readonly ClosingSpec[] = MARTS.models.flatMap((model) => closingSpec(`marts.${model.name}`, model) ?? []);
 
+/** A mart's closing without the measures valued in the reporting currency (none is set: they are all NULL). */
+export function withoutValuation(spec: ClosingSpec): ClosingSpec {
+  return { ...spec, measures: spec.measures.filter((measure) => spec.coinColumns.get(measure) !== 'reporting_currency') };
+}
+
 /** An amount as DECIMAL(38,18); NULL beyond its range (|x| >= 1e20: a spot PnL exact only in its mart). */
 function decimal18(column: string): string {
-  return `CASE WHEN abs(${column}) < 100000000000000000000.0 THEN CAST(${column} AS DECIMAL(38, 18)) END`;
+  // The bound compared at a scale that holds it, whatever the column's own (DECIMAL(38,18) cannot).
+  return `CASE WHEN abs(CAST(${column} AS DECIMAL(38, 2))) < CAST('100000000000000000000' AS DECIMAL(38, 2)) THEN CAST(${column} AS DECIMAL(38, 18)) END`;
 }
 
 /** The columns of a mart's rows up to the last closed day, one row per measure (UNPIVOT keeps NULLs). */
@@ -32,12 +42,11 @@ function longRows(spec: ClosingSpec, relation: string, where: string): string {
   const coins = [...new Set([...spec.coinColumns.values()].filter((coin): coin is string => coin !== null))];
   const coin = `CASE measure ${spec.measures.map((measure) => `WHEN '${measure}' THEN ${spec.coinColumns.get(measure) === null ? 'CAST(NULL AS VARCHAR)' : `coin_${spec.coinColumns.get(measure)}`}`).join(' ')} END`;
   return `(SELECT account, key_json, figure_key, adjusted_date, measure, ${coin} AS coin, value FROM (
-    UNPIVOT INCLUDE NULLS (
       SELECT account, ${keyJson} AS key_json, ${keyText} AS figure_key, ${spec.period} AS adjusted_date,
         ${coins.map((column) => `CAST(${column} AS VARCHAR) AS coin_${column}`).join(', ')}${coins.length === 0 ? '' : ','}
         ${spec.measures.map((measure) => `${decimal18(measure)} AS ${measure}`).join(', ')}
       FROM ${relation} WHERE ${spec.period} <= CAST($1 AS DATE) AND (${where})
-    ) ON ${spec.measures.join(', ')} INTO NAME measure VALUE value))`;
+    ) UNPIVOT INCLUDE NULLS (value FOR measure IN (${spec.measures.join(', ')})))`;
 }
 
 /** The live rows of the journal: its lines now, and an entry as closed whose source now lacks a price with unknown figures (never a reversal to 0). */
@@ -53,6 +62,7 @@ function journalLive(frozen: boolean): string {
 
 /** The adjustments of one mart, as rows of marts.period_adjustments ($1 last closed day, $2 first open day, $3 its period's label). */
 export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean): string {
+  if (spec.measures.length === 0) return '';
   const name = spec.mart.slice('marts.'.length);
   const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen) : spec.live;
   // The journal's adjusting lines are compared through closed.period_adjustments, not as lines of their own.
@@ -73,17 +83,23 @@ export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustme
         arg_max(figure_key, side = 'live') AS figure_key,
         arg_max(coin, side = 'live') AS coin,
         CASE WHEN bool_or(side = 'live' AND value IS NULL) THEN NULL ELSE coalesce(sum(value) FILTER (WHERE side = 'live'), 0) END AS live,
-        CASE WHEN bool_or(side = 'closed' AND value IS NULL) THEN NULL ELSE coalesce(sum(value) FILTER (WHERE side = 'closed'), 0) END AS as_closed
+        -- What was booked: an unknown figure was booked as nothing (the journal posts no line without a price).
+        coalesce(sum(value) FILTER (WHERE side = 'closed'), 0) AS booked,
+        bool_or(side = 'closed' AND value IS NULL) AND sum(value) FILTER (WHERE side = 'closed') IS NULL AS closed_unknown
       FROM sides
       GROUP BY account, key_json, adjusted_date, measure
     )
     SELECT
       f.account, '${spec.mart}' AS mart, f.figure_key, f.key_json, f.adjusted_date,
       (SELECT period_label FROM settings.closed_periods AS c WHERE c.period_to >= f.adjusted_date ORDER BY c.period_to LIMIT 1) AS closed_period,
-      f.measure, f.coin, f.as_closed, f.live, f.live - f.as_closed AS adjustment,
+      f.measure, f.coin,
+      CASE WHEN f.closed_unknown THEN NULL ELSE f.booked END AS as_closed,
+      f.live,
+      f.live - f.booked AS adjustment,
       CAST($2 AS DATE) AS booked_from, $3 AS booked_period, 'pending' AS status
     FROM figures AS f
-    WHERE f.live - f.as_closed <> 0 OR ((f.live IS NULL) <> (f.as_closed IS NULL))`;
+    -- A change, or a figure unknown now that was known (or absent) when closed; unknown then and now is no news.
+    WHERE f.live - f.booked <> 0 OR (f.live IS NULL AND NOT f.closed_unknown)`;
 }
 
 export default declareProgramModel({
@@ -100,7 +116,10 @@ export default declareProgramModel({
     if (latest === undefined) return;
     const booked = periodAfter(latest.kind, latest.to);
     const prior = await hasClosedTable(db, 'period_adjustments');
-    for (const spec of CLOSING_SPECS) {
+    const [reporting] = await db.all<{ reporting_currency: string | null }>('SELECT reporting_currency FROM settings.reporting');
+    for (const declared of CLOSING_SPECS) {
+      const spec = reporting?.reporting_currency === null || reporting === undefined ? withoutValuation(declared) : declared;
+      if (spec.measures.length === 0) continue;
       const frozen = await hasClosedTable(db, spec.mart.slice('marts.'.length));
       await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior)}`, [latest.to, booked.from, booked.label]);
     }

@@ -185,6 +185,15 @@ export function formatLoadInfo(info: LoadInfo): string[] {
     for (const field of info.newFields) byStream.set(`${field.account}/${field.stream}`, [...(byStream.get(`${field.account}/${field.stream}`) ?? []), field.field]);
     line('new fields', `${[...byStream].map(([stream, fields]) => `${stream}: ${fields.join(', ')}`).join('; ')} (the staging models do not read them: see exledger status)`);
   }
+  if (info.adjustments !== null) {
+    const { openPeriod, figures, unknown, perMart } = info.adjustments;
+    line(
+      'adjustments',
+      figures === 0
+        ? `none to closed periods pending in ${openPeriod}`
+        : `${countOf(figures, 'figure')} of closed periods changed since their close, booked in ${openPeriod}${unknown === 0 ? '' : ` (${formatCount(unknown)} unknown: a price is missing)`}: ${perMart.map((mart) => `${mart.mart} ${formatCount(mart.figures)}`).join(', ')}`,
+    );
+  }
   return lines.length === 0 ? [] : ['load info:', ...lines];
 }
 

@@ -2,6 +2,7 @@ import { STREAMS } from '../../pipelines/index.ts';
 import { statusJob, type StatusReport } from '../jobs/status-job.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
+import { formatCloseStatus } from '../close/close-status.ts';
 import { EXIT } from './exit-codes.ts';
 import { displayPath, formatDrift } from './result-text.ts';
 import { formatTextTable } from './text-table.ts';
@@ -28,8 +29,9 @@ export const statusCommand = defineCommand({
       if (statuses.length === 0) output.summary('(nothing synced yet: run exledger sync)');
       const drift = formatDrift(statuses.flatMap((status) => status.newFields.map((field) => ({ account: status.account, stream: status.stream, ...field }))));
       if (drift.length > 0) output.summary(drift.join('\n'));
+      if (report.closes !== null) output.summary(formatCloseStatus(report.closes).join('\n'));
     }
-    return { exitCode: EXIT.ok, details: { streams: statuses, source, holders: report.holders, sync: report.sync === null ? null : { ...report.sync.state, running: report.sync.alive, file: report.sync.file } } };
+    return { exitCode: EXIT.ok, details: { streams: statuses, closes: report.closes, source, holders: report.holders, sync: report.sync === null ? null : { ...report.sync.state, running: report.sync.alive, file: report.sync.file } } };
   },
 });
 

@@ -226,16 +226,12 @@ async function refuseEarlierPeriods(config: Readonly<Config>, period: ReportPeri
 }
 
 /**
- * Why the period cannot be closed yet, besides the build and the checks: the reporting zone of
- * the closes in force, streams not synced through its end plus the lookback, rows that need a
- * price, adjustments booked in it that are unknown.
+ * Why the period cannot be closed yet, besides the build and the checks (the build refuses a
+ * reporting zone other than the closes in force): streams not synced through its end plus the
+ * lookback, rows that need a price, adjustments booked in it that are unknown.
  */
 async function readinessReasons(db: Database, config: Readonly<Config>, streams: readonly StreamDeclaration[], period: ReportPeriod): Promise<string[]> {
   const reasons: string[] = [];
-  const latest = (await readClosedPeriods(db)).at(-1);
-  if (latest !== undefined && latest.timeZone !== config.models.reportingTimeZone) {
-    reasons.push(`the reporting time zone is ${config.models.reportingTimeZone}, and the closed periods were cut in ${latest.timeZone} (models.reportingTimeZone)`);
-  }
   const endMs = periodEndMs(period, config.models.reportingTimeZone) + config.sync.lookbackDays * 86_400_000;
   const history = streams.filter((stream) => stream.kind === 'history');
   for (const status of await readStatus(db, history)) {

@@ -2,13 +2,14 @@ import type { Config } from '../config/config.ts';
 import { countOf, formatCount } from '../count-text.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import { ensureRawTables } from '../extract/sync.ts';
-import { DiskFullError } from '../errors.ts';
 import { BUILD_KEPT, buildModels, type ModelResult } from '../models/build.ts';
 import { loadProject } from '../models/project.ts';
 import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
+import { readClosedPeriods } from '../store/period-closes.ts';
+import { ConfigError, DiskFullError } from '../errors.ts';
 import { refusePublishedCopy, requireDatabase } from './paths.ts';
 
 /** Callbacks of a build. */
@@ -40,6 +41,7 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // Tables are built with CREATE TABLE AS: their row order means nothing, and not keeping it
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
+      await refuseMovedPeriods(db, config);
       await ensureRawTables(db, streams);
       const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true, signal: request.signal }));
       // Checkpoint here, not silently at close: a full disk is told now (the models are
@@ -58,6 +60,20 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
   } finally {
     lock.release();
   }
+}
+
+/**
+ * A reporting time zone other than the one the closed periods were cut in would move their
+ * boundaries (a day, a month's first and last hour): refused while any period is closed, naming them.
+ */
+async function refuseMovedPeriods(db: Database, config: Readonly<Config>): Promise<void> {
+  const closes = await readClosedPeriods(db);
+  const moved = closes.filter((close) => close.timeZone !== config.models.reportingTimeZone);
+  if (moved.length === 0) return;
+  const zones = [...new Set(moved.map((close) => close.timeZone))].join(', ');
+  throw new ConfigError('models.reportingTimeZone', `is ${config.models.reportingTimeZone}, but the closed period${moved.length === 1 ? '' : 's'} ${moved.map((close) => close.label).join(', ')} ${moved.length === 1 ? 'was' : 'were'} cut in ${zones}: another zone would move ${moved.length === 1 ? 'its' : 'their'} boundaries`, {
+    hint: `set models.reportingTimeZone back to ${zones}, or reopen ${moved[0]!.label} first (exledger reopen --period ${moved[0]!.label} --reason …), which reopens every later closed period too; nothing was built`,
+  });
 }
 
 /**

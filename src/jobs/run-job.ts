@@ -10,6 +10,8 @@ import type { StreamDeclaration } from '../extract/stream.ts';
 import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
+import { Database } from '../store/database.ts';
+import { readCloseStatus, type CloseStatus } from '../close/close-status.ts';
 import type { PublishJobResult } from './publish-job.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
 import { buildJob, describeBuild, type BuildHooks } from './build-job.ts';
@@ -28,6 +30,8 @@ export interface RunOutputs {
   check?: TestResult[];
   reports?: ReportResult[];
   publish?: PublishJobResult;
+  /** The closed periods and pending adjustments after the build. */
+  closes?: CloseStatus;
 }
 
 /**
@@ -45,6 +49,11 @@ export interface LoadInfo {
   reports: string[] | null;
   /** Undeclared fields first seen in this run's sync (earlier ones: the sync's `drift`, `exledger status`). */
   newFields: SchemaDrift[] | null;
+  /**
+   * The adjustments to closed periods pending after the build, booked in the first open period
+   * (docs/operating.md "Closing a period"); null when the build did not run or no period is closed.
+   */
+  adjustments: { openPeriod: string; closed: string[]; figures: number; unknown: number; perMart: { mart: string; figures: number; unknown: number }[] } | null;
 }
 
 /** The load info of what the steps produced. */
@@ -65,7 +74,27 @@ export function loadInfoOf(outputs: Readonly<RunOutputs>): LoadInfo {
           },
     reports: outputs.reports === undefined ? null : outputs.reports.map((result) => path.resolve(result.file)),
     newFields: sync === undefined ? null : sync.drift.filter((field) => field.firstSeenRunId === sync.runId),
+    adjustments:
+      outputs.closes === undefined || outputs.closes.openPeriod === null
+        ? null
+        : {
+            openPeriod: outputs.closes.openPeriod,
+            closed: outputs.closes.closed.map((close) => close.label),
+            figures: outputs.closes.pending.reduce((sum, mart) => sum + mart.figures, 0),
+            unknown: outputs.closes.pending.reduce((sum, mart) => sum + mart.unknown, 0),
+            perMart: outputs.closes.pending,
+          },
   };
+}
+
+/** The closes and pending adjustments of a database (read-only). */
+async function readCloseStatusOf(file: string): Promise<CloseStatus> {
+  const db = await Database.open(file, { readOnly: true });
+  try {
+    return await readCloseStatus(db);
+  } finally {
+    db.close();
+  }
 }
 
 /** How a run ended: every step ok; some step partly done or failed; the sync failed whole; stopped by a signal. */
@@ -218,7 +247,11 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     const notes: string[] = [];
     const built = await step(
       'build',
-      () => buildJob(config, catalog.streams, { ...options.build, signal: options.signal }),
+      async () => {
+        const results = await buildJob(config, catalog.streams, { ...options.build, signal: options.signal });
+        outputs.closes = await readCloseStatusOf(config.db);
+        return results;
+      },
       (results) => {
         const failed = results.filter((result) => result.status !== 'ok');
         for (const result of failed) notes.push(`Model ${result.id} was ${result.status === 'failed' ? 'not rebuilt (it failed)' : 'skipped'} in this run: its figures are from the previous build.`);

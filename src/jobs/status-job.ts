@@ -9,6 +9,7 @@ import { publishedPath } from '../store/publish.ts';
 import { readStatus, type StreamStatus } from '../store/stream-status.ts';
 import { requireDatabase } from './paths.ts';
 import { readSyncState, type SyncState } from './sync-state.ts';
+import { readCloseStatus, type CloseStatus } from '../close/close-status.ts';
 
 /** What `exledger status` shows. */
 export interface StatusReport {
@@ -25,6 +26,8 @@ export interface StatusReport {
   holders: (LockHolder & { lock: 'run' | 'database' })[];
   /** What a sync is doing (its state file), or left when it was killed (`alive` false). */
   sync: { state: SyncState; alive: boolean; file: string } | null;
+  /** The closed periods and the adjustments pending in the first open period (from the same source as `streams`); null when none could be read. */
+  closes: CloseStatus | null;
 }
 
 /**
@@ -43,24 +46,24 @@ export async function statusJob(config: Readonly<Config>, streams: readonly Stre
   const sync = readSyncState(config.db);
   const publishedFile = path.resolve(publishedPath(config.db));
   try {
-    return { streams: await readFrom(config.db, streams), source: { kind: 'database', file: path.resolve(config.db), asOf: null }, publishedFile, holders, sync };
+    return { ...(await readFrom(config.db, streams)), source: { kind: 'database', file: path.resolve(config.db), asOf: null }, publishedFile, holders, sync };
   } catch (error) {
     if (!(error instanceof DatabaseBusyError) || holders.length === 0) throw error;
   }
-  if (!existsSync(publishedFile)) return { streams: [], source: null, publishedFile, holders, sync };
+  if (!existsSync(publishedFile)) return { streams: [], closes: null, source: null, publishedFile, holders, sync };
   try {
     const asOf = statSync(publishedFile).mtime.toISOString();
-    return { streams: await readFrom(publishedFile, streams), source: { kind: 'published copy', file: publishedFile, asOf }, publishedFile, holders, sync };
+    return { ...(await readFrom(publishedFile, streams)), source: { kind: 'published copy', file: publishedFile, asOf }, publishedFile, holders, sync };
   } catch {
     // Being replaced by a publish this instant, or not a database: the activity is still told.
-    return { streams: [], source: null, publishedFile, holders, sync };
+    return { streams: [], closes: null, source: null, publishedFile, holders, sync };
   }
 }
 
-async function readFrom(file: string, streams: readonly StreamDeclaration[]): Promise<StreamStatus[]> {
+async function readFrom(file: string, streams: readonly StreamDeclaration[]): Promise<{ streams: StreamStatus[]; closes: CloseStatus }> {
   const db = await Database.open(file, { readOnly: true });
   try {
-    return await readStatus(db, streams);
+    return { streams: await readStatus(db, streams), closes: await readCloseStatus(db) };
   } finally {
     db.close();
   }
