@@ -186,28 +186,82 @@ async function freezeAndRecord(
         const bytes = readFileSync(entry.file);
         return { ...entry, name: path.basename(entry.file), bytes, sha256: sha256(bytes) };
       });
-    const { version, frozen } = await db.transaction(async () => {
-      const previousTo = (await readClosedPeriods(db)).at(-1)?.to ?? null;
-      const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
-      const version = Number(next);
-      const frozen = await freezeMarts(db, version, previousTo, period.to);
-      const settings = await buildSettingsText(db);
-      await db.run('INSERT INTO settings.closed_periods VALUES ($1, $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8)', [version, period.label, config.reports.period, period.from, period.to, config.models.reportingTimeZone, closedAt, by]);
-      await db.run(
-        "INSERT INTO meta.period_closes VALUES ($1, 'close', $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8, $9, $10, $11, $12, NULL)",
-        [version, period.label, config.reports.period, period.from, period.to, config.models.reportingTimeZone, closedAt, by, note, settings, JSON.stringify(Object.fromEntries(stored.map((entry) => [entry.name, entry.sha256]))), JSON.stringify(frozen)],
-      );
-      for (const entry of stored) {
-        await db.run('INSERT INTO meta.closed_workbooks VALUES ($1, $2, $3, $4, $5, from_base64($6))', [version, entry.name, entry.report, entry.account, entry.sha256, entry.bytes.toString('base64')]);
-      }
-      return { version, frozen };
-    });
+    const { version, frozen } = await commitClose(db, { period, kind: config.reports.period, timeZone: config.models.reportingTimeZone, by, at: closedAt, note, files: stored });
     // Committed: the signed files take their place (were this interrupted, exledger report writes them again from the database).
     for (const entry of stored) renameSync(entry.file, path.join(config.reports.outDir, entry.name));
     return { version, period, closedAt, closedBy: by, note, frozen, files: stored.map((entry) => ({ file: path.join(config.reports.outDir, entry.name), sha256: entry.sha256 })) };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** A close as committed: the period, who, when, why, and the files written as closed. */
+export interface CloseRecord {
+  period: ReportPeriod;
+  kind: ClosePeriodKind;
+  timeZone: string;
+  by: string;
+  /** ISO instant. */
+  at: string;
+  note: string | null;
+  files: readonly { name: string; report: string; account: string | null; bytes: Buffer; sha256: string }[];
+}
+
+/**
+ * The close's transaction: freezes the marts up to the period's end (after the previous close's),
+ * records it in force (settings.closed_periods) and in the audit trail (meta.period_closes, with
+ * the build settings, the files' checksums and the rows frozen), and keeps the files' bytes
+ * (meta.closed_workbooks). All or nothing.
+ */
+export async function commitClose(db: Database, close: CloseRecord): Promise<{ version: number; frozen: Record<string, number> }> {
+  const { period, by, at, note, files } = close;
+  return db.transaction(async () => {
+    const previousTo = (await readClosedPeriods(db)).at(-1)?.to ?? null;
+    const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
+    const version = Number(next);
+    const frozen = await freezeMarts(db, version, previousTo, period.to);
+    const settings = await buildSettingsText(db);
+    await db.run('INSERT INTO settings.closed_periods VALUES ($1, $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8)', [version, period.label, close.kind, period.from, period.to, close.timeZone, at, by]);
+    await db.run(
+      "INSERT INTO meta.period_closes VALUES ($1, 'close', $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8, $9, $10, $11, $12, NULL)",
+      [version, period.label, close.kind, period.from, period.to, close.timeZone, at, by, note, settings, JSON.stringify(Object.fromEntries(files.map((file) => [file.name, file.sha256]))), JSON.stringify(frozen)],
+    );
+    for (const file of files) {
+      await db.run('INSERT INTO meta.closed_workbooks VALUES ($1, $2, $3, $4, $5, from_base64($6))', [version, file.name, file.report, file.account, file.sha256, file.bytes.toString('base64')]);
+    }
+    return { version, frozen };
+  });
+}
+
+/**
+ * The reopen's transaction: the close of `label` and every later one, newest first, each recorded
+ * as reopened (meta.period_closes), out of force (settings.closed_periods), their frozen rows out
+ * of schema closed. All or nothing. The closes undone, newest first, and the last version written.
+ */
+export async function commitReopen(db: Database, label: string, reopen: { by: string; at: string; reason: string }): Promise<{ undone: ClosedPeriod[]; version: number }> {
+  const closes = await readClosedPeriods(db);
+  const target = closes.find((close) => close.label === label);
+  if (target === undefined) {
+    throw new ConfigError('--period', `${label} is not closed${closes.length === 0 ? ' (no period is)' : `; the closed periods are ${closes.map((close) => close.label).join(', ')}`}`, { hint: 'name a closed period (exledger status lists them)' });
+  }
+  const undone = closes.filter((close) => close.to >= target.to).reverse();
+  const version = await db.transaction(async () => {
+    let version = 0;
+    for (const close of undone) {
+      const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
+      version = Number(next);
+      await db.run(
+        "INSERT INTO meta.period_closes VALUES ($1, 'reopen', $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8, $9, NULL, NULL, NULL, $10)",
+        [version, close.label, close.kind, close.from, close.to, close.timeZone, reopen.at, reopen.by, reopen.reason, close.version],
+      );
+      await db.run('DELETE FROM settings.closed_periods WHERE version = $1', [close.version]);
+      for (const { table_name: table } of await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'closed'")) {
+        await db.run(`DELETE FROM closed.${table} WHERE close_version = $1`, [close.version]);
+      }
+    }
+    return version;
+  });
+  return { undone, version };
 }
 
 /** Refuses a period at or before the latest closed one, before any work (read-only). */
@@ -329,28 +383,7 @@ export async function reopenJob(config: Readonly<Config>, streams: readonly Stre
     try {
       const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
       try {
-        const closes = await readClosedPeriods(db);
-        const target = closes.find((close) => close.label === period.label);
-        if (target === undefined) {
-          throw new ConfigError('--period', `${period.label} is not closed${closes.length === 0 ? ' (no period is)' : `; the closed periods are ${closes.map((close) => close.label).join(', ')}`}`, { hint: 'name a closed period (exledger status lists them)' });
-        }
-        const undone = closes.filter((close) => close.to >= target.to).reverse();
-        const version = await db.transaction(async () => {
-          let version = 0;
-          for (const close of undone) {
-            const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
-            version = Number(next);
-            await db.run(
-              "INSERT INTO meta.period_closes VALUES ($1, 'reopen', $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8, $9, NULL, NULL, NULL, $10)",
-              [version, close.label, close.kind, close.from, close.to, close.timeZone, at, by, reason, close.version],
-            );
-            await db.run('DELETE FROM settings.closed_periods WHERE version = $1', [close.version]);
-            for (const { table_name: table } of await db.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'closed'")) {
-              await db.run(`DELETE FROM closed.${table} WHERE close_version = $1`, [close.version]);
-            }
-          }
-          return version;
-        });
+        const { undone, version } = await commitReopen(db, period.label, { by, at, reason });
         result = { reopened: undone, version, reason, by, at };
       } finally {
         db.close();
