@@ -153,6 +153,8 @@ export function normaliseOutput(text: string, volatile: Volatile): string {
     return compactShown + (fraction === undefined ? '' : '.000Z') + tail;
   });
   result = result.replace(/\b(127\.0\.0\.1|localhost):\d+/g, `$1:${SHOWN_PORT}`);
+  // A workbook's SHA-256 (whole, or its first 12 digits): the workbook holds the time it was written.
+  result = result.replace(/\bSHA-256 [0-9a-f]{64}\b/g, 'SHA-256 <sha-256>').replace(/\bSHA-256 [0-9a-f]{12}…/g, 'SHA-256 <sha-256>…');
   result = result.replace(/\bpid (\d+)/g, `pid ${SHOWN_PID}`);
   result = result.replace(/(\s*)\b(\d+(?:\.\d+)?)( (?:MB|GB|KB|kB|B)\b)/g, (_match, space: string, size: string, unit: string) => `${space}${size.replace(/\d+/g, 'n')}${unit}`);
   result = result.replace(/( *)\b(\d+)(?:\.(\d+))?( ?)(s|ms)\b(?!\w)/g, (match, spaces: string, _whole: string, decimals: string | undefined, gap: string, unit: string, at: number, whole: string) => {
@@ -207,7 +209,7 @@ export function excerpt(text: string, head: number, tail: number): string {
 export const UNAVAILABLE_CAPTURES: ReadonlyMap<string, string> = new Map(SMALL_DISK_UNAVAILABLE === null ? [] : [['error-disk-full', SMALL_DISK_UNAVAILABLE]]);
 
 /** The commands whose --help the reference quotes ('' is `exledger --help`). */
-export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'export', 'docs', 'status', 'sql', 'sandbox', 'demo'] as const;
+export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'close', 'reopen', 'export', 'docs', 'status', 'sql', 'sandbox', 'demo'] as const;
 
 /** Runs the tasks, at most `size` at once; their results in order. */
 async function inPool<T>(tasks: readonly (() => Promise<T>)[], size: number): Promise<T[]> {
@@ -363,6 +365,22 @@ export async function captureOutputs(): Promise<Map<string, string>> {
       4,
     );
     raw.set('export-layout', listFiles(path.join(folder, 'export')).join('\n'));
+
+    // Closing October (docs/workbooks.md "Closing a period"): refused while days lack a price (BTC
+    // and ETH on days without a fill to derive it from), closed once the prices file has them, its
+    // workbooks written again as closed, a corrected price pending as adjustments in November, and
+    // October reopened.
+    const by = ['--by', 'Jane Doe'];
+    raw.set('close-refused', (await expectExit(session, ['close', '--period', SHOWN_PERIOD, ...by, '--quiet'], 1)).stderr);
+    const days = readFileSync(path.join(folder, 'prices.csv'), 'utf8').split('\n').slice(1).filter((line) => line !== '').map((line) => line.slice(0, 10));
+    const prices = `${readFileSync(path.join(folder, 'prices.csv'), 'utf8')}${days.map((day) => `${day},BTC,USD,61234.5\n${day},ETH,USD,2345.67\n`).join('')}`;
+    writeFileSync(path.join(folder, 'prices.csv'), prices);
+    raw.set('close', (await expectExit(session, ['close', '--period', SHOWN_PERIOD, ...by, '--note', 'signed by the CFO, ticket FIN-123', '--quiet'], 0)).stdout);
+    raw.set('report-closed', (await expectExit(session, ['report', 'all', '--period', SHOWN_PERIOD], 0)).stdout);
+    writeFileSync(path.join(folder, 'prices.csv'), prices.replace(/^2026-10-14,USDT,USD,.*$/m, '2026-10-14,USDT,USD,0.9871'));
+    await expectExit(session, ['build', '--quiet'], 0);
+    raw.set('status-closed', linesFrom((await expectExit(session, ['status'], 0)).stdout, /^closed periods:/));
+    raw.set('reopen', (await expectExit(session, ['reopen', '--period', SHOWN_PERIOD, '--reason', 'a corrected USDT price for 14 October', ...by], 0)).stdout);
 
     // What the sync notices and what it refuses: the exchange's answers through a proxy in a
     // process of its own that rewrites them (a new field; a quantity no DECIMAL holds), each into

@@ -95,6 +95,14 @@ describe('closing a month: figures that stay as signed, late changes booked as a
     const [record] = await query<{ checksums: string; acted_by: string; build_settings: string }>(db(), "SELECT checksums, acted_by, build_settings FROM meta.period_closes WHERE action = 'close'");
     expect(JSON.parse(record!.checksums)).toEqual(signed);
     expect(record!.build_settings).toContain('cost methods fifo, average');
+    // A reporting zone that would move October's boundaries is refused while it is closed.
+    const moved = await cli(['build', '--time-zone', 'Europe/London']);
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toMatch(/^error: models\.reportingTimeZone: is Europe\/London, but the closed period 2026-10 was cut in UTC: another zone would move its boundaries\n {2}fix: set models\.reportingTimeZone back to UTC, or reopen 2026-10 first/);
+    // Who closes must be known: without --by and with no login in the environment, the close is refused naming --by.
+    const nobody = await cli(['close', '--period', '2026-11']);
+    expect(nobody.code).toBe(2);
+    expect(nobody.stderr).toMatch(/^error: --by: say who closes or reopens/);
     // Closing it (or an earlier month) again is refused, and changes nothing.
     const again = await cli(['close', '--period', '2026-09', '--by', 'x']);
     expect(again.code).toBe(2);

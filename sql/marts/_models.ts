@@ -344,7 +344,7 @@ export default declareModels('marts', [
   {
     name: 'period_adjustments',
     tags: ['closing', 'report'],
-    description: 'Prior-period adjustments: each figure of a closed period that differs now from its figure as closed, per mart, key, day or month and measure, booked in the first open period (docs/operating.md "Closing a period"); empty while no period is closed.',
+    description: 'Prior-period adjustments: each figure of a closed period that differs now from its figure as closed, per mart, key, day or month and measure, booked in the first open period (docs/workbooks.md "Closing a period"); empty while no period is closed.',
     grain: 'one row per account, mart, key, day or month of a closed period, measure and period booked in: each change of a closed figure, pending in the first open period or frozen with the period it was booked in',
     key: ['account', 'mart', 'key_json', 'adjusted_date', 'measure', 'booked_from'],
     closing: { notFrozen: 'its rows booked in a period are frozen with that period (closed.period_adjustments), as part of its figures' },

@@ -1,4 +1,4 @@
-// The journal as posted (docs/operating.md "Closing a period"): in closed periods, the lines as
+// The journal as posted (docs/workbooks.md "Closing a period"): in closed periods, the lines as
 // closed (closed.journal_entries, adjusting entries included); then, on the first day of the first
 // open period, an adjusting entry per closed entry whose lines changed since (from
 // marts.period_adjustments: a line per ledger account whose balance changed, debits first; an

@@ -1,4 +1,4 @@
-// Prior-period adjustments (docs/operating.md "Closing a period"): for every mart a close freezes
+// Prior-period adjustments (docs/workbooks.md "Closing a period"): for every mart a close freezes
 // (its declaration's `closing`), per account, key, day or month of a closed period and measure,
 // the difference between its figure now and its figure as closed (the rows frozen in closed.<mart>
 // plus the adjustments already frozen by later closes, closed.period_adjustments), booked in the

@@ -9,6 +9,11 @@ import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { displayPath, formatModelResult, formatReportResult } from './result-text.ts';
 
+/** An instant to the second, as status and the workbooks show closes: 2026-11-02T09:14:05Z. */
+function secondsOf(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
+}
+
 /** `exledger close`. */
 export const closeCommand = defineCommand({
   command: 'close',
@@ -35,7 +40,7 @@ export const closeCommand = defineCommand({
       },
     );
     const frozen = Object.values(result.frozen).reduce((sum, rows) => sum + rows, 0);
-    output.summary(`closed ${result.period.label} (${result.period.from} to ${result.period.to}) on ${result.closedAt} by ${result.closedBy}${result.note === null ? '' : `: ${result.note}`}`);
+    output.summary(`closed ${result.period.label} (${result.period.from} to ${result.period.to}) on ${secondsOf(result.closedAt)} by ${result.closedBy}${result.note === null ? '' : `: ${result.note}`}`);
     output.summary(`  build: ${result.build}; checks: ${formatCount(result.checks)} passed; ${countOf(frozen, 'row')} frozen in schema closed (close ${result.version})`);
     for (const file of result.files) output.summary(`  ${displayPath(file.file)}  SHA-256 ${file.sha256}`);
     return { exitCode: EXIT.ok, details: result as unknown as Record<string, unknown> };
@@ -58,7 +63,7 @@ export const reopenCommand = defineCommand({
       reason: args.reason === undefined ? undefined : String(args.reason),
       ...(args.by === undefined ? {} : { by: String(args.by) }),
     });
-    for (const close of result.reopened) output.summary(`reopened ${close.label} (closed on ${close.closedAt} by ${close.closedBy}) on ${result.at} by ${result.by}: ${result.reason}`);
+    for (const close of result.reopened) output.summary(`reopened ${close.label} (closed on ${close.closedAt} by ${close.closedBy}) on ${secondsOf(result.at)} by ${result.by}: ${result.reason}`);
     output.summary(`  its figures are live again; its signed workbooks and their checksums stay in meta.period_closes and meta.closed_workbooks`);
     return { exitCode: EXIT.ok, details: result as unknown as Record<string, unknown> };
   },

@@ -28,7 +28,7 @@ dayjs.extend(utc);
 dayjs.extend(timezone);
 
 /**
- * Closing a period (docs/operating.md "Closing a period"): the controller's signature, kept by
+ * Closing a period (docs/workbooks.md "Closing a period"): the controller's signature, kept by
  * the database. A close freezes the marts' figures up to the period's end (schema closed), writes
  * the period's workbooks as closed and keeps them byte for byte, and records who, when, why and
  * with which settings (meta.period_closes); later changes to those figures are adjustments in the
@@ -333,7 +333,7 @@ async function freezeMarts(db: Database, version: number, previousTo: string | n
       await db.run(`CREATE TABLE closed.${name} AS SELECT ${kept.join(', ')}, CAST(NULL AS INTEGER) AS close_version FROM ${mart} WHERE false`);
       const declaration = declarations.get(mart);
       const comments = [
-        `COMMENT ON TABLE closed.${name} IS ${sqlString(`${mart} as closed: its rows up to the end of each closed period, frozen by that close (docs/operating.md "Closing a period")${declaration === undefined ? '' : `. ${declaration.description}`}`)}`,
+        `COMMENT ON TABLE closed.${name} IS ${sqlString(`${mart} as closed: its rows up to the end of each closed period, frozen by that close (docs/workbooks.md "Closing a period")${declaration === undefined ? '' : `. ${declaration.description}`}`)}`,
         ...kept.map((column) => {
           const declared = declaration?.columns.find((candidate) => candidate.name === column);
           return `COMMENT ON COLUMN closed.${name}.${column} IS ${sqlString(declared === undefined ? `As ${mart}.${column}` : columnComment(declared))}`;

@@ -259,7 +259,7 @@ export const ADJUSTMENTS_SHEET = 'Adjustments to closed periods';
 
 /**
  * The sheet of a report's adjustments to closed periods: the changes, since their close, of the
- * figures of the marts it reads, booked in the workbook's period (docs/operating.md "Closing a period").
+ * figures of the marts it reads, booked in the workbook's period (docs/workbooks.md "Closing a period").
  */
 export function adjustmentsSheet(marts: readonly string[]): SheetSpec {
   return {

@@ -111,7 +111,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
       if (!accounts.includes(scope.account)) throw unknownAccount(scope.account, accounts);
     }
     removeLeftoverWorkbooks(config.reports.outDir);
-    // A closed period's workbooks are the ones its close wrote, byte for byte (docs/operating.md "Closing a period").
+    // A closed period's workbooks are the ones its close wrote, byte for byte (docs/workbooks.md "Closing a period").
     const close = (await readClosedPeriods(db)).find((candidate) => candidate.label === period.label && candidate.from === period.from && candidate.to === period.to);
     const results: ReportResult[] = [];
     for (const report of reports) {

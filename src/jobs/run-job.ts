@@ -51,7 +51,7 @@ export interface LoadInfo {
   newFields: SchemaDrift[] | null;
   /**
    * The adjustments to closed periods pending after the build, booked in the first open period
-   * (docs/operating.md "Closing a period"); null when the build did not run or no period is closed.
+   * (docs/workbooks.md "Closing a period"); null when the build did not run or no period is closed.
    */
   adjustments: { openPeriod: string; closed: string[]; figures: number; unknown: number; perMart: { mart: string; figures: number; unknown: number }[] } | null;
 }

@@ -56,7 +56,7 @@ const modelSchema = z
       .refine((tags) => new Set(tags).size === tags.length, 'a tag is given twice')
       .optional(),
     /**
-     * How a mart is closed (docs/operating.md "Closing a period"): its rows up to a closed
+     * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
      * period's end are frozen in `closed.<name>`, and a later difference between its live rows
      * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and
      * measure. Or `notFrozen`: why the mart has no figure a close freezes. Marts only.

@@ -6,7 +6,7 @@ import type { Database } from './database.ts';
 dayjs.extend(utc);
 
 /**
- * Closed periods (docs/operating.md "Closing a period"): the periods the controller closed, in
+ * Closed periods (docs/workbooks.md "Closing a period"): the periods the controller closed, in
  * force (settings.closed_periods, which the models read), every close and reopen ever made
  * (meta.period_closes, the audit trail), and the workbooks each close wrote, byte for byte
  * (meta.closed_workbooks). Schema `closed` holds the marts' rows as each close froze them.
