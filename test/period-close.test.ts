@@ -117,9 +117,16 @@ describe('closing a month: figures that stay as signed, late changes booked as a
     const prices = readFileSync(path.join(dir, 'prices.csv'), 'utf8');
     expect(prices).toContain(`${CORRECTED_DAY},USDT,USD,`);
     writeFileSync(path.join(dir, 'prices.csv'), prices.replace(new RegExp(`^${CORRECTED_DAY},USDT,USD,.*$`, 'm'), `${CORRECTED_DAY},USDT,USD,0.9871`));
-    const night = await cli(['run', '--period', '2026-10']);
+    const night = await cli(['run', '--period', '2026-10', '--json']);
     ok(night, 'the night of 10 November');
-    expect(night.stdout).toMatch(/^ {2}adjustments {2}\d+ figures of closed periods changed since their close, booked in 2026-11: .*marts\.spot_realized_pnl_monthly \d+/m);
+    const loadInfo = (JSON.parse(night.stdout) as { loadInfo: { adjustments: { openPeriod: string; closed: string[]; figures: number; unknown: number; perMart: { mart: string; figures: number }[] } } }).loadInfo;
+    expect(loadInfo.adjustments).toMatchObject({ openPeriod: '2026-11', closed: ['2026-10'], unknown: 0 });
+    expect(loadInfo.adjustments.perMart.find((mart) => mart.mart === 'marts.spot_realized_pnl_monthly')?.figures).toBeGreaterThan(0);
+    // The published copy shows the figures as closed beside the live ones, every column commented.
+    const published = path.join(dir, 'data', 'ledger.published.duckdb');
+    expect((await query<{ n: string }>(published, "SELECT count(*) AS n FROM closed.spot_realized_pnl_monthly"))[0]!.n).not.toBe('0');
+    expect(await query(published, "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'closed' AND (comment IS NULL OR comment = '')")).toEqual([]);
+    expect((await query<{ n: string }>(published, "SELECT count(*) AS n FROM duckdb_columns() WHERE schema_name = 'closed'"))[0]!.n).not.toBe('0');
     expect(october()).toEqual(signed);
     ok(await cli(['report', 'all', '--period', '2026-10']), 'report October again');
     expect(october()).toEqual(signed);
@@ -231,7 +238,9 @@ describe('closing a month: figures that stay as signed, late changes booked as a
     expect(close.code, close.stderr).toBe(4);
     expect(close.stderr).toMatch(/^error: .*ledger\.duckdb\.run: is in use by another exledger run \(pid \d+/);
     expect(reopen.code, reopen.stderr).toBe(4);
-    ok(await run.done, 'the run');
+    const ran = await run.done;
+    ok(ran, 'the run');
+    expect(ran.stdout).toMatch(/^ {2}adjustments {2}none to closed periods pending in 2026-11$/m);
     expect(await trail()).toBe(before);
     expect(await query(db(), "SELECT period_label FROM settings.closed_periods")).toEqual([{ period_label: '2026-10' }]);
   }, 300_000);
