@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withAdjustments } from '../src/export/report-definition.ts';
 import { REPORTS } from '../reports/index.ts';
 import { ConfigError } from '../src/errors.ts';
 import { buildModels } from '../src/models/build.ts';
@@ -93,7 +94,8 @@ describe('selecting models of the project', () => {
   });
 
   it('tag:report is exactly the marts the workbooks read; tag:spot holds the spot models of both declared layers', () => {
-    const read = new Set(REPORTS.flatMap((report) => [...report.sheets.map((sheet) => sheet.mart), report.chart.mart]));
+    // Once a period is closed, every workbook also reads the adjustments to closed periods (withAdjustments).
+    const read = new Set(REPORTS.map(withAdjustments).flatMap((report) => [...report.sheets.map((sheet) => sheet.mart), report.chart.mart]));
     expect(sorted(select('tag:report'))).toEqual(sorted(read));
     const spot = select('tag:spot');
     expect(spot).toContain('intermediate.int_spot_trades');
@@ -107,7 +109,7 @@ describe('selecting models of the project', () => {
     const unknown = selectionError(['marts.fees_montly']);
     expect(unknown.key).toBe('--select');
     expect(unknown.message).toBe('--select: "marts.fees_montly" is not a model of the project (no such file in sql/<layer>/)');
-    expect(unknown.hint).toMatch(/^select with model \(fees_monthly, or marts\.fees_monthly\), \+model \(with its ancestors\), model\+ \(with its descendants\), \+model\+, layer:staging\|intermediate\|marts, tag:<tag> \(tags: affiliate, balances, fees, futures, journal, prices, report, spot\)/);
+    expect(unknown.hint).toMatch(/^select with model \(fees_monthly, or marts\.fees_monthly\), \+model \(with its ancestors\), model\+ \(with its descendants\), \+model\+, layer:staging\|intermediate\|marts, tag:<tag> \(tags: affiliate, balances, closing, fees, futures, journal, prices, report, spot\)/);
     expect(selectionError(['layer:mart']).message).toBe('--select: "layer:mart" is not a layer; the layers are layer:staging, layer:intermediate, layer:marts');
     expect(selectionError(['tag:nope']).message).toBe('--select: "tag:nope" matches no model (no declaration carries the tag)');
     expect(selectionError(['path:sql/marts']).message).toBe('--select: "path:sql/marts" has an unknown method "path:" (the methods are layer: and tag:)');
