@@ -120,7 +120,7 @@ describe('Summary and print setup of the workbooks of a synced sandbox history',
     if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
   });
 
-  it('prints every sheet landscape, one page wide, with the report and period in the header and the sheet and page n of m in the footer', () => {
+  it('prints every sheet landscape, one page wide, with the report, draft and period in the header and the sheet and page n of m in the footer', () => {
     for (const report of REPORTS) {
       const { workbook, parts, result } = written.get(report.name)!;
       const sheets = sheetsInOrder(parts);
@@ -134,10 +134,10 @@ describe('Summary and print setup of the workbooks of a synced sandbox history',
         expect(pageSetup).toContain('paperSize="9"');
         expect(pageSetup).toContain('fitToWidth="1"');
         expect(pageSetup).toContain('fitToHeight="0"');
-        // Excel's codes, XML-escaped: &L left, &R right, &A the sheet, &P the page, &N the pages.
+        // Excel's codes, XML-escaped: &L left, &C centre (the period is a draft: not closed), &R right, &A the sheet, &P the page, &N the pages.
         const header = /<oddHeader>(.*?)<\/oddHeader>/.exec(xml)?.[1];
         const footer = /<oddFooter>(.*?)<\/oddFooter>/.exec(xml)?.[1];
-        expect(header, where).toBe(`&amp;L${report.title} (${report.name})&amp;RPeriod ${period.label}: ${period.from} to ${period.to}`);
+        expect(header, where).toBe(`&amp;L${report.title} (${report.name})&amp;CDraft: not closed&amp;RPeriod ${period.label}: ${period.from} to ${period.to}`);
         expect(footer, where).toBe('&amp;L&amp;A&amp;RPage &amp;P of &amp;N');
         // And as exceljs reads it back.
         const sheet = workbook.getWorksheet(name)!;
