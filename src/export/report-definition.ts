@@ -271,10 +271,10 @@ export function adjustmentsSheet(marts: readonly string[]): SheetSpec {
     columns: [
       { column: 'account', header: 'Account', format: 'text' },
       { column: 'closed_period', header: 'Closed period', format: 'text' },
-      { column: 'mart', header: 'Mart', format: 'text', width: 24 },
+      { column: 'mart', header: 'Mart', format: 'text', width: 32 },
       { column: 'figure_key', header: 'Figure of', format: 'text', width: 34 },
       { column: 'adjusted_date', header: 'Day or month', format: 'date' },
-      { column: 'measure', header: 'Measure', format: 'text', width: 16 },
+      { column: 'measure', header: 'Measure', format: 'text', width: 19 },
       { column: 'coin', header: 'Coin', format: 'text' },
       { column: 'as_closed', header: 'As closed', format: 'amount', coinColumn: 'coin' },
       { column: 'live', header: 'Now', format: 'amount', coinColumn: 'coin' },
