@@ -60,8 +60,14 @@ describe('settings and the models built with them', () => {
     cpSync(SQL_DIR, broken, { recursive: true });
     writeFileSync(path.join(broken, 'marts', 'fees_daily.sql'), "select error('broken on purpose') as fee_date");
     const paris = await buildModels(db, { ...DEFAULT_MODEL_SETTINGS, reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] }, { sqlDir: broken });
-    // The journal reads fees_daily: skipped, it keeps its UTC tables too.
-    expect(paris.filter((result) => result.status !== 'ok').map((result) => `${result.id} ${result.status}`)).toEqual(['marts.fees_daily failed', 'marts.journal_sources skipped', 'marts.journal_entries skipped']);
+    // The journal and the adjustments to closed periods read fees_daily: skipped, they keep their UTC tables too.
+    expect(paris.filter((result) => result.status !== 'ok').map((result) => `${result.id} ${result.status}`)).toEqual([
+      'marts.fees_daily failed',
+      'marts.journal_sources skipped',
+      'marts.journal_lines_live skipped',
+      'marts.period_adjustments skipped',
+      'marts.journal_entries skipped',
+    ]);
 
     const builds = await db.all<{ model: string; time_zone: string }>("SELECT model, time_zone FROM settings.model_builds WHERE model IN ('marts.fees_daily', 'marts.fees_monthly', 'marts.spot_realized_pnl_monthly') ORDER BY model");
     expect(builds).toEqual([
