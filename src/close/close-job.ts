@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
@@ -18,7 +18,7 @@ import { loadProject } from '../models/project.ts';
 import { ADJUSTMENT_COLUMNS, CLOSING_SPECS } from '../../sql/marts/period_adjustments.ts';
 import { columnComment, sqlString } from '../store/comments.ts';
 import { Database } from '../store/database.ts';
-import { DatabaseLock } from '../store/lock.ts';
+import { DatabaseLock, isProcessAlive } from '../store/lock.ts';
 import { hasClosedTable, readClosedPeriods, type ClosedPeriod, type ClosePeriodKind } from '../store/period-closes.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
@@ -158,7 +158,13 @@ async function freezeAndRecord(
   const { period, by, note, now } = close;
   const closedAt = now.toISOString();
   const accounts = await readSyncedAccounts(db);
-  const folder = mkdtempSync(path.join(config.reports.outDir, '.close-'));
+  // The workbooks' own folder: .close-<pid>-…, removed at the end; one a killed close left is removed here.
+  mkdirSync(config.reports.outDir, { recursive: true });
+  for (const name of readdirSync(config.reports.outDir)) {
+    const owner = /^\.close-(\d+)-/.exec(name);
+    if (owner !== null && !isProcessAlive(Number(owner[1]))) rmSync(path.join(config.reports.outDir, name), { recursive: true, force: true });
+  }
+  const folder = mkdtempSync(path.join(config.reports.outDir, `.close-${process.pid}-`));
   try {
     // Written from the figures about to be frozen; several accounts: each account's too.
     const results: ReportResult[] = [];
@@ -289,6 +295,8 @@ async function readinessReasons(db: Database, config: Readonly<Config>, streams:
   const endMs = periodEndMs(period, config.models.reportingTimeZone) + config.sync.lookbackDays * 86_400_000;
   const history = streams.filter((stream) => stream.kind === 'history');
   for (const status of await readStatus(db, history)) {
+    // A stream with nothing to read (no spot symbol traded) whose last sync was ok covers every period.
+    if (status.partitions === 0 && status.lastStatus === 'ok') continue;
     if (status.coveredUntil === null || Date.parse(status.coveredUntil) < endMs) {
       reasons.push(`${status.account}/${status.stream} is synced until ${status.coveredUntil ?? 'never'}, not through ${new Date(endMs).toISOString()} (the period's end plus sync.lookbackDays ${config.sync.lookbackDays}): run exledger sync`);
     }
