@@ -120,7 +120,7 @@ describe('the model runner', () => {
   it('keeps one settings.model_builds row per model, and takes the key off an earlier version\'s table', async () => {
     await freshDb();
     // As versions before the full-disk fix created it: a PRIMARY KEY on model.
-    await db.run('CREATE SCHEMA settings');
+    await db.run('CREATE SCHEMA IF NOT EXISTS settings');
     await db.run(
       'CREATE TABLE settings.model_builds (model VARCHAR PRIMARY KEY, time_zone VARCHAR NOT NULL, cost_methods VARCHAR[] NOT NULL, opening_positions VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, pooling VARCHAR)',
     );
