@@ -146,10 +146,11 @@ export function normaliseOutput(text: string, volatile: Volatile): string {
     return SHOWN_INSTANT.slice(0, 19) + (fraction === '' ? '' : `.${'0'.repeat(fraction.length - 1)}`) + 'Z';
   });
   const compactShown = SHOWN_INSTANT.slice(0, 19).replaceAll('-', '').replaceAll(':', '');
-  result = result.replace(/\b(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\.\d{3}Z)?(-[0-9a-f]{6}\b|-\d+(?=\.log))?/g, (compact, y, mo, d, h, mi, s, fraction: string | undefined, suffix: string | undefined) => {
+  // A run id's random suffix (6 hex digits, all of them decimal now and then) or a log name's pid (before .log).
+  result = result.replace(/\b(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\.\d{3}Z)?(?:(-\d+(?=\.log))|(-[0-9a-f]{6}\b))?/g, (compact, y, mo, d, h, mi, s, fraction: string | undefined, pid: string | undefined, runSuffix: string | undefined) => {
     const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
     if (!isRunTime(ms)) return compact;
-    const tail = suffix === undefined ? '' : /^-\d+$/.test(suffix) ? `-${SHOWN_PID}` : '-3fa2c1';
+    const tail = pid !== undefined ? `-${SHOWN_PID}` : runSuffix !== undefined ? '-3fa2c1' : '';
     return compactShown + (fraction === undefined ? '' : '.000Z') + tail;
   });
   result = result.replace(/\b(127\.0\.0\.1|localhost):\d+/g, `$1:${SHOWN_PORT}`);

@@ -52,6 +52,7 @@ describe('marked blocks (scripts/docs-outputs.ts)', () => {
     const text = [
       'exledger run: database /tmp/exledger-docs-Ab12/data/x.duckdb, log /tmp/exledger-docs-Ab12/logs/run-20261126T182723.434Z-10516.log',
       'sync 20261126T182616-5518c5: ok, 365 windows, 12 streams',
+      'drift in main/spot_fills: (first seen 2026-11-26T18:26:16.161Z, sync 20261126T182616-551815)',
       'synced until 2026-11-26T18:26:16.161Z, history to 2026-10-20T00:00:00.000Z, a fill at 2026-09-22T09:17:31.831Z',
       '[ 1/45] ok      macros/dates      macro   0.01 s',
       '[ 2/45] ok      macros/exact      macro  12.31 s',
@@ -62,6 +63,7 @@ describe('marked blocks (scripts/docs-outputs.ts)', () => {
     expect(normaliseOutput(text, volatile).split('\n')).toEqual([
       'exledger run: database /srv/exledger/data/x.duckdb, log /srv/exledger/logs/run-20261102T021500.000Z-4242.log',
       'sync 20261102T021500-3fa2c1: ok, 365 windows, 12 streams',
+      'drift in main/spot_fills: (first seen 2026-11-02T02:15:00.000Z, sync 20261102T021500-3fa2c1)',
       'synced until 2026-11-02T02:15:00.000Z, history to 2026-10-20T00:00:00.000Z, a fill at 2026-09-22T09:17:31.831Z',
       '[ 1/45] ok      macros/dates      macro  n.nn s',
       '[ 2/45] ok      macros/exact      macro  n.nn s',
