@@ -46,11 +46,6 @@ export interface WriteReportOptions {
   onProgress?: (sheet: string, written: number, total: number) => void;
   /** The period is being closed (exledger close): its workbook says "Closed on … by …". @default a draft */
   closed?: { at: string; by: string };
-  /**
-   * Where the workbook is written: this file, renamed into place by the caller (exledger close
-   * keeps its workbooks out of the folder until the close is committed). @default outDir/<report>-<period>[-<account>].xlsx
-   */
-  file?: string;
 }
 
 /** One detail sheet as written. */
@@ -112,8 +107,8 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
 
   // An account's workbook never takes the consolidated one's name (nor another account's).
   const base = `${report.name}-${options.period.label}${account === undefined ? '' : `-${account}`}`;
-  const file = options.file ?? path.join(options.outDir, `${base}.xlsx`);
-  const folder = path.dirname(file);
+  const folder = options.outDir;
+  const file = path.join(folder, `${base}.xlsx`);
   const temporary = path.join(folder, `.${base}.xlsx.tmp-${process.pid}`);
   const csvFile = path.join(folder, `${base}.csv`);
   const csvTemporary = path.join(folder, `.${base}.csv.tmp-${process.pid}`);
