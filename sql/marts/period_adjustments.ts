@@ -62,7 +62,6 @@ function journalLive(frozen: boolean): string {
 
 /** The adjustments of one mart, as rows of marts.period_adjustments ($1 last closed day, $2 first open day, $3 its period's label). */
 export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean): string {
-  if (spec.measures.length === 0) return '';
   const name = spec.mart.slice('marts.'.length);
   const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen) : spec.live;
   // The journal's adjusting lines are compared through closed.period_adjustments, not as lines of their own.

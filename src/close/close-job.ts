@@ -1,31 +1,25 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import dayjs from 'dayjs';
-import utc from 'dayjs/plugin/utc.js';
-import timezone from 'dayjs/plugin/timezone.js';
 import { actorFromEnvironment, type Config } from '../config/config.ts';
 import { countOf } from '../count-text.ts';
 import { ConfigError, DataError, ExledgerError } from '../errors.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
-import { parsePeriod, type ReportPeriod } from '../export/period.ts';
+import { parsePeriod, periodEdgesMs, type ReportPeriod } from '../export/period.ts';
 import { writeReport, type ReportResult } from '../export/write-report.ts';
 import { buildJob, describeBuild, type BuildHooks } from '../jobs/build-job.ts';
 import { checkJob, type CheckHooks } from '../jobs/check-job.ts';
 import { refusePublishedCopy, requireDatabase, requireOutputFolder } from '../jobs/paths.ts';
-import type { ReportCatalog } from '../jobs/report-job.ts';
+import { removeLeftoverWorkbooks, type ReportCatalog } from '../jobs/report-job.ts';
 import { describeBuildSettings, type BuildSettingsRow } from '../models/settings.ts';
 import { loadProject } from '../models/project.ts';
 import { ADJUSTMENT_COLUMNS, CLOSING_SPECS } from '../../sql/marts/period_adjustments.ts';
-import { columnComment, sqlString } from '../store/comments.ts';
+import { writeComments } from '../store/comments.ts';
 import { Database } from '../store/database.ts';
-import { DatabaseLock, isProcessAlive } from '../store/lock.ts';
+import { DatabaseLock } from '../store/lock.ts';
 import { hasClosedTable, readClosedPeriods, type ClosedPeriod, type ClosePeriodKind } from '../store/period-closes.ts';
 import { readStatus } from '../store/stream-status.ts';
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { sha256 } from './closed-workbooks.ts';
-
-dayjs.extend(utc);
-dayjs.extend(timezone);
 
 /**
  * Closing a period (docs/workbooks.md "Closing a period"): the controller's signature, kept by
@@ -61,7 +55,7 @@ export function closePeriodOf(label: string | undefined, kind: ClosePeriodKind):
   const period = parsePeriod(label);
   const kindOf = /^\d{4}-\d{2}$/.test(period.label) ? 'month' : /^\d{4}-Q\d$/i.test(period.label) ? 'quarter' : 'year';
   if (kindOf !== kind) throw new ConfigError('--period', `${label} is a ${kindOf}, and periods are closed by ${kind} (reports.period): e.g. --period ${example}`);
-  return { ...period, label: period.label.toUpperCase() };
+  return period;
 }
 
 /** What a close did. */
@@ -90,11 +84,6 @@ export interface CloseRequest {
   build?: BuildHooks;
   check?: CheckHooks;
   onWorkbook?: (result: ReportResult) => void;
-}
-
-/** The instant a period ends: midnight after its last day, in the reporting zone (epoch ms). */
-function periodEndMs(period: Pick<ReportPeriod, 'to'>, timeZone: string): number {
-  return dayjs.tz(`${period.to} 00:00:00`, timeZone).add(1, 'day').valueOf();
 }
 
 /**
@@ -160,10 +149,7 @@ async function freezeAndRecord(
   const accounts = await readSyncedAccounts(db);
   // The workbooks' own folder: .close-<pid>-…, removed at the end; one a killed close left is removed here.
   mkdirSync(config.reports.outDir, { recursive: true });
-  for (const name of readdirSync(config.reports.outDir)) {
-    const owner = /^\.close-(\d+)-/.exec(name);
-    if (owner !== null && !isProcessAlive(Number(owner[1]))) rmSync(path.join(config.reports.outDir, name), { recursive: true, force: true });
-  }
+  removeLeftoverWorkbooks(config.reports.outDir);
   const folder = mkdtempSync(path.join(config.reports.outDir, `.close-${process.pid}-`));
   try {
     // Written from the figures about to be frozen; several accounts: each account's too.
@@ -213,6 +199,12 @@ export interface CloseRecord {
   files: readonly { name: string; report: string; account: string | null; bytes: Buffer; sha256: string }[];
 }
 
+/** The version of the next close or reopen in the audit trail (meta.period_closes). */
+async function nextVersion(db: Database): Promise<number> {
+  const [row] = await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes');
+  return Number(row!.next);
+}
+
 /**
  * The close's transaction: freezes the marts up to the period's end (after the previous close's),
  * records it in force (settings.closed_periods) and in the audit trail (meta.period_closes, with
@@ -223,8 +215,7 @@ export async function commitClose(db: Database, close: CloseRecord): Promise<{ v
   const { period, by, at, note, files } = close;
   return db.transaction(async () => {
     const previousTo = (await readClosedPeriods(db)).at(-1)?.to ?? null;
-    const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
-    const version = Number(next);
+    const version = await nextVersion(db);
     const frozen = await freezeMarts(db, version, previousTo, period.to);
     const settings = await buildSettingsText(db);
     await db.run('INSERT INTO settings.closed_periods VALUES ($1, $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8)', [version, period.label, close.kind, period.from, period.to, close.timeZone, at, by]);
@@ -254,8 +245,7 @@ export async function commitReopen(db: Database, label: string, reopen: { by: st
   const version = await db.transaction(async () => {
     let version = 0;
     for (const close of undone) {
-      const [{ next }] = (await db.all<{ next: number }>('SELECT coalesce(max(version), 0) + 1 AS next FROM meta.period_closes')) as [{ next: number }];
-      version = Number(next);
+      version = await nextVersion(db);
       await db.run(
         "INSERT INTO meta.period_closes VALUES ($1, 'reopen', $2, $3, CAST($4 AS DATE), CAST($5 AS DATE), $6, CAST($7 AS TIMESTAMPTZ), $8, $9, NULL, NULL, NULL, $10)",
         [version, close.label, close.kind, close.from, close.to, close.timeZone, reopen.at, reopen.by, reopen.reason, close.version],
@@ -292,7 +282,7 @@ async function refuseEarlierPeriods(config: Readonly<Config>, period: ReportPeri
  */
 async function readinessReasons(db: Database, config: Readonly<Config>, streams: readonly StreamDeclaration[], period: ReportPeriod): Promise<string[]> {
   const reasons: string[] = [];
-  const endMs = periodEndMs(period, config.models.reportingTimeZone) + config.sync.lookbackDays * 86_400_000;
+  const endMs = (await periodEdgesMs(db, period, config.models.reportingTimeZone)).endMs + config.sync.lookbackDays * 86_400_000;
   const history = streams.filter((stream) => stream.kind === 'history');
   for (const status of await readStatus(db, history)) {
     // A stream with nothing to read (no spot symbol traded) whose last sync was ok covers every period.
@@ -335,26 +325,28 @@ async function freezeMarts(db: Database, version: number, previousTo: string | n
   ];
   for (const { mart, where } of targets) {
     const name = mart.slice('marts.'.length);
-    const columns = (await db.all<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'marts' AND table_name = $1 ORDER BY ordinal_position", [name])).map((row) => row.column_name);
-    const kept = mart === 'marts.period_adjustments' ? ADJUSTMENT_COLUMNS.split(', ') : columns;
+    const types = new Map((await db.all<{ column_name: string; data_type: string }>("SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'marts' AND table_name = $1 ORDER BY ordinal_position", [name])).map((row) => [row.column_name, row.data_type]));
+    const kept = mart === 'marts.period_adjustments' ? ADJUSTMENT_COLUMNS.split(', ') : [...types.keys()];
     if (!(await hasClosedTable(db, name))) {
       await db.run(`CREATE TABLE closed.${name} AS SELECT ${kept.join(', ')}, CAST(NULL AS INTEGER) AS close_version FROM ${mart} WHERE false`);
-      const declaration = declarations.get(mart);
-      const comments = [
-        `COMMENT ON TABLE closed.${name} IS ${sqlString(`${mart} as closed: its rows up to the end of each closed period, frozen by that close (docs/workbooks.md "Closing a period")${declaration === undefined ? '' : `. ${declaration.description}`}`)}`,
-        ...kept.map((column) => {
-          const declared = declaration?.columns.find((candidate) => candidate.name === column);
-          return `COMMENT ON COLUMN closed.${name}.${column} IS ${sqlString(declared === undefined ? `As ${mart}.${column}` : columnComment(declared))}`;
-        }),
-        `COMMENT ON COLUMN closed.${name}.close_version IS ${sqlString('The close that froze the row (meta.period_closes.version)')}`,
-      ];
-      await db.run(comments.join(';\n'));
     } else {
       // A mart that gained a column since the first close: the frozen rows before it have none (NULL).
       const present = new Set((await db.all<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'closed' AND table_name = $1", [name])).map((row) => row.column_name));
-      const types = new Map((await db.all<{ column_name: string; data_type: string }>("SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'marts' AND table_name = $1", [name])).map((row) => [row.column_name, row.data_type]));
       for (const column of kept) if (!present.has(column)) await db.run(`ALTER TABLE closed.${name} ADD COLUMN ${column} ${types.get(column)!}`);
     }
+    // Every column described as the mart's (a column added since included); writeComments writes only what differs.
+    const declaration = declarations.get(mart);
+    await writeComments(db, [
+      {
+        schema: 'closed',
+        table: name,
+        description: `${mart} as closed: its rows up to the end of each closed period, frozen by that close (docs/workbooks.md "Closing a period")${declaration === undefined ? '' : `. ${declaration.description}`}`,
+        columns: [
+          ...kept.map((column) => declaration?.columns.find((candidate) => candidate.name === column) ?? { name: column, description: `As ${mart}.${column}` }),
+          { name: 'close_version', description: 'The close that froze the row (meta.period_closes.version)' },
+        ],
+      },
+    ]);
     frozen[mart] = await db.run(`INSERT INTO closed.${name} (${kept.join(', ')}, close_version) SELECT ${kept.join(', ')}, $3 FROM ${mart} WHERE ${where}`, [previousTo, to, version]);
   }
   return frozen;

@@ -3,19 +3,13 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DataError, OutputError } from '../errors.ts';
 import { diskFullOf } from '../disk-full.ts';
-import type { ReportPeriod } from '../export/period.ts';
-import type { ReportResult } from '../export/write-report.ts';
+import { workbookBase, type ReportResult } from '../export/write-report.ts';
 import type { Database } from '../store/database.ts';
 import type { ClosedPeriod } from '../store/period-closes.ts';
 
 /** SHA-256 of bytes, hex. */
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** The file name of a report's workbook (and of its CSV, `.csv`): `<report>-<period>[-<account>]`. */
-export function workbookBase(report: string, period: Pick<ReportPeriod, 'label'>, account?: string): string {
-  return `${report}-${period.label}${account === undefined ? '' : `-${account}`}`;
 }
 
 /**

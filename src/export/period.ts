@@ -2,6 +2,7 @@ import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
 import timezone from 'dayjs/plugin/timezone.js';
 import { ConfigError } from '../errors.ts';
+import type { Database } from '../store/database.ts';
 import type { SheetSpec } from './report-definition.ts';
 
 dayjs.extend(utc);
@@ -105,4 +106,13 @@ export function rowFilter(sheet: Pick<SheetSpec, 'period' | 'only' | 'mart'>, pe
   }
   if (account === undefined) return filter;
   return { where: `(${filter.where}) AND account = $${filter.values.length + 1}`, values: [...filter.values, account] };
+}
+
+/** A period's edges as instants (epoch ms): the local midnights, in the time zone, of its first day and of the day after its last. */
+export async function periodEdgesMs(db: Database, period: Pick<ReportPeriod, 'from' | 'to'>, timeZone: string): Promise<{ startMs: number; endMs: number }> {
+  const [edges] = await db.all<{ start_ms: string; end_ms: string }>(
+    "SELECT epoch_ms(timezone($1, CAST($2 AS DATE)::TIMESTAMP)) AS start_ms, epoch_ms(timezone($1, (CAST($3 AS DATE) + 1)::TIMESTAMP)) AS end_ms",
+    [timeZone, period.from, period.to],
+  );
+  return { startMs: Number(edges!.start_ms), endMs: Number(edges!.end_ms) };
 }

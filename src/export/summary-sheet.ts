@@ -6,7 +6,7 @@ import { readStatus } from '../store/stream-status.ts';
 import { renderBarChartPng, type ChartBar } from './chart.ts';
 import { numberFormat, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
-import { monthOf, rowFilter, type ReportPeriod } from './period.ts';
+import { monthOf, periodEdgesMs, rowFilter, type ReportPeriod } from './period.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { columnWidths, formattedNumberText, writeLayout, type ColumnLimits, type LayoutCell, type LayoutRow } from './summary-layout.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
@@ -94,12 +94,7 @@ export async function readFreshness(
 ): Promise<Freshness[]> {
   // A workbook of one account (--account) shows that account's streams only.
   const statuses = (await readStatus(db, streams)).filter((status) => report.streams.includes(status.stream) && (account === undefined || status.account === account));
-  // The period's edges as instants: local midnights of its first day and of the day after its last.
-  const edges = (await db.all<{ start_ms: string; end_ms: string }>(
-    "SELECT epoch_ms(timezone($1, CAST($2 AS DATE)::TIMESTAMP)) AS start_ms, epoch_ms(timezone($1, (CAST($3 AS DATE) + 1)::TIMESTAMP)) AS end_ms",
-    [timeZone, period.from, period.to],
-  ))[0]!;
-  const [startMs, endMs] = [Number(edges.start_ms), Number(edges.end_ms)];
+  const { startMs, endMs } = await periodEdgesMs(db, period, timeZone);
   const snapshotStreams = new Set(streams.filter((stream) => stream.kind === 'snapshot').map((stream) => stream.name));
   const declared = streams.filter((stream): stream is SummaryStream & Pick<StreamDeclaration, 'fields'> => stream.fields !== undefined && report.streams.includes(stream.name));
   const drift = await readDrift(db, declared);

@@ -106,7 +106,7 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins, account);
 
   // An account's workbook never takes the consolidated one's name (nor another account's).
-  const base = `${report.name}-${options.period.label}${account === undefined ? '' : `-${account}`}`;
+  const base = workbookBase(report.name, options.period, account);
   const folder = options.outDir;
   const file = path.join(folder, `${base}.xlsx`);
   const temporary = path.join(folder, `.${base}.xlsx.tmp-${process.pid}`);
@@ -182,6 +182,11 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
     }
     return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }), ms: performance.now() - started };
   }
+}
+
+/** The file name of a report's workbook (and of its CSV, `.csv`), without the extension: `<report>-<period>[-<account>]`. */
+export function workbookBase(report: string, period: Pick<ReportPeriod, 'label'>, account?: string): string {
+  return `${report}-${period.label}${account === undefined ? '' : `-${account}`}`;
 }
 
 /**

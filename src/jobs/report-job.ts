@@ -142,18 +142,22 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
   }
 }
 
-/** The temporary name a workbook is written under (write-report.ts): `.<report>-<period>[-<account>].xlsx.tmp-<pid>`. */
-const TEMPORARY_WORKBOOK = /^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.(?:xlsx|csv)\.tmp-(\d+)$/;
+/**
+ * What a writer of the output folder leaves while it works, with its pid: a workbook's temporary
+ * name (write-report.ts: `.<report>-<period>[-<account>].xlsx.tmp-<pid>`, its CSV alike), and the
+ * folder a close writes its workbooks into before they are committed (`.close-<pid>-…`, close-job.ts).
+ */
+const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.(?:xlsx|csv)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
 
 /**
- * Removes the half-written workbooks of report writers that are gone (killed mid-write: each
- * can be tens of MB, and nothing else would ever remove them). A writer still running, in
- * another process, keeps its file.
+ * Removes what report writers and closes that are gone left in the output folder (killed
+ * mid-write: each workbook can be tens of MB, and nothing else would ever remove them). A writer
+ * still running, in another process, keeps its file.
  */
-function removeLeftoverWorkbooks(outDir: string): void {
+export function removeLeftoverWorkbooks(outDir: string): void {
   if (!existsSync(outDir)) return;
   for (const name of readdirSync(outDir)) {
-    const match = TEMPORARY_WORKBOOK.exec(name);
-    if (match !== null && !isProcessAlive(Number(match[1]))) rmSync(path.join(outDir, name), { force: true });
+    const pid = LEFTOVERS.map((pattern) => pattern.exec(name)?.[1]).find((match) => match !== undefined);
+    if (pid !== undefined && !isProcessAlive(Number(pid))) rmSync(path.join(outDir, name), { recursive: true, force: true });
   }
 }

@@ -1,5 +1,6 @@
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc.js';
+import { parsePeriod, type ReportPeriod } from '../export/period.ts';
 import { ACCOUNT_COLUMN, type TableDescription } from './comments.ts';
 import type { Database } from './database.ts';
 
@@ -134,12 +135,9 @@ export async function readClosedPeriods(db: Database): Promise<ClosedPeriod[]> {
 }
 
 /** The period of this kind that starts the day after `to` (the first open period after a close). */
-export function periodAfter(kind: ClosePeriodKind, to: string): { label: string; from: string; to: string } {
+export function periodAfter(kind: ClosePeriodKind, to: string): ReportPeriod {
   const start = dayjs.utc(to).add(1, 'day');
-  const months = kind === 'month' ? 1 : kind === 'quarter' ? 3 : 12;
-  const end = start.add(months, 'month').subtract(1, 'day');
-  const label = kind === 'month' ? start.format('YYYY-MM') : kind === 'quarter' ? `${start.year()}-Q${Math.floor(start.month() / 3) + 1}` : String(start.year());
-  return { label, from: start.format('YYYY-MM-DD'), to: end.format('YYYY-MM-DD') };
+  return parsePeriod(kind === 'month' ? start.format('YYYY-MM') : kind === 'quarter' ? `${start.year()}-Q${Math.floor(start.month() / 3) + 1}` : String(start.year()));
 }
 
 /** Whether schema `closed` has this table (a mart is frozen from the first close on). */
