@@ -7,7 +7,20 @@ import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { readPricesFile } from '../models/prices-file.ts';
-import { COST_METHODS, DEFAULT_CHART_OF_ACCOUNTS, DEFAULT_MODEL_SETTINGS, JOURNAL_ACCOUNT_KEYS, POOLINGS, type CostMethod, type JournalSettings, type ModelSettings, type Pooling } from '../models/settings.ts';
+import {
+  COST_METHODS,
+  DEFAULT_BOOKS_SETTINGS,
+  DEFAULT_CHART_OF_ACCOUNTS,
+  DEFAULT_MODEL_SETTINGS,
+  JOURNAL_ACCOUNT_KEYS,
+  POOLINGS,
+  TRADE_VALUES,
+  VALUATIONS,
+  type CostMethod,
+  type JournalSettings,
+  type ModelSettings,
+  type Pooling,
+} from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
 
@@ -165,10 +178,13 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'models.openingPositions.*.cost': '"42000.5" (quoted)',
   'models.reportingCurrency': '"USD"',
   'models.pricesFile': '"./prices.csv"',
+  'models.tradeValue': `"given" (or received): which side of a crypto-to-crypto trade sets its value`,
+  'models.feesInCost': 'false (true: a fee is part of its trade; false: a fee paid in a coin is a disposal of it)',
+  'models.valuation': `"cost" (or fair_value)`,
   'models.journal': '{ "costMethod": "fifo", "accounts": { "tradingFees": "Trading fees" } }',
   'models.journal.costMethod': '"fifo" (one of models.costMethods)',
   'models.journal.accounts': `{ "digitalAssets": "${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}", "tradingFees": "${DEFAULT_CHART_OF_ACCOUNTS.tradingFees}" }`,
-  'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin} and {account} are filled in)`,
+  'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin}, {account} and {counterpart} are filled in)`,
   reports: '{ "names": ["pnl", "fees", "rebates", "balances"], "period": "month", "outDir": "./out" }',
   'reports.names': '["pnl", "fees", "rebates", "balances"]',
   'reports.names.*': '"pnl"',
@@ -245,6 +261,9 @@ const fileSchema = z.strictObject({
         .optional(),
       reportingCurrency: z.string().regex(/^[A-Z0-9]{1,20}$/, 'an upper-case currency code such as "USD" or "EUR"').optional(),
       pricesFile: nonEmpty.optional(),
+      tradeValue: z.enum(TRADE_VALUES).optional(),
+      feesInCost: z.boolean().optional(),
+      valuation: z.enum(VALUATIONS).optional(),
       journal: z
         .strictObject({
           costMethod: z.enum(COST_METHODS).optional(),
@@ -368,6 +387,11 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       reportingCurrency: file.models?.reportingCurrency ?? null,
       prices: pricesFile(file.models?.reportingCurrency, file.models?.pricesFile, configFile === null ? cwd : path.dirname(configFile)),
       ...(journal === undefined ? {} : { journal }),
+      books: {
+        tradeValue: file.models?.tradeValue ?? DEFAULT_BOOKS_SETTINGS.tradeValue,
+        feesInCost: file.models?.feesInCost ?? DEFAULT_BOOKS_SETTINGS.feesInCost,
+        valuation: file.models?.valuation ?? DEFAULT_BOOKS_SETTINGS.valuation,
+      },
     },
     reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
     logDir: file.logDir ?? './logs',

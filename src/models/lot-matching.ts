@@ -9,6 +9,11 @@
 /** A cost method computed here (fifo and average are set-based SQL models). */
 export type LotMethod = 'lifo' | 'hifo' | 'uk';
 export const LOT_METHODS: readonly LotMethod[] = ['lifo', 'hifo', 'uk'];
+/**
+ * A method matchLots runs: those above, and fifo, which the books' coin lots use (int_coin_lots);
+ * the spot symbol models compute fifo in SQL (int_spot_fifo_segments).
+ */
+export type MatchMethod = LotMethod | 'fifo';
 
 /** One event of int_spot_trades, in cost-basis order within its (pool, symbol). */
 export interface TradeEvent {
@@ -162,7 +167,7 @@ const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cos
  * Resumed from a saved state (options.from) on the events after it, it puts exactly the segments
  * and saves exactly the states that a match over all the events would have put and saved there.
  */
-export function matchLots(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): void {
+export function matchLots(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): void {
   const steps = matchLotsSteps(method, events, out, options);
   while (steps.next().done !== true);
 }
@@ -171,7 +176,7 @@ export function matchLots(method: LotMethod, events: readonly TradeEvent[], out:
  * matchLots letting the event loop run between its steps (matchLotsSteps): a signal (SIGTERM,
  * Ctrl-C) is acted on within a step rather than at the end of a partition of millions of events.
  */
-export async function matchLotsYielding(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Promise<void> {
+export async function matchLotsYielding(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Promise<void> {
   const steps = matchLotsSteps(method, events, out, options);
   while (steps.next().done !== true) await new Promise<void>((resolve) => setImmediate(resolve));
 }
@@ -184,7 +189,7 @@ export const EVENTS_PER_STEP = 65_536;
  * can let the event loop run between steps (a signal is then acted on within a step, not at the
  * end of a partition of millions of events).
  */
-export function* matchLotsSteps(method: LotMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Generator<void, void, void> {
+export function* matchLotsSteps(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Generator<void, void, void> {
   if (method === 'uk') yield* matchUk(events, out, options);
   else yield* matchStack(method, events, out, options);
 }
@@ -202,10 +207,11 @@ function restoreLot([seq, units, cost, taken]: SavedLot): Spread {
 
 /**
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
- * (cost / units), the earliest of equal ones. Units beyond the inventory are unmatched, as in FIFO.
+ * (cost / units), the earliest of equal ones; FIFO from the earliest. Units beyond the inventory
+ * are unmatched.
  */
-function* matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
-  const lots: LotHeap | Spread[] = method === 'lifo' ? [] : new LotHeap();
+function* matchStack(method: 'lifo' | 'hifo' | 'fifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
+  const lots: LotHeap | LotQueue | Spread[] = method === 'lifo' ? [] : method === 'fifo' ? new LotQueue() : new LotHeap();
   // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
   // resumed match holds them exactly as the whole one did.
   if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) lots.push(restoreLot(saved));
@@ -233,6 +239,34 @@ function* matchStack(method: 'lifo' | 'hifo', events: readonly TradeEvent[], out
       if (lot.left === 0n) lots.pop();
     }
     unmatched([disposal], out);
+  }
+}
+
+/** Lots in the order they were acquired, taken from the front. */
+class LotQueue {
+  private readonly items: Spread[] = [];
+  private head = 0;
+
+  push(lot: Spread): void {
+    this.items.push(lot);
+  }
+
+  peek(): Spread | undefined {
+    return this.items[this.head];
+  }
+
+  /** The lots still held, earliest first. */
+  held(): Spread[] {
+    return this.items.slice(this.head);
+  }
+
+  pop(): void {
+    this.head += 1;
+    // Drops the consumed front now and then, so a long history does not keep every lot.
+    if (this.head > 4096 && this.head * 2 > this.items.length) {
+      this.items.splice(0, this.head);
+      this.head = 0;
+    }
   }
 }
 

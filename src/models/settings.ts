@@ -38,10 +38,35 @@ export interface ChartOfAccounts {
   fundingExpense: string;
   /** Affiliate commission earned. @default 'Commission income' */
   commissionIncome: string;
+  /**
+   * Where coins come from or go to outside the exchange account: deposits, withdrawals, c2c trades
+   * and transfers between accounts of the database (`{counterpart}`: external, c2c, or the other
+   * account's name). @default 'Transfers clearing:{counterpart}'
+   */
+  transfersClearing: string;
+  /**
+   * What cannot be valued yet: a movement without a price, or the part of a disposal whose cost is
+   * unknown (units held before the history). Its balance is what marts.needs_price and the
+   * unmatched disposals leave open, never a gain or a loss. @default 'Suspense:unvalued'
+   */
+  suspense: string;
+  /** Remeasurement to fair value at each period end (models.valuation fair_value). @default 'Unrealized gains and losses' */
+  unrealizedGains: string;
 }
 
 /** The names of the chart of accounts, in the order the settings table and the README list them. */
-export const JOURNAL_ACCOUNT_KEYS = ['digitalAssets', 'realizedGains', 'tradingFees', 'otherFees', 'fundingIncome', 'fundingExpense', 'commissionIncome'] as const satisfies readonly (keyof ChartOfAccounts)[];
+export const JOURNAL_ACCOUNT_KEYS = [
+  'digitalAssets',
+  'realizedGains',
+  'tradingFees',
+  'otherFees',
+  'fundingIncome',
+  'fundingExpense',
+  'commissionIncome',
+  'transfersClearing',
+  'suspense',
+  'unrealizedGains',
+] as const satisfies readonly (keyof ChartOfAccounts)[];
 
 export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freeze({
   digitalAssets: 'Digital assets:{coin}',
@@ -51,7 +76,39 @@ export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freez
   fundingIncome: 'Funding income',
   fundingExpense: 'Funding expense',
   commissionIncome: 'Commission income',
+  transfersClearing: 'Transfers clearing:{counterpart}',
+  suspense: 'Suspense:unvalued',
+  unrealizedGains: 'Unrealized gains and losses',
 });
+
+/**
+ * Which side of a crypto-to-crypto trade sets its value in the reporting currency: the coin given
+ * up (rotki values both sides at the price of the asset spent) or the coin received (HMRC's
+ * examples take the disposal's proceeds at the value of the token received, CRYPTO22257).
+ */
+export const TRADE_VALUES = ['given', 'received'] as const;
+export type TradeValue = (typeof TRADE_VALUES)[number];
+
+/** How holdings are carried at a period end: at cost, or remeasured to the period-end price (US GAAP ASU 2023-08). */
+export const VALUATIONS = ['cost', 'fair_value'] as const;
+export type Valuation = (typeof VALUATIONS)[number];
+
+/** How the books value movements in the reporting currency (docs/workbooks.md "Books in the reporting currency"). */
+export interface BooksSettings {
+  /** Which side of a trade sets its value. @default 'given' */
+  tradeValue: TradeValue;
+  /**
+   * true: a trade's fee is part of it (a buy's fee in the base coin lowers the units acquired, a
+   * sale's fee in the quote coin lowers the units received), as rotki's include_fees_in_cost_basis;
+   * false: a fee paid in a coin is a disposal of that coin at its value, posted to trading fees.
+   * @default false
+   */
+  feesInCost: boolean;
+  /** Carrying value at period ends. @default 'cost' */
+  valuation: Valuation;
+}
+
+export const DEFAULT_BOOKS_SETTINGS: Readonly<BooksSettings> = Object.freeze({ tradeValue: 'given', feesInCost: false, valuation: 'cost' });
 
 /** What marts.journal_entries posts with (models.journal). */
 export interface JournalSettings {
@@ -96,6 +153,8 @@ export interface ModelSettings {
    * @default the first cost method, DEFAULT_CHART_OF_ACCOUNTS
    */
   journal?: JournalSettings;
+  /** How the books value movements (models.tradeValue, feesInCost, valuation). Optional as journal is. @default DEFAULT_BOOKS_SETTINGS */
+  books?: BooksSettings;
 }
 
 /** The journal settings in effect: models.journal, else the first cost method and the default accounts. */
@@ -104,9 +163,10 @@ export function journalSettings(settings: Pick<ModelSettings, 'costMethods' | 'j
 }
 
 /** The journal settings as recorded with each model (settings.model_builds.journal) and shown on the journal workbook. */
-export function journalText(settings: Pick<ModelSettings, 'costMethods' | 'journal'>): string {
+export function journalText(settings: Pick<ModelSettings, 'costMethods' | 'journal' | 'books'>): string {
   const journal = journalSettings(settings);
-  return `spot cost method ${journal.costMethod}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
+  const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
+  return `cost method ${journal.costMethod}; trade value ${books.tradeValue}; fees ${books.feesInCost ? 'in cost' : 'disposals'}; valuation ${books.valuation}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -148,6 +208,10 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
       `INSERT INTO settings.journal VALUES (${[0, ...JOURNAL_ACCOUNT_KEYS].map((_, index) => `$${index + 1}`).join(', ')})`,
       [journal.costMethod, ...JOURNAL_ACCOUNT_KEYS.map((key) => journal.accounts[key])],
     );
+    // How the books value movements (intermediate.int_coin_events, the roll-forward), one row.
+    const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
+    await db.run('CREATE OR REPLACE TABLE settings.books (trade_value VARCHAR NOT NULL, fees_in_cost BOOLEAN NOT NULL, valuation VARCHAR NOT NULL)');
+    await db.run('INSERT INTO settings.books VALUES ($1, $2, $3)', [books.tradeValue, books.feesInCost, books.valuation]);
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -185,6 +249,9 @@ const JOURNAL_ACCOUNT_MEANINGS: Readonly<Record<(typeof JOURNAL_ACCOUNT_KEYS)[nu
   fundingIncome: 'futures funding received',
   fundingExpense: 'futures funding paid',
   commissionIncome: 'affiliate commission earned',
+  transfersClearing: 'deposits, withdrawals, c2c trades and transfers between accounts ({counterpart}: external, c2c or the other account)',
+  suspense: 'what cannot be valued yet: a movement without a price, the part of a disposal of unknown cost',
+  unrealizedGains: 'remeasurement of holdings to the period-end price (models.valuation fair_value)',
 };
 
 /**
@@ -224,6 +291,16 @@ export const SETTINGS_TABLES: readonly TableDescription[] = [
     columns: [
       { name: 'cost_method', description: "Spot cost method whose realized PnL marts.journal_entries posts" },
       ...JOURNAL_ACCOUNT_KEYS.map((key) => ({ name: snakeCase(key), description: `Ledger account name of ${JOURNAL_ACCOUNT_MEANINGS[key]}` })),
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'books',
+    description: 'How the books value movements in the reporting currency (models.tradeValue, models.feesInCost, models.valuation), one row.',
+    columns: [
+      { name: 'trade_value', description: 'Which side of a crypto-to-crypto trade sets its value: given (the coin given up) or received' },
+      { name: 'fees_in_cost', description: "true: a trade's fee is part of its cost or proceeds; false: a fee paid in a coin is a disposal of that coin" },
+      { name: 'valuation', description: 'Carrying value at period ends: cost, or fair_value (remeasured to the period-end price)' },
     ],
   },
   {
