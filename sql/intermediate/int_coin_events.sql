@@ -6,10 +6,10 @@
 -- intermediate.int_ledger_events, intermediate.int_prices, settings.reporting, settings.books.
 -- One row is one leg: units of one coin coming in (an acquisition: a lot, at cost value_e12) or
 -- going out (a disposal, for proceeds value_e12). The legs of one source record share entry_ref:
---   a spot buy of the base coin for the quote coin: the base coin in, the quote coin out, and (with
---     models.feesInCost false) the fee out of the base coin; a sale the mirror. Both sides are worth
+--   a spot buy of the base coin for the quote coin: the base coin in, the quote coin out, and the fee
+--     out of the base coin (models.fees, spot_legs below); a sale the mirror. Both sides are worth
 --     the trade's value: the coin given up at its price (models.tradeValue given), or the coin received;
---   a fee paid in a coin (spot with feesInCost false, futures, a withdrawal's fee): out, for its value;
+--   a fee paid in a coin (spot, futures, a withdrawal's fee): out, for its value;
 --   futures realized PnL per contract and day, funding, affiliate commission: in (income) when
 --     received, out when paid, at their value;
 --   deposits and c2c purchases in at market value; withdrawals out at their carrying cost
@@ -50,72 +50,108 @@ fills as (
     where t.lot_source = 'fill'
 ),
 
--- Legs of spot fills before valuation: value_coin/value_units say what the trade is worth (the coin
--- whose price values the trade), fee legs are worth their own units.
-spot_legs as (
-    -- The coin received: base on a buy, quote on a sale.
+-- Each fill's value and its fee's value in the reporting currency: a trade against the reporting
+-- currency is worth that amount; any other is worth the coin given up (models.tradeValue given: the
+-- quote paid on a buy, the base sold on a sale) or the coin received, its gross amount at its
+-- price. The fee, in the base coin on a buy and in the quote coin on a sale, is worth its units at
+-- that coin's price. NULL without a price.
+fill_prices as (
     select
-        f.account, f.event_at, f.event_date, 'spot/' || f.account || '/' || f.fill_id as entry_ref, 1 as leg,
-        'trade' as kind, 'in' as direction,
+        f.*,
+        b.fees,
+        -- Which side values the trade: the reporting currency itself where it is one of the coins
+        -- (the fiat amount, exactly), else the coin given up or received (models.tradeValue).
+        case
+            when f.quote_coin = r.reporting_currency then 'quote'
+            when f.base_coin = r.reporting_currency then 'base'
+            when (b.trade_value = 'given') = (f.side = 'buy') then 'quote'
+            else 'base'
+        end as value_side,
+        valued_price(f.base_coin, r.reporting_currency, bp.price) as base_price,
+        valued_source(f.base_coin, r.reporting_currency, bp.price_source) as base_price_source,
+        valued_price(f.quote_coin, r.reporting_currency, qp.price) as quote_price,
+        valued_source(f.quote_coin, r.reporting_currency, qp.price_source) as quote_price_source
+    from fills as f
+    cross join books as b
+    cross join reporting as r
+    left join prices as bp on bp.coin = f.base_coin and bp.price_date = f.event_date
+    left join prices as qp on qp.coin = f.quote_coin and qp.price_date = f.event_date
+),
+
+fill_values as (
+    select
+        f.*,
+        case when f.value_side = 'quote' then f.quote_coin else f.base_coin end as value_coin,
+        case
+            when f.value_side = 'quote' then exact_mul_units(f.notional_e12 * 1000000, exact_qty_units(f.quote_price))
+            else exact_mul_units(f.fill_quantity_e18, exact_qty_units(f.base_price))
+        end as trade_e12,
+        case
+            when f.fee_e18 = 0 then cast(0 as hugeint)
+            when f.side = 'buy' then exact_mul_units(f.fee_e18, exact_qty_units(f.base_price))
+            else exact_mul_units(f.fee_e18, exact_qty_units(f.quote_price))
+        end as fee_value_e12
+    from fill_prices as f
+),
+
+-- The legs of a fill (models.fees):
+--   in_units: the fee is part of the trade: a buy acquires quantity - fee of the base coin for the
+--     trade's value; a sale's proceeds and the quote coin received are the trade's value less the
+--     fee's, and its units less the fee (the quote-coin PnL marts' convention, rotki's
+--     include_fees_in_cost_basis);
+--   expense: the fee is a disposal of its coin for its value, which is an expense (trading fees);
+--   capitalize: the fee is a disposal of its coin for its value, which is part of the trade: added
+--     to the cost of the coin a buy acquires, taken from the proceeds of the coin a sale gives up
+--     (HMRC's allowable costs, CRYPTO22280; RP2; Koinly).
+spot_legs as (
+    -- The coin received: the base on a buy, the quote on a sale.
+    select
+        f.*, 1 as leg, 'trade' as kind, 'in' as direction,
         case when f.side = 'buy' then f.base_coin else f.quote_coin end as coin,
         case
-            when f.side = 'buy' then f.fill_quantity_e18 - case when b.fees_in_cost then f.fee_e18 else 0 end
-            else f.notional_e12 * 1000000 - case when b.fees_in_cost then f.fee_e18 else 0 end
+            when f.side = 'buy' then f.fill_quantity_e18 - case when f.fees = 'in_units' then f.fee_e18 else 0 end
+            else f.notional_e12 * 1000000 - case when f.fees = 'in_units' then f.fee_e18 else 0 end
         end as units_e18,
-        case when f.side = 'buy' then f.quote_coin else f.base_coin end as counterpart,
-        f.fill_id as source_id, f.symbol, f.side, f.fee_e18, f.notional_e12, f.fill_quantity_e18, f.base_coin, f.quote_coin
-    from fills as f cross join books as b
+        case
+            when f.side = 'buy' and f.fees = 'capitalize' then f.trade_e12 + f.fee_value_e12
+            when f.side = 'sell' and f.fees = 'in_units' then f.trade_e12 - f.fee_value_e12
+            else f.trade_e12
+        end as leg_value_e12,
+        case when f.side = 'buy' then f.quote_coin else f.base_coin end as counterpart
+    from fill_values as f
     union all
     -- The coin given up.
     select
-        f.account, f.event_at, f.event_date, 'spot/' || f.account || '/' || f.fill_id, 2,
-        'trade', 'out',
+        f.*, 2, 'trade', 'out',
         case when f.side = 'buy' then f.quote_coin else f.base_coin end,
         case when f.side = 'buy' then f.notional_e12 * 1000000 else f.fill_quantity_e18 end,
-        case when f.side = 'buy' then f.base_coin else f.quote_coin end,
-        f.fill_id, f.symbol, f.side, f.fee_e18, f.notional_e12, f.fill_quantity_e18, f.base_coin, f.quote_coin
-    from fills as f
+        case when f.side = 'sell' and f.fees <> 'expense' then f.trade_e12 - f.fee_value_e12 else f.trade_e12 end,
+        case when f.side = 'buy' then f.base_coin else f.quote_coin end
+    from fill_values as f
     union all
-    -- The fee, a disposal of the coin it was charged in (the base coin on a buy, the quote coin on a sale).
+    -- The fee, a disposal of the coin it was charged in.
     select
-        f.account, f.event_at, f.event_date, 'spot/' || f.account || '/' || f.fill_id, 3,
-        'fee', 'out',
+        f.*, 3, 'fee', 'out',
         case when f.side = 'buy' then f.base_coin else f.quote_coin end,
         f.fee_e18,
-        'trading fee',
-        f.fill_id, f.symbol, f.side, f.fee_e18, f.notional_e12, f.fill_quantity_e18, f.base_coin, f.quote_coin
-    from fills as f cross join books as b
-    where not b.fees_in_cost and f.fee_e18 > 0
-),
-
--- The coin and units that value each spot leg: a trade leg the trade's value, a fee leg its own units.
-spot_valued as (
-    select
-        l.*,
-        case
-            when l.kind = 'fee' then l.coin
-            when (b.trade_value = 'given') = (l.side = 'buy') then l.quote_coin
-            else l.base_coin
-        end as value_coin,
-        case
-            when l.kind = 'fee' then l.fee_e18
-            when b.trade_value = 'given' and l.side = 'buy' then l.notional_e12 * 1000000
-            when b.trade_value = 'given' then l.fill_quantity_e18
-            when l.side = 'buy' then l.fill_quantity_e18 - case when b.fees_in_cost then l.fee_e18 else 0 end
-            else l.notional_e12 * 1000000 - case when b.fees_in_cost then l.fee_e18 else 0 end
-        end as value_units_e18
-    from spot_legs as l cross join books as b
+        f.fee_value_e12,
+        case when f.fees = 'capitalize' then 'trade' else 'trading fee' end
+    from fill_values as f
+    where f.fees <> 'in_units' and f.fee_e18 > 0
 ),
 
 spot_events as (
     select
-        account, event_at, event_date, entry_ref, leg, kind, direction, coin, units_e18, value_coin, value_units_e18,
+        account, event_at, event_date, 'spot/' || account || '/' || fill_id as entry_ref, leg, kind, direction, coin, units_e18,
+        case when kind = 'fee' then coin else value_coin end as value_coin,
+        cast(null as hugeint) as value_units_e18,
+        leg_value_e12 as spot_value_e12,
         'market' as value_basis, counterpart, cast(null as varchar) as transfer_ref,
         'staging.spot_fills' as source_model,
-        'account=' || account || '; fill_id=' || source_id as source_key,
-        case when kind = 'fee' then 'Trading fee ' || symbol || ' fill ' || source_id
-             else 'Spot ' || side || ' ' || symbol || ' fill ' || source_id end as memo,
-    from spot_valued
+        'account=' || account || '; fill_id=' || fill_id as source_key,
+        case when kind = 'fee' then 'Trading fee ' || symbol || ' fill ' || fill_id
+             else 'Spot ' || side || ' ' || symbol || ' fill ' || fill_id end as memo
+    from spot_legs
 ),
 
 -- Declared opening positions: the base coin in, at the declared cost in the quote coin, before every fill.
@@ -319,6 +355,8 @@ final as (
         units_e18,
         case
             when value_basis in ('carrying_cost', 'carried') then null
+            -- A spot leg's value is the trade's and its fee's (spot_legs).
+            when source_model = 'staging.spot_fills' then spot_value_e12
             when value_units_e18 = 0 then cast(0 as hugeint)
             when value_price is null then null
             else exact_mul_units(value_units_e18, exact_qty_units(value_price))

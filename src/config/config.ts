@@ -12,6 +12,7 @@ import {
   DEFAULT_BOOKS_SETTINGS,
   DEFAULT_CHART_OF_ACCOUNTS,
   DEFAULT_MODEL_SETTINGS,
+  FEE_TREATMENTS,
   JOURNAL_ACCOUNT_KEYS,
   POOLINGS,
   TRADE_VALUES,
@@ -179,7 +180,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'models.reportingCurrency': '"USD"',
   'models.pricesFile': '"./prices.csv"',
   'models.tradeValue': `"given" (or received): which side of a crypto-to-crypto trade sets its value`,
-  'models.feesInCost': 'false (true: a fee is part of its trade; false: a fee paid in a coin is a disposal of it)',
+  'models.fees': `"expense" (or ${FEE_TREATMENTS.filter((fees) => fees !== 'expense').join(', ')}): how a trade's fee paid in a coin is booked`,
   'models.valuation': `"cost" (or fair_value)`,
   'models.journal': '{ "costMethod": "fifo", "accounts": { "tradingFees": "Trading fees" } }',
   'models.journal.costMethod': '"fifo" (one of models.costMethods)',
@@ -262,7 +263,7 @@ const fileSchema = z.strictObject({
       reportingCurrency: z.string().regex(/^[A-Z0-9]{1,20}$/, 'an upper-case currency code such as "USD" or "EUR"').optional(),
       pricesFile: nonEmpty.optional(),
       tradeValue: z.enum(TRADE_VALUES).optional(),
-      feesInCost: z.boolean().optional(),
+      fees: z.enum(FEE_TREATMENTS).optional(),
       valuation: z.enum(VALUATIONS).optional(),
       journal: z
         .strictObject({
@@ -389,7 +390,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       ...(journal === undefined ? {} : { journal }),
       books: {
         tradeValue: file.models?.tradeValue ?? DEFAULT_BOOKS_SETTINGS.tradeValue,
-        feesInCost: file.models?.feesInCost ?? DEFAULT_BOOKS_SETTINGS.feesInCost,
+        fees: file.models?.fees ?? DEFAULT_BOOKS_SETTINGS.fees,
         valuation: file.models?.valuation ?? DEFAULT_BOOKS_SETTINGS.valuation,
       },
     },

@@ -89,6 +89,16 @@ export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freez
 export const TRADE_VALUES = ['given', 'received'] as const;
 export type TradeValue = (typeof TRADE_VALUES)[number];
 
+/**
+ * How a spot trade's fee, paid in a coin, is booked: `expense`, a disposal of the coin at its value,
+ * expensed as a trading fee; `capitalize`, a disposal of the coin at its value, added to the cost of
+ * what a buy acquires or taken from the proceeds of what a sale gives up (HMRC's allowable costs,
+ * CRYPTO22280; RP2; Koinly); `in_units`, part of the trade: fewer units acquired or received, no
+ * disposal of its own (rotki's include_fees_in_cost_basis; the quote-coin PnL marts' convention).
+ */
+export const FEE_TREATMENTS = ['expense', 'capitalize', 'in_units'] as const;
+export type FeeTreatment = (typeof FEE_TREATMENTS)[number];
+
 /** How holdings are carried at a period end: at cost, or remeasured to the period-end price (US GAAP ASU 2023-08). */
 export const VALUATIONS = ['cost', 'fair_value'] as const;
 export type Valuation = (typeof VALUATIONS)[number];
@@ -97,18 +107,13 @@ export type Valuation = (typeof VALUATIONS)[number];
 export interface BooksSettings {
   /** Which side of a trade sets its value. @default 'given' */
   tradeValue: TradeValue;
-  /**
-   * true: a trade's fee is part of it (a buy's fee in the base coin lowers the units acquired, a
-   * sale's fee in the quote coin lowers the units received), as rotki's include_fees_in_cost_basis;
-   * false: a fee paid in a coin is a disposal of that coin at its value, posted to trading fees.
-   * @default false
-   */
-  feesInCost: boolean;
+  /** How a trade's fee is booked (FEE_TREATMENTS). @default 'expense' */
+  fees: FeeTreatment;
   /** Carrying value at period ends. @default 'cost' */
   valuation: Valuation;
 }
 
-export const DEFAULT_BOOKS_SETTINGS: Readonly<BooksSettings> = Object.freeze({ tradeValue: 'given', feesInCost: false, valuation: 'cost' });
+export const DEFAULT_BOOKS_SETTINGS: Readonly<BooksSettings> = Object.freeze({ tradeValue: 'given', fees: 'expense', valuation: 'cost' });
 
 /** What marts.journal_entries posts with (models.journal). */
 export interface JournalSettings {
@@ -153,7 +158,7 @@ export interface ModelSettings {
    * @default the first cost method, DEFAULT_CHART_OF_ACCOUNTS
    */
   journal?: JournalSettings;
-  /** How the books value movements (models.tradeValue, feesInCost, valuation). Optional as journal is. @default DEFAULT_BOOKS_SETTINGS */
+  /** How the books value movements (models.tradeValue, fees, valuation). Optional as journal is. @default DEFAULT_BOOKS_SETTINGS */
   books?: BooksSettings;
 }
 
@@ -166,7 +171,7 @@ export function journalSettings(settings: Pick<ModelSettings, 'costMethods' | 'j
 export function journalText(settings: Pick<ModelSettings, 'costMethods' | 'journal' | 'books'>): string {
   const journal = journalSettings(settings);
   const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
-  return `cost method ${journal.costMethod}; trade value ${books.tradeValue}; fees ${books.feesInCost ? 'in cost' : 'disposals'}; valuation ${books.valuation}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
+  return `cost method ${journal.costMethod}; trade value ${books.tradeValue}; fees ${books.fees}; valuation ${books.valuation}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -210,8 +215,8 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
     );
     // How the books value movements (intermediate.int_coin_events, the roll-forward), one row.
     const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
-    await db.run('CREATE OR REPLACE TABLE settings.books (trade_value VARCHAR NOT NULL, fees_in_cost BOOLEAN NOT NULL, valuation VARCHAR NOT NULL)');
-    await db.run('INSERT INTO settings.books VALUES ($1, $2, $3)', [books.tradeValue, books.feesInCost, books.valuation]);
+    await db.run('CREATE OR REPLACE TABLE settings.books (trade_value VARCHAR NOT NULL, fees VARCHAR NOT NULL, valuation VARCHAR NOT NULL)');
+    await db.run('INSERT INTO settings.books VALUES ($1, $2, $3)', [books.tradeValue, books.fees, books.valuation]);
     await db.run(
       'CREATE OR REPLACE TABLE settings.opening_positions (account VARCHAR NOT NULL, symbol VARCHAR NOT NULL, quantity DECIMAL(38, 18) NOT NULL, cost DECIMAL(38, 12) NOT NULL, PRIMARY KEY (account, symbol))',
     );
@@ -296,10 +301,10 @@ export const SETTINGS_TABLES: readonly TableDescription[] = [
   {
     schema: 'settings',
     table: 'books',
-    description: 'How the books value movements in the reporting currency (models.tradeValue, models.feesInCost, models.valuation), one row.',
+    description: 'How the books value movements in the reporting currency (models.tradeValue, models.fees, models.valuation), one row.',
     columns: [
       { name: 'trade_value', description: 'Which side of a crypto-to-crypto trade sets its value: given (the coin given up) or received' },
-      { name: 'fees_in_cost', description: "true: a trade's fee is part of its cost or proceeds; false: a fee paid in a coin is a disposal of that coin" },
+      { name: 'fees', description: "How a trade's fee paid in a coin is booked: expense (a disposal, expensed), capitalize (a disposal, in the trade's cost or proceeds) or in_units (fewer units, no disposal)" },
       { name: 'valuation', description: 'Carrying value at period ends: cost, or fair_value (remeasured to the period-end price)' },
     ],
   },
