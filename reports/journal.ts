@@ -1,7 +1,7 @@
 import { defineReport } from '../src/export/report-definition.ts';
 import { needsPriceSheet } from './needs-price.ts';
 
-const NOT_POSTED = 'Not posted (no price)';
+const NOT_VALUED = 'Not valued in full';
 
 /**
  * Journal entries (marts.journal_entries) in the reporting currency, for a general ledger: the
@@ -31,7 +31,7 @@ export const journalReport = defineReport({
     {
       name: 'Journal lines',
       description:
-        'Double-entry lines in the reporting currency, two per entry (line 1 the debit, line 2 the credit); each entry balances; Reference leads back to the source row (Journal line sources)',
+        'Double-entry lines in the reporting currency: every movement of every coin, an entry per source record (a line per ledger account and coin, debits first); each entry balances; Reference leads back to the source record (Journal line sources)',
       ...JOURNAL_LINE_ROWS,
       // The booking columns; where each line comes from is on "Journal line sources", row for row,
       // so each sheet prints one page wide at full size (the 17 columns together need ~45%).
@@ -49,14 +49,14 @@ export const journalReport = defineReport({
     {
       name: 'Journal line sources',
       description:
-        'The same lines, in the same order, with what each was computed from: the coin amount, its price, the kind and cost method, the source model and key; Coin amount "unknown": a spot realized PnL of 1e20 or more, beyond the journal\'s 18 decimals, exact in its Source (the debit and credit are exact)',
+        'The same lines, in the same order, with what each was computed from: the units of coin a digital-assets line adds or takes, the price, the kind and cost method, the source model and key',
       ...JOURNAL_LINE_ROWS,
       columns: [
         ...JOURNAL_LINE_KEYS,
         { column: 'kind', header: 'Kind', format: 'text', width: 16 },
         { column: 'coin', header: 'Coin', format: 'text' },
-        // NULL beyond DECIMAL(38,18) (marts.journal_sources.amount): "unknown", never blank or 0.
-        { column: 'coin_amount', header: 'Coin amount', format: 'amount', coinColumn: 'coin', nullMeans: 'unknown' },
+        // Units on the digital-assets lines only.
+        { column: 'coin_amount', header: 'Coin amount', format: 'amount', coinColumn: 'coin', nullMeans: 'not-applicable' },
         // A price with every decimal it has (0.9996 USD, not 1.00).
         { column: 'price', header: 'Price', format: 'price', nullMeans: 'not-applicable' },
         { column: 'currency', header: 'Currency', format: 'text' },
@@ -66,13 +66,14 @@ export const journalReport = defineReport({
       ],
     },
     {
-      name: NOT_POSTED,
-      description: 'Source rows with an amount but no price in the reporting currency: not posted (never as 0), neither in the sheet nor in the CSV; add their prices (Needs a price) and build again',
+      name: NOT_VALUED,
+      description:
+        'Source records a price is missing for: without any value, not posted (no_price); with part of it, posted with that part in the suspense account (suspense), never as a gain, a loss or 0. Add their prices (Needs a price) and build again',
       mart: 'marts.journal_sources',
       period: { column: 'entry_date', grain: 'day' },
       orderBy: ['coin', 'entry_date', 'account', 'entry_id'],
-      only: { column: 'status', values: ['no_price'] },
-      emptyText: 'Every source row has a price: all are posted.',
+      only: { column: 'status', values: ['no_price', 'suspense'] },
+      emptyText: 'Every source record is valued in full: nothing is in suspense.',
       columns: [
         { column: 'entry_date', header: 'Date', format: 'date' },
         { column: 'account', header: 'Exchange account', format: 'text' },
@@ -85,7 +86,7 @@ export const journalReport = defineReport({
         { column: 'source_key', header: 'Source key', format: 'text', width: 40 },
       ],
     },
-    needsPriceSheet(['marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily', 'marts.fees_daily', 'marts.affiliate_rebates_monthly']),
+    needsPriceSheet(['marts.journal_entries']),
   ],
   summary: [
     { label: 'Debits', sheet: 'Journal lines', sum: 'debit', by: ['currency'], coinColumn: 'currency', note: 'Equal to the credits: every entry balances.' },
@@ -98,12 +99,13 @@ export const journalReport = defineReport({
       coinColumn: 'currency',
       note: 'Realized gains and losses: minus the spot (journal cost method) and futures realized PnL; income accounts credit, expense accounts debit.',
     },
-    { label: 'Source rows not posted (no price)', sheet: NOT_POSTED, note: 'Listed on the sheet "Not posted (no price)"; their coins and days on "Needs a price". Not in the CSV either.' },
+    { label: 'Source records not valued in full (no price)', sheet: NOT_VALUED, note: 'Listed on the sheet "Not valued in full": not posted, or posted in part to the suspense account; their coins and days on "Needs a price".' },
   ],
   notes: [
-    'Sources: spot realized PnL of one cost method (the Journal line above), futures realized PnL per contract and funding per margin coin, futures trading and liquidation fees and funding-account fees (fees report), affiliate commission per month (posted on its last day). Spot fees are not posted separately: spot realized PnL is already net of them (fees in the cost basis and in the proceeds).',
+    'Every movement is posted (docs/workbooks.md "Books in the reporting currency"): a trade as the coin received at its value and the coin given up at the cost of its lots, the difference to realized gains and losses; fees, futures results, funding and commission at their value; deposits and withdrawals against transfers clearing. Each coin\'s digital-assets account equals the cost of its lots held (the check journal_ties_to_holdings).',
     'The CSV beside this workbook holds the same lines: date, account (the ledger account), debit, credit (the other side empty), currency, memo, reference (the entry).',
   ],
+
   chart: { title: 'Debits per month', mart: 'marts.journal_entries', monthColumn: 'period', valueColumn: 'debit', seriesBy: ['currency'], coinColumn: 'currency' },
   csv: {
     sheet: 'Journal lines',
@@ -116,6 +118,6 @@ export const journalReport = defineReport({
       { header: 'memo', column: 'memo' },
       { header: 'reference', column: 'entry_id' },
     ],
-    omitted: { sheet: NOT_POSTED, note: 'they have no price in the reporting currency; see the sheet "Not posted (no price)" of the workbook, add their prices and build again' },
+    omitted: { sheet: NOT_VALUED, note: 'a price in the reporting currency is missing: not posted, or posted in part to the suspense account; see the sheet "Not valued in full" of the workbook, add their prices and build again' },
   },
 });

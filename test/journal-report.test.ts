@@ -87,7 +87,7 @@ describe('deployed: exledger report journal', () => {
     expect(check.code, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toContain('journal_entries_balance');
 
-    // Leave out the USDT close of a day with spot PnL: that day's rows are not posted.
+    // Leave out the USDT close of a day with spot PnL: that day's records are not valued in full.
     const [missing] = (
       await queryDatabase<{ day: string }>(
         database(),
@@ -101,12 +101,12 @@ describe('deployed: exledger report journal', () => {
     const [sql] = await queryDatabase<{ lines: string; debits: string; credits: string; unposted: string }>(
       database(),
       `select cast(count(*) as varchar) as lines, cast(sum(debit) as varchar) as debits, cast(sum(credit) as varchar) as credits,
-         (select cast(count(*) as varchar) from marts.journal_sources where status = 'no_price' and entry_date between '2026-10-01' and '2026-10-31') as unposted
+         (select cast(count(*) as varchar) from marts.journal_sources where status in ('no_price', 'suspense') and entry_date between '2026-10-01' and '2026-10-31') as unposted
        from marts.journal_entries where entry_date between '2026-10-01' and '2026-10-31'`,
     );
     expect(Number(sql!.unposted)).toBeGreaterThan(0);
     expect(report.code, report.stdout + report.stderr).toBe(3);
-    expect(report.stderr).toContain(`warning: out/journal-2026-10.csv: ${sql!.unposted} source row${sql!.unposted === '1' ? '' : 's'} not posted: they have no price in the reporting currency`);
+    expect(report.stderr).toContain(`warning: out/journal-2026-10.csv: ${sql!.unposted} source row${sql!.unposted === '1' ? '' : 's'} not valued in full: a price in the reporting currency`);
     expect(report.stdout).toContain('out/journal-2026-10.xlsx');
 
     const csv = parseCsv(readFileSync(path.join(dir, 'out', 'journal-2026-10.csv'), 'utf8'));
@@ -130,8 +130,13 @@ describe('deployed: exledger report journal', () => {
     expect(debits).toBe(credits);
     expect(debits).toBe(units(sql!.debits.replace(/\.?0+$/, '')));
     expect([...perEntry.entries()].filter(([, balance]) => balance !== 0n)).toEqual([]);
-    // The day without a USDT close has no USDT spot PnL line (never a line of 0).
-    expect(lines.filter(([, , , , , , reference]) => reference!.startsWith('spot-pnl/') && reference!.includes('USDT_SPBL') && reference!.endsWith(`/${missing}`))).toEqual([]);
+    // The day without a USDT close: its trades' values are unknown, so no gain or loss is posted for
+    // them (never a line of 0): what their coins cost is in the suspense account.
+    const unvalued = await queryDatabase<{ entry_id: string }>(database(), `select entry_id from marts.journal_sources where entry_date = '${missing}' and kind = 'trade' and status = 'suspense'`);
+    expect(unvalued.length).toBeGreaterThan(0);
+    const unvaluedIds = new Set(unvalued.map((row) => row.entry_id));
+    expect(lines.filter(([, account, , , , , reference]) => unvaluedIds.has(reference!) && account === 'Realized gains and losses')).toEqual([]);
+    expect(lines.some(([, account, , , , , reference]) => unvaluedIds.has(reference!) && account === 'Suspense:unvalued')).toBe(true);
 
     // The workbook's figures are the sums over the mart; the unposted rows are counted and listed.
     const workbook = new ExcelJS.Workbook();
@@ -141,10 +146,10 @@ describe('deployed: exledger report journal', () => {
     const figure = (label: string) => summary.find((line) => line[0] === label);
     expect(figure('Debits')?.slice(1, 4)).toEqual(['USD', expect.any(Number), sql!.debits.replace(/\.?0+$/, '')]);
     expect(figure('Credits')?.[3]).toBe(sql!.credits.replace(/\.?0+$/, ''));
-    expect(figure('Source rows not posted (no price)')?.[3]).toBe(sql!.unposted);
-    expect(summary.find((line) => line[0] === 'Journal')?.[1]).toContain('spot cost method fifo');
+    expect(figure('Source records not valued in full (no price)')?.[3]).toBe(sql!.unposted);
+    expect(summary.find((line) => line[0] === 'Journal')?.[1]).toContain('cost method fifo');
     let notPosted = 0;
-    workbook.getWorksheet('Not posted (no price)')!.eachRow((_, index) => {
+    workbook.getWorksheet('Not valued in full')!.eachRow((_, index) => {
       if (index > 1 && index <= 1 + Number(sql!.unposted)) notPosted++;
     });
     expect(notPosted).toBe(Number(sql!.unposted));
@@ -158,7 +163,7 @@ describe('deployed: exledger report journal', () => {
     config({ ...USD, journal: { accounts: { tradingFees: 'Fees:{symbol}' } } });
     const bad = await cli(['report', 'journal', '--period', '2026-10', '--out', 'out']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('models.journal.accounts.tradingFees: the only placeholders are {coin} and {account}');
+    expect(bad.stderr).toContain('models.journal.accounts.tradingFees: the only placeholders are {coin}, {account} and {counterpart}');
 
     config({ ...USD, journal: { costMethod: 'uk' } });
     const method = await cli(['build']);

@@ -42,11 +42,20 @@ trades as (
 ),
 
 -- A spot fill's notional in the quote coin: money units (1e-12) are quote-coin units * 1e-6.
+-- A quote amount of 1.7e20 coins or more does not fit the books' units (HUGEINT of 1e-18): such a
+-- fill fails the model by name rather than be held wrongly (the quote-coin PnL marts hold it exactly).
 fills as (
     select
         t.*,
-        case when t.side = 'buy' then t.cost_e12 else t.proceeds_e12 + exact_units_to_money(t.fee_e18, 18) end as notional_e12
+        case
+            when n.notional_e12 >= cast('170141183460469231731687303715884' as hugeint)
+                then error('the books hold coin amounts below 1.7e20: fill ' || t.fill_id || ' of ' || t.account || ' (' || t.symbol || ') moves ' || cast(exact_money(n.notional_e12) as varchar) || ' ' || t.quote_coin)
+            else n.notional_e12
+        end as notional_e12
     from trades as t
+    cross join lateral (
+        select case when t.side = 'buy' then t.cost_e12 else t.proceeds_e12 + exact_units_to_money(t.fee_e18, 18) end as notional_e12
+    ) as n
     where t.lot_source = 'fill'
 ),
 

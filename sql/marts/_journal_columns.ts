@@ -7,16 +7,19 @@ import type { ColumnDeclaration } from '../../src/models/declaration.ts';
 const DAY = 'local day, reporting zone';
 const MONTH = 'first day of the month, reporting zone';
 
+/** What moved a coin (intermediate.int_coin_events kind): the kind of a journal entry. */
+export const BOOK_KINDS = ['trade', 'fee', 'opening', 'futures_pnl', 'futures_fee', 'funding', 'commission', 'deposit', 'withdrawal', 'c2c', 'bill_fee'];
+
 /** The columns of journal_lines_live (`posted` false) or of journal_entries (`posted` true, with the adjusting entries' columns). */
 export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
-  const kinds = ['spot_realized_pnl', 'futures_realized_pnl', 'funding', 'fees', 'commission'];
+  const kinds = BOOK_KINDS;
   return [
     posted
-      ? { name: 'entry_id', description: 'The entry: its kind, account and the source row\'s key (journal_sources.entry_id); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
-      : { name: 'entry_id', description: 'The entry: its kind, account and the source row\'s key (journal_sources.entry_id)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
+      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
+      : { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
     posted
-      ? { name: 'line_no', description: 'Line of the entry: 1 the debit line, 2 the credit line; an adjusting entry has a line per ledger account it changes, debits first', notNull: true }
-      : { name: 'line_no', description: 'Line of the entry: 1 the debit line, 2 the credit line', notNull: true, acceptedValues: [1, 2] },
+      ? { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true }
+      : { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true },
     { name: 'account', description: 'Account name of the configuration', notNull: true },
     { name: 'period', description: 'Month of entry_date', unit: MONTH, notNull: true },
     { name: 'entry_date', description: posted ? 'Day posted: the source row\'s day (a commission month: its last day); an adjusting entry: the first day of the first open period' : 'Day posted: the source row\'s day (a commission month: its last day)', unit: DAY, notNull: true },
@@ -25,12 +28,18 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
     { name: 'credit', description: 'Credit amount, non-negative; 0 on the debit line', unit: 'coin: currency', notNull: true },
     { name: 'net_amount', description: 'debit - credit (an account\'s balance is the sum of its lines\')', unit: 'coin: currency', notNull: true },
     { name: 'currency', description: 'The reporting currency (models.reportingCurrency): the unit of debit and credit', unit: 'currency code', notNull: true },
-    { name: 'coin', description: 'Coin of the source amount', unit: 'coin code', notNull: true },
-    { name: 'coin_amount', description: posted ? 'The source amount in its coin, non-negative (its value is this line\'s debit or credit); null (unknown) where journal_sources.amount is, beyond DECIMAL(38,18), and on adjusting lines (their value changed, not necessarily their amount)' : 'The source amount in its coin, non-negative (its value is this line\'s debit or credit); null (unknown) where journal_sources.amount is, beyond DECIMAL(38,18)', unit: 'coin: coin' },
-    { name: 'price', description: 'Price of one coin in the reporting currency the source row used (null: a commission month, valued per record; an adjusting line)', unit: 'coin: currency per unit of coin' },
+    { name: 'coin', description: 'Coin the line is about: a digital-assets line\'s coin; a counter line\'s leg coin', unit: 'coin code', notNull: true },
+    {
+      name: 'coin_amount',
+      description: posted
+        ? 'A digital-assets line: the units of coin it adds or takes, non-negative; null on other lines and on adjusting lines (their value changed, not necessarily their units)'
+        : 'A digital-assets line: the units of coin it adds or takes, non-negative; null on other lines',
+      unit: 'coin: coin',
+    },
+    { name: 'price', description: 'Price of one coin in the reporting currency on the entry\'s day, where the line\'s coin is the entry\'s first (null: another coin, no price, an adjusting line)', unit: 'coin: currency per unit of coin' },
     { name: 'kind', description: posted ? 'What the entry posts; adjustment: a change to a closed period\'s entry (adjusted_entry_id)' : 'What the entry posts', notNull: true, acceptedValues: posted ? [...kinds, 'adjustment'] : kinds },
     { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
-    { name: 'cost_method', description: 'Spot cost method of a spot realized PnL entry (models.journal.costMethod); null for other kinds', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
+    { name: 'cost_method', description: 'Cost method whose costs the entry carries (models.journal.costMethod); null on an adjusting line', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
     { name: 'memo', description: 'What the entry is, with the source amount and its coin' },
     { name: 'source_model', description: 'The mart holding the source row', notNull: true },
     { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },

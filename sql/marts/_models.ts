@@ -1,5 +1,5 @@
 import { declareModels, type ColumnDeclaration } from '../../src/models/declaration.ts';
-import { journalLineColumns } from './_journal_columns.ts';
+import { BOOK_KINDS, journalLineColumns } from './_journal_columns.ts';
 
 // What analysts read: every mart, its grain and key, and every column with its unit. A column
 // added to a mart's SQL fails `exledger build` until it is declared here.
@@ -295,28 +295,32 @@ export default declareModels('marts', [
   {
     name: 'journal_sources',
     tags: ['journal', 'report'],
-    description: 'Every row the journal posts from (spot realized PnL of the journal\'s cost method, futures realized PnL and funding, futures and funding-account fees, affiliate commission) with whether it is posted; empty without a reporting currency.',
-    grain: 'one row per source row with an amount other than 0',
+    description: 'Every source record the journal posts (a spot fill, a futures contract\'s day, a funding settlement, a commission record, a bill, an opening position) with what it is about and whether it is posted in full; empty without a reporting currency.',
+    grain: 'one row per source record that moved a coin',
     key: ['entry_id'],
     closing: { period: 'entry_date', measures: ['amount', 'amount_rc'] },
     columns: [
-      { name: 'entry_id', description: 'The entry it posts as: kind, account and the source row\'s key', notNull: true },
+      { name: 'entry_id', description: 'The entry it posts as: the source record (intermediate.int_coin_events entry_ref)', notNull: true },
       account,
       { name: 'period', description: 'Month of entry_date', unit: MONTH, notNull: true },
-      { name: 'entry_date', description: 'Day posted: the source row\'s day (a commission month: its last day)', unit: DAY, notNull: true },
-      { name: 'kind', description: 'What the entry posts', notNull: true, acceptedValues: ['spot_realized_pnl', 'futures_realized_pnl', 'funding', 'fees', 'commission'] },
-      { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
-      { name: 'source_model', description: 'The mart holding the source row', notNull: true, acceptedValues: ['marts.spot_realized_pnl_daily', 'marts.futures_pnl_daily', 'marts.fees_daily', 'marts.affiliate_rebates_monthly'] },
-      { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },
-      { name: 'coin', description: 'Coin of amount', unit: 'coin code' },
-      { name: 'amount', description: 'The source amount, signed as in its mart (realized PnL, funding received, fees paid, commission); null (unknown at this scale, exact in the source mart) for a spot realized PnL of 1e20 or more, beyond DECIMAL(38,18)', unit: 'coin: coin' },
+      { name: 'entry_date', description: 'Day posted: the source record\'s day', unit: DAY, notNull: true },
+      { name: 'kind', description: 'What moved: its first leg\'s kind (intermediate.int_coin_events)', notNull: true, acceptedValues: BOOK_KINDS },
+      { name: 'product', description: 'Where it arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
+      { name: 'source_model', description: 'Where the source record is', notNull: true },
+      { name: 'source_key', description: 'The source record\'s key columns and values (key=value; ...)', notNull: true },
+      { name: 'coin', description: 'Coin of amount: the first leg\'s (a trade: the coin received)', unit: 'coin code' },
+      { name: 'amount', description: 'Units of the first leg, positive', unit: 'coin: coin' },
       reportingCurrency,
-      { name: 'price', description: 'Price the source row used (null: none, or a commission month valued per record)', unit: 'coin: reporting_currency per unit of coin' },
-      { name: 'amount_rc', description: 'The source row\'s value in the reporting currency; null: no price (not posted, never 0)', unit: RC },
-      { name: 'status', description: 'posted (two lines in journal_entries), no_price (not posted: add the price, marts.needs_price), zero_value (its value rounds to 0)', notNull: true, acceptedValues: ['posted', 'no_price', 'zero_value'] },
-      { name: 'cost_method', description: 'Spot cost method (models.journal.costMethod) of a spot row; null for other kinds', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
-      { name: 'symbol', description: 'Spot symbol or futures contract of the row, if any' },
-      { name: 'description', description: 'What the entry is (the start of the memo)', notNull: true },
+      { name: 'price', description: 'Price of coin on entry_date; null: none', unit: 'coin: reporting_currency per unit of coin' },
+      { name: 'amount_rc', description: 'The first leg\'s value: a lot\'s cost, a disposal\'s proceeds; null: no price (never 0)', unit: RC },
+      {
+        name: 'status',
+        description: 'posted (every leg valued, every cost known), suspense (posted, the part without a price or of unknown cost in the suspense account), no_price (nothing valued: no line; add the price, marts.needs_price), zero_value (nothing to post)',
+        notNull: true,
+        acceptedValues: ['posted', 'suspense', 'no_price', 'zero_value'],
+      },
+      { name: 'cost_method', description: 'Cost method whose costs the entry carries (models.journal.costMethod)', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
+      { name: 'description', description: 'What the entry is (its memo)', notNull: true },
     ],
   },
   {
@@ -335,7 +339,7 @@ export default declareModels('marts', [
         name: 'mart',
         description: 'The mart whose rows lack it (affiliate commissions: per record, summed by month)',
         notNull: true,
-        acceptedValues: ['marts.spot_realized_pnl_daily', 'marts.fees_daily', 'marts.futures_pnl_daily', 'marts.affiliate_rebates_monthly'],
+        acceptedValues: ['marts.spot_realized_pnl_daily', 'marts.fees_daily', 'marts.futures_pnl_daily', 'marts.affiliate_rebates_monthly', 'marts.journal_entries'],
       },
       { name: 'row_count', description: 'Rows of that mart (records, for commissions) on that day without a price', unit: 'count' },
       reportingCurrency,

@@ -1,76 +1,149 @@
--- The journal lines as the data gives them now: double-entry lines in the reporting currency;
--- each posted row of marts.journal_sources is one entry of two lines that balance (sum(debit) =
--- sum(credit) per entry_id), posted to the chart of accounts of settings.journal ({coin}: the
--- line's coin, {account}: the exchange account). marts.journal_entries posts these, except in closed
--- periods, whose lines stay as closed (a difference becomes an adjusting entry: docs/operating.md
--- "Closing a period"). Key: (entry_id, line_no). Inputs: marts.journal_sources, settings.journal.
--- The asset side is the coin's digital-assets account: debited when the source adds value (a gain,
--- funding or commission received), credited when it takes value (a loss, a fee, funding paid);
--- the other side is realized gains and losses, trading fees, other exchange fees, funding income
--- or expense, or commission income. debit and credit are both non-negative and one of them is 0;
--- line 1 is the debit line. Rows without a price are not posted (journal_sources.status no_price).
--- coin_amount is NULL where journal_sources.amount is (a spot PnL of 1e20 or more, beyond its scale).
-with sources as (
-    select * from marts.journal_sources where status = 'posted'
+-- The journal lines as the data gives them now: every movement of every coin posted in the
+-- reporting currency (docs/workbooks.md "Books in the reporting currency"), one entry per source
+-- record of marts.journal_sources, on the chart of accounts of settings.journal ({coin}: the line's
+-- coin, {account}: the exchange account, {counterpart}: external, c2c, opening or the other
+-- account). marts.journal_entries posts these, except in closed periods (their lines stay as closed:
+-- a difference becomes an adjusting entry, docs/operating.md "Closing a period"). Key: (entry_id,
+-- line_no). Inputs: intermediate.int_coin_events, intermediate.int_coin_lots (the journal's cost
+-- method), marts.journal_sources, settings.journal, settings.reporting.
+-- Per leg of a source record:
+--   a coin in: Dr Digital assets:<coin> at the lot's cost; Cr what it came from (the trade, income,
+--     a clearing account);
+--   a coin out: Cr Digital assets:<coin> at the cost of the lots it took; Dr what it went to (the
+--     trade, an expense, a clearing account) at its proceeds; the difference to realized gains and
+--     losses.
+-- A trade's legs meet in the trade: the value the coin received costs is the value the coin given
+-- up fetches, so those lines cancel within the entry. What cannot be valued goes to the suspense
+-- account, never to a gain, a loss or 0: a disposal's proceeds without a price (Dr suspense at its
+-- cost), the gain on a disposal of unknown cost (units held before the history, or a lot without a
+-- price: the proceeds less the known cost), and what a trade leg without a price leaves unbalanced.
+-- A coin in without a price posts nothing: its lot's cost is unknown (intermediate.int_coin_lots
+-- carrying_known), and so is the carrying value it would add. Each (ledger account, coin) of an entry
+-- is one line; debit and credit are non-negative, one of them 0; debits come first.
+with reporting as (
+    select reporting_currency from settings.reporting where reporting_currency is not null
 ),
 
 journal as (
     select * from settings.journal
 ),
 
--- The asset account's change: a fee lowers it, every other kind adds its (signed) amount.
-changes as (
-    select
-        sources.*,
-        case when kind = 'fees' then -amount_rc else amount_rc end as asset_change_rc,
-        -- NULL (unknown) for an amount beyond DECIMAL(38,18); the lines post amount_rc, which is exact.
-        abs(amount) as coin_amount,
-        case
-            when kind in ('spot_realized_pnl', 'futures_realized_pnl') then journal.realized_gains
-            when kind = 'funding' and amount > 0 then journal.funding_income
-            when kind = 'funding' then journal.funding_expense
-            when kind = 'fees' and product = 'futures' then journal.trading_fees
-            when kind = 'fees' then journal.other_fees
-            when kind = 'commission' then journal.commission_income
-        end as counter_template,
-        journal.digital_assets as asset_template
-    from sources
-    cross join journal
+sources as (
+    select * from marts.journal_sources
 ),
 
-lines as (
-    select *, true as is_asset_line from changes
+legs as (
+    select e.*, l.cost_method, l.cost_e12, l.cost_known, l.proceeds_e12
+    from intermediate.int_coin_events as e
+    inner join intermediate.int_coin_lots as l using (pool, coin, event_seq)
+    where l.cost_method = (select any_value(cost_method) from journal)
+),
+
+-- What a leg's value goes to or comes from (a key of the chart, resolved below).
+countered as (
+    select
+        *,
+        case
+            when kind = 'trade' or (kind = 'fee' and counterpart = 'trade') then 'trade'
+            when kind = 'fee' or kind = 'futures_fee' then 'trading_fees'
+            when kind = 'bill_fee' then 'other_fees'
+            when kind = 'futures_pnl' then 'realized_gains'
+            when kind = 'funding' and direction = 'in' then 'funding_income'
+            when kind = 'funding' then 'funding_expense'
+            when kind = 'commission' then 'commission_income'
+            else 'transfers_clearing'
+        end as counter
+    from legs
+),
+
+-- Signed amounts of 1e-12: debit positive.
+amounts as (
+    -- A coin in: the asset at the lot's cost, against what it came from.
+    -- (units_e18 signed as the asset moves: the line's coin amount)
+    select entry_ref, coin, units_e18, 'digital_assets' as target, cost_e12 as amount_e12 from countered where direction = 'in' and cost_e12 is not null
     union all
-    select *, false as is_asset_line from changes
+    select entry_ref, coin, units_e18, counter, -cost_e12 from countered where direction = 'in' and cost_e12 is not null
+    -- A coin out: the asset at the cost taken (its known part) ...
+    union all
+    select entry_ref, coin, -units_e18, 'digital_assets', -cost_e12 from countered where direction = 'out'
+    -- ... against what it went to at its proceeds, the difference a gain or loss (suspense when the cost is not all known) ...
+    union all
+    select entry_ref, coin, units_e18, counter, proceeds_e12 from countered where direction = 'out' and proceeds_e12 is not null
+    union all
+    select entry_ref, coin, units_e18, case when cost_known then 'realized_gains' else 'suspense' end, cost_e12 - proceeds_e12
+    from countered where direction = 'out' and proceeds_e12 is not null
+    -- ... or, without a price for its proceeds, against suspense at its cost.
+    union all
+    select entry_ref, coin, units_e18, 'suspense', cost_e12 from countered where direction = 'out' and proceeds_e12 is null
+),
+
+-- A trade's legs cancel; what they leave (a leg without a price) goes to suspense, on the entry's first coin.
+trade_residue as (
+    select entry_ref, min(coin) as coin, cast(0 as hugeint) as units_e18, 'suspense' as target, sum(amount_e12) as amount_e12
+    from amounts
+    where target = 'trade'
+    group by entry_ref
+    having sum(amount_e12) <> 0
+),
+
+posted as (
+    select * from amounts where target <> 'trade' and amount_e12 <> 0
+    union all
+    select * from trade_residue
+),
+
+-- One line per entry, ledger account and coin.
+lines as (
+    select
+        p.entry_ref as entry_id,
+        p.coin,
+        replace(replace(replace(
+            case p.target
+                when 'digital_assets' then j.digital_assets
+                when 'trading_fees' then j.trading_fees
+                when 'other_fees' then j.other_fees
+                when 'realized_gains' then j.realized_gains
+                when 'funding_income' then j.funding_income
+                when 'funding_expense' then j.funding_expense
+                when 'commission_income' then j.commission_income
+                when 'transfers_clearing' then j.transfers_clearing
+                else j.suspense
+            end, '{coin}', p.coin), '{account}', s.account), '{counterpart}', coalesce(c.counterpart, 'external')) as ledger_account,
+        sum(p.amount_e12) as amount_e12,
+        sum(p.units_e18) filter (where p.target = 'digital_assets') as asset_units_e18
+    from posted as p
+    cross join journal as j
+    inner join sources as s on s.entry_id = p.entry_ref
+    -- The counterpart of an entry's clearing leg (a deposit, withdrawal, c2c trade or opening position: one leg).
+    left join (select entry_ref, any_value(counterpart) as counterpart from countered where counter = 'transfers_clearing' group by entry_ref) as c on c.entry_ref = p.entry_ref
+    group by all
+    having sum(p.amount_e12) <> 0
 ),
 
 final as (
     select
-        entry_id,
-        -- The debit line first.
-        case when is_asset_line = (asset_change_rc > 0) then 1 else 2 end as line_no,
-        account,
-        period,
-        entry_date,
-        replace(replace(case when is_asset_line then asset_template else counter_template end, '{coin}', coin), '{account}', account) as ledger_account,
-        cast(case when is_asset_line = (asset_change_rc > 0) then abs(asset_change_rc) else 0 end as decimal(38, 12)) as debit,
-        cast(case when is_asset_line = (asset_change_rc > 0) then 0 else abs(asset_change_rc) end as decimal(38, 12)) as credit,
-        cast(case when is_asset_line then asset_change_rc else -asset_change_rc end as decimal(38, 12)) as net_amount,
-        reporting_currency as currency,
-        coin,
-        coin_amount,
-        price,
-        kind,
-        product,
-        cost_method,
-        -- An amount beyond DECIMAL(38,18) is NULL in journal_sources: the memo says where it is exact.
-        description || ': ' || coalesce(
-            regexp_replace(regexp_replace(cast(amount as varchar), '(\.\d*?)0+$', '\1'), '\.$', '') || ' ' || coin,
-            coin || ' amount too large for 18 decimals (exact in ' || source_model || ')'
-        ) as memo,
-        source_model,
-        source_key
-    from lines
+        l.entry_id,
+        cast(row_number() over (partition by l.entry_id order by l.amount_e12 < 0, l.ledger_account, l.coin) as integer) as line_no,
+        s.account,
+        s.period,
+        s.entry_date,
+        l.ledger_account,
+        exact_money(greatest(l.amount_e12, 0)) as debit,
+        exact_money(greatest(-l.amount_e12, 0)) as credit,
+        exact_money(l.amount_e12) as net_amount,
+        r.reporting_currency as currency,
+        l.coin,
+        exact_qty(abs(l.asset_units_e18)) as coin_amount,
+        case when l.coin = s.coin then s.price end as price,
+        s.kind,
+        s.product,
+        s.cost_method,
+        s.description as memo,
+        s.source_model,
+        s.source_key
+    from lines as l
+    inner join sources as s on s.entry_id = l.entry_id
+    cross join reporting as r
 )
 
 select * from final

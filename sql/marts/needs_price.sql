@@ -3,6 +3,7 @@
 -- Key: (account, coin, needed_date, mart). Inputs: marts.spot_realized_pnl_daily (quote coin),
 -- intermediate.int_fees_periods (fee coin, the rows of fees_daily), marts.futures_pnl_daily (margin coin), staging.affiliate_commissions
 -- (commission coin, per record: affiliate_rebates_monthly values each record on its day),
+-- intermediate.int_coin_events (the journal: the coin that values each movement),
 -- intermediate.int_prices, settings.reporting. Empty without a reporting currency.
 with reporting as (
     select time_zone, reporting_currency from settings.reporting
@@ -58,7 +59,19 @@ commissions as (
     group by all
 ),
 
+-- The books' movements (intermediate.int_coin_events) whose value has no price: the journal posts
+-- them in part or not at all (marts.journal_sources status suspense, no_price). The coin is the one
+-- whose price would value them (a trade: models.tradeValue's side).
+books as (
+    select account, value_coin as coin, event_date as needed_date, 'marts.journal_entries' as mart, count(*) as row_count
+    from intermediate.int_coin_events
+    where value_basis in ('market', 'declared') and value_e12 is null
+    group by all
+),
+
 needed as (
+    select * from books
+    union all
     select * from spot
     union all
     select * from fees

@@ -36,9 +36,9 @@ export const reportCommand = defineCommand({
       { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) },
       account === undefined ? {} : { account },
     );
-    // A CSV that leaves rows out (the journal's amounts without a price) is written, said, and partial (exit 3).
+    // A CSV whose source rows are not all valued (the journal's records without a price) is written, said, and partial (exit 3).
     const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0);
-    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${countOf(result.csv!.omitted, 'source row')} not posted: ${result.csv!.note}`);
+    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${countOf(result.csv!.omitted, 'source row')} not valued in full: ${result.csv!.note}`);
     return { exitCode: incomplete.length > 0 ? EXIT.partial : EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

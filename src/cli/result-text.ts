@@ -128,7 +128,7 @@ export function formatReportResult(result: ReportResult): string {
   }
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
   const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}  ${(result.ms / 1000).toFixed(1)} s`;
-  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not posted` : ''}`];
+  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not valued in full` : ''}`];
   return [line, ...csv, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
 }
 

@@ -197,14 +197,14 @@ const EXAMPLES: Readonly<Record<string, string>> = {
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 // A ledger account name of models.journal.accounts: text as the general ledger spells it, with
-// {coin} and {account} the only placeholders (anything else in braces is a typo, not a name).
+// {coin}, {account} and {counterpart} the only placeholders (anything else in braces is a typo, not a name).
 const ledgerAccount = z
   .string()
   .trim()
   .min(1, 'must not be empty')
   .max(200, 'at most 200 characters')
   .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'no line breaks or control characters')
-  .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => part === '{coin}' || part === '{account}'), 'the only placeholders are {coin} and {account}');
+  .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => part === '{coin}' || part === '{account}' || part === '{counterpart}'), 'the only placeholders are {coin}, {account} and {counterpart}');
 const group = z.strictObject({ quota: z.number().positive(), windowMs: z.number().int().positive() });
 
 const fileSchema = z.strictObject({

@@ -288,7 +288,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
         status: 'ok',
         detail: `${countOf(results.length, 'workbook')} for ${period.label}${results[0]?.closed === undefined ? '' : ` as closed on ${results[0].closed.at} by ${results[0].closed.by}`} in ${path.resolve(config.reports.outDir)}${results
           .filter((result) => (result.csv?.omitted ?? 0) > 0)
-          .map((result) => `; ${result.report}: ${countOf(result.csv!.omitted, 'source row')} not posted (no price)`)
+          .map((result) => `; ${result.report}: ${countOf(result.csv!.omitted, 'source row')} not valued in full (no price)`)
           .join('')}`,
       }),
     );

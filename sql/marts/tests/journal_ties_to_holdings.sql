@@ -1,0 +1,60 @@
+-- The sub-ledger ties (Bitwave's period-end check: the journal's net change of each digital-asset
+-- account equals the change of what it holds): for every pool (an account, or * with pooling
+-- universal), coin and month end, the balance of the coin's digital-assets account in the journal
+-- as posted (marts.journal_entries, its accounts' lines summed) equals the cost of the lots held
+-- then under the journal's cost method (intermediate.int_coin_lots carrying_e12: the known part;
+-- a lot without a price is posted nowhere, docs/workbooks.md "Books in the reporting currency").
+-- Rows returned: the pools, coins and month ends where they differ.
+with journal as (
+    select * from settings.journal
+),
+
+reporting as (
+    select pooling, time_zone from settings.reporting
+),
+
+lots as (
+    select l.pool, l.coin, e.event_date, l.event_seq, l.carrying_e12, l.carrying_known
+    from intermediate.int_coin_lots as l
+    inner join intermediate.int_coin_events as e using (pool, coin, event_seq)
+    where l.cost_method = (select any_value(cost_method) from journal)
+),
+
+-- The digital-assets lines of each pool and coin: the ledger account the chart gives the line's coin and account.
+asset_lines as (
+    select
+        case when r.pooling = 'universal' then '*' else j.account end as pool,
+        j.coin,
+        j.entry_date,
+        j.net_amount
+    from marts.journal_entries as j
+    cross join journal as c
+    cross join reporting as r
+    where j.ledger_account = replace(replace(c.digital_assets, '{coin}', j.coin), '{account}', j.account)
+),
+
+month_ends as (
+    select distinct pool, coin, cast(last_day(event_date) as date) as month_end from lots
+    union
+    select distinct pool, coin, cast(last_day(entry_date) as date) from asset_lines
+),
+
+held as (
+    select m.pool, m.coin, m.month_end, coalesce(arg_max(l.carrying_e12, l.event_seq), 0) as carrying_e12
+    from month_ends as m
+    left join lots as l on l.pool = m.pool and l.coin = m.coin and l.event_date <= m.month_end
+    group by all
+),
+
+posted as (
+    select m.pool, m.coin, m.month_end, coalesce(sum(a.net_amount), 0) as balance
+    from month_ends as m
+    left join asset_lines as a on a.pool = m.pool and a.coin = m.coin and a.entry_date <= m.month_end
+    group by all
+)
+
+select h.pool, h.coin, h.month_end, exact_money(h.carrying_e12) as lots_carrying_value, p.balance as journal_balance
+from held as h
+inner join posted as p using (pool, coin, month_end)
+where exact_money(h.carrying_e12) <> p.balance
+order by h.pool, h.coin, h.month_end
