@@ -7,8 +7,8 @@ import type { ColumnDeclaration } from '../../src/models/declaration.ts';
 const DAY = 'local day, reporting zone';
 const MONTH = 'first day of the month, reporting zone';
 
-/** What moved a coin (intermediate.int_coin_events kind): the kind of a journal entry. */
-export const BOOK_KINDS = ['trade', 'fee', 'opening', 'futures_pnl', 'futures_fee', 'funding', 'commission', 'deposit', 'withdrawal', 'c2c', 'bill_fee'];
+/** What moved a coin (intermediate.int_coin_events kind), or a month end's remeasurement to fair value: the kind of a journal entry. */
+export const BOOK_KINDS = ['trade', 'fee', 'opening', 'futures_pnl', 'futures_fee', 'funding', 'commission', 'deposit', 'withdrawal', 'c2c', 'bill_fee', 'remeasurement'];
 
 /** The columns of journal_lines_live (`posted` false) or of journal_entries (`posted` true, with the adjusting entries' columns). */
 export function journalLineColumns(posted: boolean): ColumnDeclaration[] {

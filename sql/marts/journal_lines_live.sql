@@ -5,7 +5,7 @@
 -- account). marts.journal_entries posts these, except in closed periods (their lines stay as closed:
 -- a difference becomes an adjusting entry, docs/operating.md "Closing a period"). Key: (entry_id,
 -- line_no). Inputs: intermediate.int_coin_events, intermediate.int_coin_lots (the journal's cost
--- method), marts.journal_sources, settings.journal, settings.reporting.
+-- method), marts.journal_sources (its remeasurements), settings.journal, settings.reporting.
 -- Per leg of a source record:
 --   a coin in: Dr Digital assets:<coin> at the lot's cost; Cr what it came from (the trade, income,
 --     a clearing account);
@@ -18,7 +18,9 @@
 -- cost), the gain on a disposal of unknown cost (units held before the history, or a lot without a
 -- price: the proceeds less the known cost), and what a trade leg without a price leaves unbalanced.
 -- A coin in without a price posts nothing: its lot's cost is unknown (intermediate.int_coin_lots
--- carrying_known), and so is the carrying value it would add. Each (ledger account, coin) of an entry
+-- carrying_known), and so is the carrying value it would add. With models.valuation fair_value, each
+-- month end's remeasurement (marts.holdings_rollforward) is an entry of its own: the coin's
+-- digital-assets account against unrealized gains and losses. Each (ledger account, coin) of an entry
 -- is one line; debit and credit are non-negative, one of them 0; debits come first.
 with reporting as (
     select reporting_currency from settings.reporting where reporting_currency is not null
@@ -86,10 +88,21 @@ trade_residue as (
     having sum(amount_e12) <> 0
 ),
 
+-- valuation fair_value: a month end's remeasurement, the coin's asset against unrealized gains and losses.
+remeasured as (
+    select entry_id as entry_ref, coin, cast(0 as hugeint) as units_e18, 'digital_assets' as target, exact_money_units(amount_rc) as amount_e12
+    from sources where kind = 'remeasurement'
+    union all
+    select entry_id, coin, cast(0 as hugeint), 'unrealized_gains', -exact_money_units(amount_rc)
+    from sources where kind = 'remeasurement'
+),
+
 posted as (
     select * from amounts where target <> 'trade' and amount_e12 <> 0
     union all
     select * from trade_residue
+    union all
+    select * from remeasured
 ),
 
 -- One line per entry, ledger account and coin.
@@ -107,6 +120,7 @@ lines as (
                 when 'funding_expense' then j.funding_expense
                 when 'commission_income' then j.commission_income
                 when 'transfers_clearing' then j.transfers_clearing
+                when 'unrealized_gains' then j.unrealized_gains
                 else j.suspense
             end, '{coin}', p.coin), '{account}', s.account), '{counterpart}', coalesce(c.counterpart, 'external')) as ledger_account,
         sum(p.amount_e12) as amount_e12,

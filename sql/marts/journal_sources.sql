@@ -2,7 +2,8 @@
 -- futures contract's day, a funding settlement, a commission record, a bill, an opening position),
 -- with the legs it moved (intermediate.int_coin_events) valued by the journal's cost method
 -- (settings.journal, intermediate.int_coin_lots). Key: (entry_id). Inputs:
--- intermediate.int_coin_events, intermediate.int_coin_lots, settings.journal, settings.reporting.
+-- intermediate.int_coin_events, intermediate.int_coin_lots, marts.holdings_rollforward (the
+-- remeasurements of valuation fair_value), settings.journal, settings.reporting.
 -- status: posted (every leg valued, every disposal's cost known: marts.journal_lines_live has the
 -- entry's lines), suspense (posted, but a leg has no price or a disposal's cost is unknown: that part
 -- is in the suspense account, never a gain, a loss or 0; add its price, marts.needs_price), no_price
@@ -53,6 +54,30 @@ entries as (
     group by entry_ref
 ),
 
+-- valuation fair_value: each month end's remeasurement of a coin held (marts.holdings_rollforward).
+remeasurements as (
+    select
+        'remeasurement/' || h.account || '/' || h.coin || '/' || strftime(h.period_month, '%Y-%m') as entry_id,
+        h.account,
+        h.period_month as period,
+        h.price_date as entry_date,
+        'remeasurement' as kind,
+        'spot' as product,
+        'marts.holdings_rollforward' as source_model,
+        'account=' || h.account || '; coin=' || h.coin || '; cost_method=' || h.cost_method || '; period_month=' || strftime(h.period_month, '%Y-%m-%d') as source_key,
+        h.coin,
+        h.closing_quantity as amount,
+        r.reporting_currency,
+        h.price,
+        h.remeasurement as amount_rc,
+        'posted' as status,
+        h.cost_method,
+        'Remeasurement of ' || h.coin || ' to fair value at ' || strftime(h.price_date, '%Y-%m-%d') as description
+    from marts.holdings_rollforward as h
+    cross join reporting as r
+    where h.valuation = 'fair_value' and h.remeasurement <> 0 and h.cost_method = (select any_value(cost_method) from journal)
+),
+
 final as (
     select
         e.entry_id,
@@ -83,6 +108,8 @@ final as (
         e.description
     from entries as e
     cross join reporting as r
+    union all by name
+    select * from remeasurements
 )
 
 select * from final

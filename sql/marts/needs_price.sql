@@ -4,6 +4,7 @@
 -- intermediate.int_fees_periods (fee coin, the rows of fees_daily), marts.futures_pnl_daily (margin coin), staging.affiliate_commissions
 -- (commission coin, per record: affiliate_rebates_monthly values each record on its day),
 -- intermediate.int_coin_events (the journal: the coin that values each movement),
+-- marts.holdings_rollforward (valuation fair_value: month ends without a price), settings.journal,
 -- intermediate.int_prices, settings.reporting. Empty without a reporting currency.
 with reporting as (
     select time_zone, reporting_currency from settings.reporting
@@ -69,8 +70,20 @@ books as (
     group by all
 ),
 
+-- valuation fair_value: a coin held at a month end without a price for that day (its fair value and
+-- remeasurement are unknown). The journal's cost method's rows: the other methods hold the same units.
+month_ends as (
+    select h.account, h.coin, h.price_date as needed_date, 'marts.holdings_rollforward' as mart, count(*) as row_count
+    from marts.holdings_rollforward as h
+    where h.valuation = 'fair_value' and h.price is null and h.closing_quantity <> 0
+        and h.cost_method = (select any_value(cost_method) from settings.journal)
+    group by all
+),
+
 needed as (
     select * from books
+    union all
+    select * from month_ends
     union all
     select * from spot
     union all

@@ -3,7 +3,8 @@
 -- universal), coin and month end, the balance of the coin's digital-assets account in the journal
 -- as posted (marts.journal_entries, its accounts' lines summed) equals the cost of the lots held
 -- then under the journal's cost method (intermediate.int_coin_lots carrying_e12: the known part;
--- a lot without a price is posted nowhere, docs/workbooks.md "Books in the reporting currency").
+-- a lot without a price is posted nowhere, docs/workbooks.md "Books in the reporting currency"),
+-- plus, with valuation fair_value, the fair-value adjustment standing (marts.holdings_rollforward).
 -- Rows returned: the pools, coins and month ends where they differ.
 with journal as (
     select * from settings.journal
@@ -39,10 +40,18 @@ month_ends as (
     select distinct pool, coin, cast(last_day(entry_date) as date) from asset_lines
 ),
 
+-- The fair-value adjustment standing at each month end (valuation fair_value; 0 at cost).
+adjustments as (
+    select account as pool, coin, cast(last_day(period_month) as date) as month_end, closing_carrying_value - closing_cost as adjustment
+    from marts.holdings_rollforward
+    where cost_method = (select any_value(cost_method) from journal)
+),
+
 held as (
-    select m.pool, m.coin, m.month_end, coalesce(arg_max(l.carrying_e12, l.event_seq), 0) as carrying_e12
+    select m.pool, m.coin, m.month_end, coalesce(arg_max(l.carrying_e12, l.event_seq), 0) as carrying_e12, coalesce(any_value(a.adjustment), 0) as adjustment
     from month_ends as m
     left join lots as l on l.pool = m.pool and l.coin = m.coin and l.event_date <= m.month_end
+    left join adjustments as a on a.pool = m.pool and a.coin = m.coin and a.month_end = m.month_end
     group by all
 ),
 
@@ -53,8 +62,8 @@ posted as (
     group by all
 )
 
-select h.pool, h.coin, h.month_end, exact_money(h.carrying_e12) as lots_carrying_value, p.balance as journal_balance
+select h.pool, h.coin, h.month_end, exact_money(h.carrying_e12) + h.adjustment as lots_carrying_value, p.balance as journal_balance
 from held as h
 inner join posted as p using (pool, coin, month_end)
-where exact_money(h.carrying_e12) <> p.balance
+where exact_money(h.carrying_e12) + h.adjustment <> p.balance
 order by h.pool, h.coin, h.month_end
