@@ -130,7 +130,7 @@ describe('exledger demo in a folder with a real job', () => {
     expect(summary).toMatch(/^check +ok +\d+\.\d s {2}\d+ passed$/m);
     // Models only (macro files are not models), and how each was brought up to date.
     expect(summary).toMatch(new RegExp(`^build +ok +\\d+\\.\\d s {2}${BUILT}$`, 'm'));
-    expect(summary).toMatch(new RegExp(`^reports +ok +\\d+\\.\\d s {2}5 workbooks for ${demoPeriod()} in .*; journal: \\d+ source rows not valued in full \\(no price\\)$`, 'm'));
+    expect(summary).toMatch(new RegExp(`^reports +ok +\\d+\\.\\d s {2}6 workbooks for ${demoPeriod()} in .*; journal: \\d+ source rows not valued in full \\(no price\\)$`, 'm'));
     expect(summary).not.toMatch(/^ {2}models /m);
     // Every heading has something under it (the build, check and publish have nothing to say on a good run).
     const headings = [...out.matchAll(/^== (\w+)\n(.*)$/gm)].map((match) => [match[1], match[2]]);

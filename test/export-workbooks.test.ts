@@ -160,9 +160,9 @@ describe('workbooks of a synced sandbox history', () => {
     if (workspace !== undefined) rmSync(workspace.dir, { recursive: true, force: true });
   });
 
-  it('writes the five workbooks (and the journal\'s CSV), and nothing half-written beside them', () => {
+  it('writes the six workbooks (and the journal\'s CSV), and nothing half-written beside them', () => {
     expect(readdirSync(path.join(workspace.dir, 'out')).sort()).toEqual(
-      [...['balances', 'fees'].map((name) => `${name}-${period.label}.xlsx`), `journal-${period.label}.csv`, ...['journal', 'pnl', 'rebates'].map((name) => `${name}-${period.label}.xlsx`)],
+      [...['balances', 'fees', 'holdings'].map((name) => `${name}-${period.label}.xlsx`), `journal-${period.label}.csv`, ...['journal', 'pnl', 'rebates'].map((name) => `${name}-${period.label}.xlsx`)],
     );
   });
 

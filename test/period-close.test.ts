@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
+import { REPORTS } from '../reports/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoPrices } from '../src/sandbox/demo-prices.ts';
 import { Database } from '../src/store/database.ts';
@@ -29,7 +30,8 @@ const SETTINGS = {
   reports: { outDir: './out' },
   logDir: './logs',
 };
-const WORKBOOKS = ['pnl', 'fees', 'rebates', 'balances', 'journal'];
+/** Every report: the demo-like config values in USD, so the journal and holdings are written too. */
+const WORKBOOKS = REPORTS.map((report) => report.name);
 /** The day whose USDT price is corrected after the close. */
 const CORRECTED_DAY = '2026-10-14';
 

@@ -124,6 +124,9 @@ describe('reporting currency', () => {
 
     expect(await queryRows(database, "select account, coin, cast(needed_date as varchar) as needed_date, mart, row_count from marts.needs_price order by mart, coin")).toEqual([
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.fees_daily', row_count: '1' },
+      // The books value the sale of Jan 25 at the BTC given up (both legs) and its fee at USDT's price.
+      { account: 'main', coin: 'BTC', needed_date: '2025-01-25', mart: 'marts.journal_entries', row_count: '2' },
+      { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.journal_entries', row_count: '1' },
       { account: 'main', coin: 'USDT', needed_date: '2025-01-25', mart: 'marts.spot_realized_pnl_daily', row_count: '1' },
     ]);
 
@@ -191,7 +194,9 @@ describe('reporting currency', () => {
       fillPrice: '', fillQuantity: quantity, fillTotalAmount: total, fees: '0', cTime: String(Date.parse('2025-03-01T10:00:00Z')),
     });
     await insertHistory(database, 'spot_fills', [fill('1', '1000000000000', '1000000000000000000000'), fill('2', '2000000000000', '1000000000000000000000')]);
-    await buildAll(database, { reportingCurrency: 'USDT' });
+    // The books cannot hold 1e21 USDT (their limit is 1.7e20 coins): they fail by name, prices do not.
+    const results = await buildModels(database, { ...DEFAULT_MODEL_SETTINGS, reportingCurrency: 'USDT' });
+    expect(results.filter((result) => result.status === 'failed').map((result) => [result.id, result.message?.includes('the books hold coin amounts below 1.7e20')])).toEqual([['intermediate.int_coin_events', true]]);
     // 2e21 / 3e12, rounded half up to 18 decimals.
     expect(await queryRows(database, "select cast(price as varchar) as price, price_source from intermediate.int_prices where coin = 'WXT'")).toEqual([{ price: '666666666.666666666666666667', price_source: 'derived' }]);
   });

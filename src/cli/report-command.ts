@@ -11,11 +11,11 @@ import { displayPath, formatReportResult, reportResultJson, reportRowsProgress }
 /** `exledger report`. */
 export const reportCommand = defineCommand({
   command: 'report <name..>',
-  describe: 'Write Excel workbooks (pnl, fees, rebates, balances, journal, or all) for a period from the built models',
+  describe: 'Write Excel workbooks (pnl, fees, rebates, balances, journal, holdings, or all) for a period from the built models',
   builder: (yargs) =>
     withConfigOptions(yargs)
       // Required by `<name..>`; no default (yargs would show a variadic's `[default: []]` beside `[required]`).
-      .positional('name', { type: 'string', array: true, demandOption: true, default: undefined, describe: 'Reports to write: pnl, fees, rebates, balances, journal (workbook and CSV; needs models.reportingCurrency), or all' })
+      .positional('name', { type: 'string', array: true, demandOption: true, default: undefined, describe: 'Reports to write: pnl, fees, rebates, balances, journal (workbook and CSV) and holdings (both need models.reportingCurrency), or all' })
       .option('period', { type: 'string', describe: 'A month (2026-10), quarter (2026-Q3) or year (2026), in the reporting time zone' })
       .option('from', { type: 'string', describe: 'First day, YYYY-MM-DD (with --to)' })
       .option('to', { type: 'string', describe: 'Last day, YYYY-MM-DD, included (with --from)' })
