@@ -34,6 +34,7 @@ export const holdingsReport = defineReport({
         { column: 'closing_carrying_value', header: 'Closing carrying value', format: 'amount', coinColumn: 'reporting_currency' },
         { column: 'fair_value', header: 'Fair value', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown' },
         { column: 'reporting_currency', header: 'Currency', format: 'text' },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
     },
     {

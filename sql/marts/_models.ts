@@ -283,6 +283,7 @@ export default declareModels('marts', [
     key: ['account', 'coin', 'cost_method', 'period_month'],
     closing: { period: 'period_month', measures: ['acquisitions_quantity', 'acquisitions_cost', 'disposals_quantity', 'disposals_cost', 'disposals_proceeds', 'realized_gain', 'unmatched_quantity', 'remeasurement'] },
     columns: [
+      { name: 'reference', description: 'The row\'s reference: holdings/<account>/<coin>/<cost method>/<YYYY-MM>; exledger explain shows its movements', notNull: true },
       { name: 'account', description: 'Account name of the configuration; * with pooling universal (one inventory for every account)', notNull: true },
       { name: 'coin', description: 'Coin held', unit: 'coin code', notNull: true },
       { name: 'cost_method', description: 'How disposals are costed', notNull: true, acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },

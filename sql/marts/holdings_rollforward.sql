@@ -104,6 +104,7 @@ adjusted as (
 
 final as (
     select
+        'holdings/' || pool || '/' || coin || '/' || cost_method || '/' || strftime(period_month, '%Y-%m') as reference,
         pool as account,
         coin,
         cost_method,

@@ -128,6 +128,22 @@ export function matchCoin(method: CostMethod, events: readonly CoinEvent[], carr
   return results;
 }
 
+/**
+ * The lots one disposal took under `method` (for `exledger explain`): its segments, each with the
+ * lot's seq (null: the average or section 104 pool, or units beyond what was held) and whether
+ * the lot's cost is known. `events` hold each lot's cost as its value (a carried lot's already
+ * resolved, basis 'market').
+ */
+export function lotsTaken(method: CostMethod, events: readonly CoinEvent[], disposalSeq: bigint): (Segment & { costKnown: boolean })[] {
+  const costs = events.map((event) => (event.direction === 'in' ? event.value : null));
+  const segments = segmentsOf(method, events, (index) => costs[index] ?? 0n).get(disposalSeq) ?? [];
+  const indexOf = new Map(events.map((event, index) => [event.seq, index]));
+  return segments.map((segment) => ({
+    ...segment,
+    costKnown: segment.rule !== 'unmatched' && (segment.lotSeq === null ? true : costs[indexOf.get(segment.lotSeq)!] !== null),
+  }));
+}
+
 /** The segments of each disposal (by seq) when lots cost `costOf(index)`. */
 function segmentsOf(method: CostMethod, events: readonly CoinEvent[], costOf: (index: number) => bigint): Map<bigint, Segment[]> {
   const bySeq = new Map<bigint, Segment[]>();

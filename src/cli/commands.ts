@@ -4,6 +4,7 @@ import { closeCommand, reopenCommand } from './close-command.ts';
 import type { AnyCommand } from './command.ts';
 import { demoCommand } from './demo-command.ts';
 import { docsCommand } from './docs-command.ts';
+import { explainCommand } from './explain-command.ts';
 import { exportCommand } from './export-command.ts';
 import { lsCommand } from './ls-command.ts';
 import { reportCommand } from './report-command.ts';
@@ -14,4 +15,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, closeCommand, reopenCommand, exportCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, closeCommand, reopenCommand, exportCommand, explainCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];

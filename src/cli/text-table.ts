@@ -19,5 +19,5 @@ export function formatTextTable(header: readonly string[], rows: readonly (reado
   const indent = options.indent ?? '';
   const line = (cells: readonly string[]) =>
     indent + cells.map((cell, column) => (options.alignRight?.[column] === true ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd();
-  return [line(header), ...(options.rule === true ? [widths.map((width) => '-'.repeat(width)).join('  ')] : []), ...rows.map(line)];
+  return [line(header), ...(options.rule === true ? [indent + widths.map((width) => '-'.repeat(width)).join('  ')] : []), ...rows.map(line)];
 }

@@ -1,0 +1,161 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { lotsTaken, type CoinEvent } from '../books/coin-lots.ts';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../errors.ts';
+import type { CostMethod } from '../models/settings.ts';
+import { Database } from '../store/database.ts';
+import { isPublishedPath, publishedPath } from '../store/publish.ts';
+
+/**
+ * `exledger explain REFERENCE`: from a figure to its sources (docs/workbooks.md "From a figure to
+ * its sources"), on the published copy (read-only, as `exledger sql`). A reference is a journal
+ * entry (its `entry_id`: the CSV's reference, the Reference column of the journal workbook) or a
+ * roll-forward row (`holdings/<account>/<coin>/<cost method>/<YYYY-MM>`).
+ */
+export const REFERENCE_FORMS =
+  'a journal entry (spot/<account>/<fill id>, bill/<account>/<bill id>, futures/<account>/<contract>/<day>, funding/…, commission/…, opening/…, remeasurement/…, adjustment/…: the Reference column of the journal) or a roll-forward row (holdings/<account>/<coin>/<cost method>/<YYYY-MM>)';
+
+type Row = Record<string, string | boolean | null>;
+
+/** One leg of the entry, with the lots a disposal took. */
+export interface ExplainedLeg {
+  leg: Row;
+  lots: Row[];
+}
+
+export type Explanation =
+  | { kind: 'entry'; reference: string; entry: Row; source: Row[]; legs: ExplainedLeg[]; lines: Row[] }
+  | { kind: 'holding'; reference: string; row: Row; events: Row[] };
+
+/** Resolves a reference on the published copy of the configured database. */
+export async function explainJob(config: Readonly<Config>, reference: string): Promise<Explanation> {
+  const published = path.resolve(isPublishedPath(config.db) ? config.db : publishedPath(config.db));
+  if (!existsSync(published)) throw new ConfigError(published, 'no published copy of the database here', { hint: 'run `exledger run` first, which publishes it' });
+  const db = await Database.open(published, { readOnly: true, memoryLimit: config.memoryLimit });
+  try {
+    if (reference.startsWith('holdings/')) return await explainHolding(db, reference);
+    return await explainEntry(db, reference);
+  } finally {
+    db.close();
+  }
+}
+
+const notFound = (reference: string, what: string) => new ConfigError('<reference>', `"${reference}" is not ${what} of this database`, { hint: `give ${REFERENCE_FORMS}` });
+
+async function journalMethod(db: Database): Promise<CostMethod> {
+  const [row] = await db.all<{ cost_method: CostMethod }>('SELECT any_value(cost_method) AS cost_method FROM settings.journal');
+  return row?.cost_method ?? 'fifo';
+}
+
+async function explainEntry(db: Database, reference: string): Promise<Explanation> {
+  const [entry] = await db.all<Row>('SELECT * FROM marts.journal_sources WHERE entry_id = $1', [reference]);
+  const lines = await db.all<Row>('SELECT line_no, ledger_account, coin, debit, credit, coin_amount, kind, adjusted_period, adjusted_entry_id FROM marts.journal_entries WHERE entry_id = $1 ORDER BY line_no', [reference]);
+  if (entry === undefined) {
+    // An adjusting entry has no source record of its own: its lines name the entry it adjusts.
+    if (lines.length > 0) return { kind: 'entry', reference, entry: { entry_id: reference, kind: 'adjustment', description: `adjusts ${String(lines[0]!.adjusted_entry_id)} of ${String(lines[0]!.adjusted_period)}` }, source: [], legs: [], lines };
+    throw notFound(reference, 'a journal entry');
+  }
+  const source = await sourceRows(db, String(entry.source_model), String(entry.source_key));
+  const method = await journalMethod(db);
+  const legs = await db.all<Row>(
+    `SELECT e.pool, e.coin, e.event_seq, e.leg, e.kind, e.direction, exact_qty(e.units_e18) AS units, exact_money(e.value_e12) AS value, e.value_basis,
+            e.value_coin, e.value_price, e.value_price_source, e.counterpart, e.transfer_ref,
+            exact_money(l.cost_e12) AS cost, l.cost_known, exact_money(l.proceeds_e12) AS proceeds, exact_money(l.gain_e12) AS gain, exact_qty(l.unmatched_e18) AS unmatched
+     FROM intermediate.int_coin_events AS e
+     JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+     WHERE e.entry_ref = $1 AND l.cost_method = $2 ORDER BY e.leg`,
+    [reference, method],
+  );
+  const explained: ExplainedLeg[] = [];
+  for (const leg of legs) explained.push({ leg, lots: leg.direction === 'out' ? await lotsOf(db, method, String(leg.pool), String(leg.coin), BigInt(String(leg.event_seq)), leg.cost_known === true) : [] });
+  return { kind: 'entry', reference, entry, source, legs: explained, lines };
+}
+
+/** The source record(s) a source_key names (`col=value; col=value`, NULL for a null value). */
+async function sourceRows(db: Database, model: string, key: string): Promise<Row[]> {
+  if (!/^[a-z_]+\.[a-z_]+$/.test(model)) return [];
+  const pairs = key.split('; ').map((pair) => {
+    const at = pair.indexOf('=');
+    return [pair.slice(0, at), pair.slice(at + 1)] as const;
+  });
+  if (pairs.some(([column]) => !/^[a-z_][a-z0-9_]*$/.test(column))) return [];
+  const where = pairs.map(([column, value], index) => (value === 'NULL' ? `${column} IS NULL` : `CAST(${column} AS VARCHAR) = $${index + 1}`));
+  const values = pairs.filter(([, value]) => value !== 'NULL').map(([, value]) => value);
+  // Instants in keys are written 2026-10-03T08:00:00.000Z: compared as such.
+  const cast = where.map((clause) => clause.replace(/CAST\((\w+_at) AS VARCHAR\)/, "strftime($1, '%Y-%m-%dT%H:%M:%S.%gZ')"));
+  let index = 0;
+  const numbered = cast.map((clause) => (clause.includes('$') ? clause.replace(/\$\d+/, () => `$${++index}`) : clause));
+  try {
+    return await db.all<Row>(`SELECT * FROM ${model} WHERE ${numbered.join(' AND ')} LIMIT 20`, values);
+  } catch {
+    return [];
+  }
+}
+
+/** The lots a disposal took: matched again on its pool and coin, as int_coin_lots matched them. */
+async function lotsOf(db: Database, method: CostMethod, pool: string, coin: string, seq: bigint, costKnown: boolean): Promise<Row[]> {
+  const rows = await db.all<{ event_seq: string; day: string; direction: 'in' | 'out'; units_e18: string; cost_e12: string | null; entry_ref: string; event_date: string }>(
+    `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
+     FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+     WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND e.event_seq <= $4 ORDER BY e.event_seq`,
+    [pool, coin, method, String(seq)],
+  );
+  // uk looks 30 days ahead for a disposal's matches: its later acquisitions are read too.
+  const later =
+    method === 'uk'
+      ? await db.all<typeof rows[number]>(
+          `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
+           FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+           WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND e.event_seq > $4 ORDER BY e.event_seq`,
+          [pool, coin, method, String(seq)],
+        )
+      : [];
+  const all = [...rows, ...later];
+  const events: CoinEvent[] = all.map((row) => ({
+    seq: BigInt(row.event_seq),
+    day: Number(row.day),
+    direction: row.direction,
+    units: BigInt(row.units_e18),
+    // A lot's cost as int_coin_lots has it (a carried deposit's resolved), a disposal's proceeds unused.
+    value: row.direction === 'in' && row.cost_e12 !== null ? BigInt(row.cost_e12) : null,
+    basis: 'market',
+  }));
+  const bySeq = new Map(all.map((row) => [row.event_seq, row]));
+  const money = (value: bigint | null) => (value === null ? null : formatUnits(value, 12));
+  return lotsTaken(method, events, seq).map((segment) => {
+    const lot = segment.lotSeq === null ? undefined : bySeq.get(String(segment.lotSeq));
+    return {
+      rule: segment.rule,
+      lot_entry: lot?.entry_ref ?? (segment.rule === 'unmatched' ? 'nothing held (before the history)' : method === 'average' ? 'the average pool' : 'the section 104 pool'),
+      lot_date: lot?.event_date ?? null,
+      units: formatUnits(segment.quantity, 18),
+      // A pool's share is known when the disposal's whole cost is (a pool holding a lot of unknown cost is unknown).
+      cost: segment.costKnown && (segment.lotSeq !== null || costKnown) ? money(segment.cost) : null,
+    };
+  });
+}
+
+/** Integer units of 10^-scale as a plain decimal without trailing zeros. */
+function formatUnits(value: bigint, scale: number): string {
+  const negative = value < 0n;
+  const digits = (negative ? -value : value).toString().padStart(scale + 1, '0');
+  const text = `${digits.slice(0, -scale)}.${digits.slice(-scale)}`.replace(/\.?0+$/, '');
+  return negative ? `-${text}` : text;
+}
+
+async function explainHolding(db: Database, reference: string): Promise<Explanation> {
+  const match = /^holdings\/(.+)\/([A-Z0-9]+)\/(fifo|average|lifo|hifo|uk)\/(\d{4}-\d{2})$/.exec(reference);
+  if (match === null) throw notFound(reference, 'a roll-forward row');
+  const [, account, coin, method, month] = match;
+  const [row] = await db.all<Row>("SELECT * FROM marts.holdings_rollforward WHERE account = $1 AND coin = $2 AND cost_method = $3 AND strftime(period_month, '%Y-%m') = $4", [account!, coin!, method!, month!]);
+  if (row === undefined) throw notFound(reference, 'a roll-forward row');
+  const events = await db.all<Row>(
+    `SELECT e.entry_ref, CAST(e.event_date AS VARCHAR) AS day, e.kind, e.direction, exact_qty(e.units_e18) AS units, exact_money(l.cost_e12) AS cost, l.cost_known,
+            exact_money(l.proceeds_e12) AS proceeds, exact_money(l.gain_e12) AS gain
+     FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+     WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND strftime(e.event_date, '%Y-%m') = $4 ORDER BY e.event_seq`,
+    [account!, coin!, method!, month!],
+  );
+  return { kind: 'holding', reference, row, events };
+}

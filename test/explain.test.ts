@@ -1,0 +1,78 @@
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishedPath } from '../src/store/publish.ts';
+import { runCli } from './support/cli-process.ts';
+import { buildAll, insertHistory, openModelDb, spotFill } from './support/model-db.ts';
+
+/**
+ * `exledger explain` as an analyst runs it: the command in a process of its own, on the published
+ * copy of a database built from a hand-made ledger (reporting currency USDT: every price is 1 or
+ * derived from the fills). Deposit 10000 USDT; buy 1 BTC at 3000 and 1 at 4000; sell 1.5 BTC at
+ * 5000 (fee 7.5 USDT): fifo takes all of the first lot (3000) and half of the second (2000).
+ */
+describe('exledger explain', () => {
+  let dir: string;
+  let db: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'exledger-explain-'));
+    db = path.join(dir, 'books.duckdb');
+    const database = await openModelDb(db);
+    await insertHistory(database, 'funding_bills', [
+      { billId: '501', coinId: 2, coinName: 'USDT', bizType: 'deposit', deltaAmount: '10000', afterAmount: '10000', fees: '0', cTime: String(Date.parse('2026-01-09T12:00:00Z')) },
+    ]);
+    await insertHistory(database, 'spot_fills', [
+      spotFill('BTCUSDT_SPBL', '1', '2026-01-10T10:00:00Z', 'buy', '1', '3000', '0', '3000'),
+      spotFill('BTCUSDT_SPBL', '2', '2026-01-15T10:00:00Z', 'buy', '1', '4000', '0', '4000'),
+      spotFill('BTCUSDT_SPBL', '3', '2026-02-20T10:00:00Z', 'sell', '1.5', '5000', '7.5', '7500'),
+    ]);
+    await buildAll(database, { costMethods: ['fifo'], reportingCurrency: 'USDT' });
+    database.close();
+    copyFileSync(db, publishedPath(db));
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a journal entry: its source record, its legs with their values, the lots each disposal took, and its lines', async () => {
+    const result = await runCli(['explain', 'spot/main/3', '--db', db], { cwd: dir });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    expect(out).toMatch(/^spot\/main\/3: Spot sell BTCUSDT_SPBL fill 3 \(2026-02-20, trade, status posted\)$/m);
+    expect(out).toContain('Source record: staging.spot_fills (account=main; fill_id=3)');
+    expect(out).toMatch(/^ {2}fill_quantity: 1\.5/m);
+    // The BTC given up: worth 1.5 * 5000 = 7500, cost 3000 + 2000, gain 2500.
+    expect(out).toMatch(/^ {2}2 +trade +out +BTC +1\.5 +7500 +market +5000 +7500 +2500$/m);
+    // The lots it took, fifo: all of fill 1's, half of fill 2's.
+    expect(out).toMatch(/^Lots taken by leg 2 \(1\.5 BTC out\):$/m);
+    expect(out).toMatch(/^ {2}lot +spot\/main\/1 +2026-01-10 +1 +3000$/m);
+    expect(out).toMatch(/^ {2}lot +spot\/main\/2 +2026-01-15 +0\.5 +2000$/m);
+    // The USDT fee came from the deposit's lot.
+    expect(out).toMatch(/^ {2}lot +bill\/main\/501 +2026-01-09 +7\.5 +7\.5$/m);
+    // And the lines it posted.
+    expect(out).toMatch(/^ {2}\d +Realized gains and losses +BTC +0 +2500$/m);
+
+    const json = await runCli(['explain', 'spot/main/3', '--db', db, '--json'], { cwd: dir });
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { explanation: { legs: { leg: Record<string, unknown>; lots: Record<string, unknown>[] }[] } };
+    expect(parsed.explanation.legs.find((leg) => leg.leg.coin === 'BTC')!.lots.map((lot) => [lot.lot_entry, lot.units, lot.cost])).toEqual([
+      ['spot/main/1', '1', '3000'],
+      ['spot/main/2', '0.5', '2000'],
+    ]);
+  });
+
+  it('a roll-forward row: its figures and every movement of its month', async () => {
+    const result = await runCli(['explain', 'holdings/main/BTC/fifo/2026-02', '--db', db], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('holdings/main/BTC/fifo/2026-02: BTC held by main, fifo, 2026-02 (marts.holdings_rollforward)');
+    expect(result.stdout).toMatch(/^ {2}2 +7000 +0 +5000 +2500 +0 +0\.5 +2000 +/m);
+    expect(result.stdout).toMatch(/^ {2}spot\/main\/3 +2026-02-20 +trade +out +1\.5 +5000 +7500 +2500$/m);
+  });
+
+  it('a reference that is not in the database: one error naming it and the forms, exit 2', async () => {
+    const result = await runCli(['explain', 'spot/main/999', '--db', db], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error: <reference>: "spot\/main\/999" is not a journal entry of this database\n {2}fix: give a journal entry \(spot\/<account>\/<fill id>/);
+  });
+});
