@@ -119,7 +119,7 @@ export const demoCommand = definePlainCommand({
     const listed: [string, string][] = [
       [displayPath(files.config), 'its settings: the database, folders and model settings (no credentials: the sandbox has stopped, and its keys with it)'],
       [displayPath(files.db), `the database; ${displayPath(publishedPath(files.db))} is the read-only copy for analysts`],
-      [displayPath(files.prices), 'the prices the marts are valued with (USDT in USD, generated)'],
+      [displayPath(files.prices), 'the prices the marts are valued with (USDT and the coins never traded, in USD, generated)'],
       [`${displayPath(files.out)}/`, `the workbooks${period === undefined ? '' : ` for ${period.label}`}`],
       [`${displayPath(files.logs)}/`, "the run's log, with a line per model and check"],
     ];
