@@ -210,7 +210,7 @@ export function excerpt(text: string, head: number, tail: number): string {
 export const UNAVAILABLE_CAPTURES: ReadonlyMap<string, string> = new Map(SMALL_DISK_UNAVAILABLE === null ? [] : [['error-disk-full', SMALL_DISK_UNAVAILABLE]]);
 
 /** The commands whose --help the reference quotes ('' is `exledger --help`). */
-export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'close', 'reopen', 'export', 'docs', 'status', 'sql', 'sandbox', 'demo'] as const;
+export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'close', 'reopen', 'export', 'explain', 'docs', 'status', 'sql', 'sandbox', 'demo'] as const;
 
 /** Runs the tasks, at most `size` at once; their results in order. */
 async function inPool<T>(tasks: readonly (() => Promise<T>)[], size: number): Promise<T[]> {
@@ -373,7 +373,7 @@ export async function captureOutputs(): Promise<Map<string, string>> {
     // October reopened.
     const by = ['--by', 'Jane Doe'];
     raw.set('close-refused', (await expectExit(session, ['close', '--period', SHOWN_PERIOD, ...by, '--quiet'], 1)).stderr);
-    const days = readFileSync(path.join(folder, 'prices.csv'), 'utf8').split('\n').slice(1).filter((line) => line !== '').map((line) => line.slice(0, 10));
+    const days = [...new Set(readFileSync(path.join(folder, 'prices.csv'), 'utf8').split('\n').slice(1).filter((line) => line !== '').map((line) => line.slice(0, 10)))];
     const prices = `${readFileSync(path.join(folder, 'prices.csv'), 'utf8')}${days.map((day) => `${day},BTC,USD,61234.5\n${day},ETH,USD,2345.67\n`).join('')}`;
     writeFileSync(path.join(folder, 'prices.csv'), prices);
     raw.set('close', (await expectExit(session, ['close', '--period', SHOWN_PERIOD, ...by, '--note', 'signed by the CFO, ticket FIN-123', '--quiet'], 0)).stdout);
