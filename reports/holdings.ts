@@ -7,6 +7,19 @@ import { needsPriceSheet } from './needs-price.ts';
  * cost, carrying value and fair value at the month-end price (docs/workbooks.md "Books in the
  * reporting currency"), the disclosure ASU 2023-08 asks for.
  */
+/** The rows both roll-forward sheets show, in the same order, and the columns that name a row on both. */
+const ROLLFORWARD_ROWS = {
+  mart: 'marts.holdings_rollforward',
+  period: { column: 'period_month', grain: 'month' },
+  orderBy: ['reporting_currency', 'cost_method', 'coin', 'account', 'period_month'],
+} as const;
+const ROLLFORWARD_KEYS = [
+  { column: 'account', header: 'Account', format: 'text' },
+  { column: 'coin', header: 'Coin', format: 'text' },
+  { column: 'cost_method', header: 'Method', format: 'text' },
+  { column: 'period_month', header: 'Month', format: 'month' },
+] as const;
+
 export const holdingsReport = defineReport({
   name: 'holdings',
   title: 'Holdings roll-forward',
@@ -17,14 +30,9 @@ export const holdingsReport = defineReport({
       name: 'Roll-forward',
       description:
         'Per coin, cost method and month, in the reporting currency: opening carrying value, acquisitions and disposals at cost, proceeds, realized gain, remeasurement (valuation fair_value), closing carrying value and fair value; "unknown" where a price or a cost is missing (never 0)',
-      mart: 'marts.holdings_rollforward',
-      period: { column: 'period_month', grain: 'month' },
-      orderBy: ['reporting_currency', 'cost_method', 'coin', 'account', 'period_month'],
+      ...ROLLFORWARD_ROWS,
       columns: [
-        { column: 'account', header: 'Account', format: 'text' },
-        { column: 'coin', header: 'Coin', format: 'text' },
-        { column: 'cost_method', header: 'Method', format: 'text' },
-        { column: 'period_month', header: 'Month', format: 'month' },
+        ...ROLLFORWARD_KEYS,
         { column: 'opening_carrying_value', header: 'Opening carrying value', format: 'amount', coinColumn: 'reporting_currency' },
         { column: 'acquisitions_cost', header: 'Acquisitions at cost', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown', total: true },
         { column: 'disposals_cost', header: 'Disposals at cost', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown', total: true },
@@ -41,14 +49,9 @@ export const holdingsReport = defineReport({
       name: 'Quantities and prices',
       description:
         'The same rows, in the same order: units held at the start, acquired, disposed of (and of those, beyond what was held), held at the end; the closing cost and whether all of it is known; the month-end price and its source',
-      mart: 'marts.holdings_rollforward',
-      period: { column: 'period_month', grain: 'month' },
-      orderBy: ['reporting_currency', 'cost_method', 'coin', 'account', 'period_month'],
+      ...ROLLFORWARD_ROWS,
       columns: [
-        { column: 'account', header: 'Account', format: 'text' },
-        { column: 'coin', header: 'Coin', format: 'text' },
-        { column: 'cost_method', header: 'Method', format: 'text' },
-        { column: 'period_month', header: 'Month', format: 'month' },
+        ...ROLLFORWARD_KEYS,
         { column: 'opening_quantity', header: 'Opening quantity', format: 'amount', coinColumn: 'coin' },
         { column: 'acquisitions_quantity', header: 'Acquired', format: 'amount', coinColumn: 'coin' },
         { column: 'disposals_quantity', header: 'Disposed of', format: 'amount', coinColumn: 'coin' },

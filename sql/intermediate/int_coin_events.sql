@@ -77,9 +77,7 @@ fill_prices as (
             else 'base'
         end as value_side,
         valued_price(f.base_coin, r.reporting_currency, bp.price) as base_price,
-        valued_source(f.base_coin, r.reporting_currency, bp.price_source) as base_price_source,
-        valued_price(f.quote_coin, r.reporting_currency, qp.price) as quote_price,
-        valued_source(f.quote_coin, r.reporting_currency, qp.price_source) as quote_price_source
+        valued_price(f.quote_coin, r.reporting_currency, qp.price) as quote_price
     from fills as f
     cross join books as b
     cross join reporting as r
