@@ -109,7 +109,7 @@ describe('selecting models of the project', () => {
     const unknown = selectionError(['marts.fees_montly']);
     expect(unknown.key).toBe('--select');
     expect(unknown.message).toBe('--select: "marts.fees_montly" is not a model of the project (no such file in sql/<layer>/)');
-    expect(unknown.hint).toMatch(/^select with model \(fees_monthly, or marts\.fees_monthly\), \+model \(with its ancestors\), model\+ \(with its descendants\), \+model\+, layer:staging\|intermediate\|marts, tag:<tag> \(tags: affiliate, balances, closing, fees, futures, journal, prices, report, spot\)/);
+    expect(unknown.hint).toMatch(/^select with model \(fees_monthly, or marts\.fees_monthly\), \+model \(with its ancestors\), model\+ \(with its descendants\), \+model\+, layer:staging\|intermediate\|marts, tag:<tag> \(tags: affiliate, balances, books, closing, fees, futures, journal, prices, report, spot\)/);
     expect(selectionError(['layer:mart']).message).toBe('--select: "layer:mart" is not a layer; the layers are layer:staging, layer:intermediate, layer:marts');
     expect(selectionError(['tag:nope']).message).toBe('--select: "tag:nope" matches no model (no declaration carries the tag)');
     expect(selectionError(['path:sql/marts']).message).toBe('--select: "path:sql/marts" has an unknown method "path:" (the methods are layer: and tag:)');
