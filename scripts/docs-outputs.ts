@@ -344,6 +344,29 @@ export async function captureOutputs(): Promise<Map<string, string>> {
     if (journal.code !== 0 && journal.code !== 3) throw new Error(`exledger report journal exited ${String(journal.code)}:\n${journal.stderr}`);
     raw.set('report-journal', `${journal.stdout}${journal.stderr}`);
     raw.set('journal-csv', readFileSync(path.join(folder, 'out', `journal-${SHOWN_PERIOD}.csv`), 'utf8').split('\r\n').slice(0, 3).join('\n'));
+    // The ledger imports (docs/workbooks.md "Ledger imports"). Xero names accounts by their codes:
+    // one for each ledger account the journal posts to (read from the copy the run published) and
+    // the rounding account; a second config lacks the rounding account's, for the error it gives.
+    const ledgerAccounts = (await expectExit(session, ['sql', '--csv', 'select distinct ledger_account from marts.journal_entries order by 1'], 0)).stdout
+      .split(/\r?\n/)
+      .slice(1)
+      .filter((line) => line !== '')
+      .map((line) => line.replace(/^"(.*)"$/, '$1'));
+    const accountCodes = Object.fromEntries([...ledgerAccounts, 'Rounding differences'].map((account, index) => [account, String(600 + index * 10)]));
+    const { 'Rounding differences': _rounding, ...withoutRounding } = accountCodes;
+    const currencyModels = { reportingCurrency: 'USD', pricesFile: './prices.csv' };
+    writeFileSync(path.join(folder, 'ledger.json'), config({ ...settings, models: currencyModels, reports: { ledger: { xero: { accountCodes } } } }));
+    writeFileSync(path.join(folder, 'ledger-codes.json'), config({ ...settings, models: currencyModels, reports: { ledger: { xero: { accountCodes: withoutRounding } } } }));
+    const ledger = await session.run(['report', 'journal', '--period', SHOWN_PERIOD, '--config', 'ledger.json', '--format', 'quickbooks,xero,netsuite,hledger']);
+    if (ledger.code !== 0 && ledger.code !== 3) throw new Error(`exledger report journal --format … exited ${String(ledger.code)}:\n${ledger.stderr}`);
+    raw.set('report-journal-ledger', `${ledger.stdout}${ledger.stderr}`);
+    const firstLines = (name: string, count: number) => readFileSync(path.join(folder, 'out', `journal-${SHOWN_PERIOD}.${name}`), 'utf8').split(/\r?\n/).slice(0, count).join('\n');
+    raw.set('journal-quickbooks', firstLines('quickbooks.csv', 3));
+    raw.set('journal-xero', firstLines('xero-1.csv', 3));
+    raw.set('journal-netsuite', firstLines('netsuite.csv', 3));
+    // The hledger journal's directives, its first transaction and its first with a rounding posting.
+    const [directives, first, ...transactions] = readFileSync(path.join(folder, 'out', `journal-${SHOWN_PERIOD}.journal`), 'utf8').split('\n\n');
+    raw.set('journal-hledger', [directives, first, '; …', transactions.find((transaction) => transaction.includes('; Rounding difference'))].join('\n\n'));
 
     // What only reads the built database (or nothing at all), a few at a time.
     const keep = (name: string, stream: 'stdout' | 'stderr') => (result: CommandResult) => void raw.set(name, result[stream]);
@@ -359,6 +382,8 @@ export async function captureOutputs(): Promise<Map<string, string>> {
         () => expectExit(session, ['ls', '--select', 'tag:report'], 0).then(keep('ls-report', 'stdout')),
         () => expectExit(session, ['build', '--select', 'marts.fees_montly'], 2).then(keep('error-select', 'stderr')),
         () => expectExit(session, ['report', 'journal', '--period', SHOWN_PERIOD, '--config', 'no-currency.json'], 2).then(keep('error-journal-currency', 'stderr')),
+        () => expectExit(session, ['report', 'journal', '--period', SHOWN_PERIOD, '--format', 'quickbook'], 2).then(keep('error-format', 'stderr')),
+        () => expectExit(session, ['report', 'journal', '--period', SHOWN_PERIOD, '--config', 'ledger-codes.json', '--format', 'xero'], 2).then(keep('error-ledger-codes', 'stderr')),
         () => expectExit(session, ['docs'], 0).then(keep('docs', 'stdout')),
         () => expectExit(session, ['export', 'marts.fees_monthly', 'marts.balance_vs_assets'], 0).then(keep('export', 'stdout')),
         ...HELP_COMMANDS.map((command) => () => expectExit(session, command === '' ? ['--help'] : [command, '--help'], 0).then(keep(command === '' ? 'help' : `help-${command}`, 'stdout'))),

@@ -1,7 +1,7 @@
 import { STREAMS } from '../../pipelines/index.ts';
 import { COIN_FORMATS } from '../../reports/coin-formats.ts';
 import { REPORTS } from '../../reports/index.ts';
-import { accountOf, periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
+import { accountOf, formatsOf, periodOf, reportJob, selectReports } from '../jobs/report-job.ts';
 import { countOf } from '../count-text.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
@@ -23,10 +23,16 @@ export const reportCommand = defineCommand({
       .option('account', {
         type: 'string',
         describe: 'One account of the database: every sheet and figure holds its rows only, in <report>-<period>-<account>.xlsx [default: every account, consolidated]',
+      })
+      .option('format', {
+        type: 'string',
+        array: true,
+        describe: 'Files written beside the journal workbook, repeated or comma-separated: csv, quickbooks, xero, netsuite, hledger (ledger imports rounded to the currency\'s minor unit) [default: csv]',
       }),
   config: (args) => ({ ...configOverrides(args), outDir: args.out }),
   handler: async (args, { config, output }) => {
     const reports = selectReports(REPORTS, STREAMS.map((stream) => stream.name), args.name.map(String), config.models.reportingCurrency);
+    const formats = formatsOf(args.format, reports, REPORTS);
     const period = periodOf(args);
     const account = accountOf(args.account);
     const results = await reportJob(
@@ -34,11 +40,15 @@ export const reportCommand = defineCommand({
       { reports, streams: STREAMS, coinFormats: COIN_FORMATS },
       period,
       { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) },
-      account === undefined ? {} : { account },
+      { ...(account === undefined ? {} : { account }), ...(formats === undefined ? {} : { formats }) },
     );
-    // A CSV whose source rows are not all valued (the journal's records without a price) is written, said, and partial (exit 3).
-    const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0);
-    for (const result of incomplete) output.error(`warning: ${displayPath(result.csv!.file)}: ${countOf(result.csv!.omitted, 'source row')} not valued in full: ${result.csv!.note}`);
+    // A CSV or ledger import whose source rows are not all valued (the journal's records without a price) is written, said, and partial (exit 3).
+    const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0 || (result.ledger?.omitted ?? 0) > 0);
+    for (const result of incomplete) {
+      const files = [...(result.csv === undefined ? [] : [result.csv.file]), ...(result.ledger?.exports.flatMap((written) => written.files.map((file) => file.file)) ?? [])];
+      const omitted = result.csv ?? result.ledger!;
+      output.error(`warning: ${files.map(displayPath).join(', ')}: ${countOf(omitted.omitted, 'source row')} not valued in full: ${omitted.note}`);
+    }
     return { exitCode: incomplete.length > 0 ? EXIT.partial : EXIT.ok, details: { period, reports: results.map(reportResultJson) } };
   },
 });

@@ -124,12 +124,26 @@ export function reportRowsProgress(output: Output): (report: string, sheet: stri
 export function formatReportResult(result: ReportResult): string {
   if (result.closed !== undefined) {
     const csv = result.csv === undefined ? '' : ` and ${displayPath(result.csv.file)}`;
-    return `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}${csv}  closed on ${result.closed.at} by ${result.closed.by}: as signed (SHA-256 ${result.closed.sha256.slice(0, 12)}…)`;
+    return [`${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}${csv}  closed on ${result.closed.at} by ${result.closed.by}: as signed (SHA-256 ${result.closed.sha256.slice(0, 12)}…)`, ...ledgerLines(result)].join('\n');
   }
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
   const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}  ${(result.ms / 1000).toFixed(1)} s`;
   const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not valued in full` : ''}`];
-  return [line, ...csv, ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
+  return [line, ...csv, ...ledgerLines(result), ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
+}
+
+/**
+ * A line per ledger import file (its lines and entries), then how they were rounded: e.g.
+ * `rounded to 0.01 USD: 12 rounding lines on "Rounding differences"; 1 entry under 0.01 not written`.
+ */
+function ledgerLines(result: ReportResult): string[] {
+  const ledger = result.ledger;
+  if (ledger === undefined) return [];
+  const indent = `${''.padEnd(9)} ${''.padEnd(9)} `;
+  const files = ledger.exports.flatMap((written) => written.files.map((file) => `${indent}${displayPath(file.file)}  ${countOf(file.lines, 'line')}, ${countOf(file.entries, 'entry', 'entries')} (${written.title})`));
+  const unit = `${ledger.minorUnit === 0 ? '1' : `0.${'1'.padStart(ledger.minorUnit, '0')}`}`;
+  const dropped = ledger.dropped === 0 ? '' : `; ${countOf(ledger.dropped, 'entry', 'entries')} under ${unit} not written (in the rounded totals all the same)`;
+  return [...files, `${indent}rounded to ${unit} ${ledger.currency}: ${countOf(ledger.roundingLines, 'rounding line')} on "${ledger.roundingAccount}"${dropped}${ledger.omitted > 0 ? `; ${countOf(ledger.omitted, 'source row')} not valued in full` : ''}`];
 }
 
 /** A path relative to the working folder when it is inside it, else whole. */
@@ -140,7 +154,13 @@ export function displayPath(file: string): string {
 
 /** A workbook's result for --json. */
 export function reportResultJson(result: ReportResult): Record<string, unknown> {
-  return { ...result, file: path.resolve(result.file), ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }), ms: Math.round(result.ms) };
+  return {
+    ...result,
+    file: path.resolve(result.file),
+    ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }),
+    ...(result.ledger === undefined ? {} : { ledger: { ...result.ledger, exports: result.ledger.exports.map((written) => ({ ...written, files: written.files.map((file) => ({ ...file, file: path.resolve(file.file) })) })) } }),
+    ms: Math.round(result.ms),
+  };
 }
 
 /** The exit code of a run (docs/reference.md "Exit codes"). */

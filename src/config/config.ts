@@ -24,6 +24,7 @@ import {
 } from '../models/settings.ts';
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
+import { DEFAULT_LEDGER_SETTINGS, LEDGER_DATE_FORMATS, type LedgerSettings } from '../export/ledger-layouts.ts';
 
 /**
  * Configuration, resolved once: defaults, then the config file, then the environment, then
@@ -83,6 +84,8 @@ export interface ReportsConfig {
   period: PeriodKind;
   /** Folder of the workbooks. @default './out' */
   outDir: string;
+  /** How the journal's ledger imports (`exledger report journal --format …`) are rounded and written. @default DEFAULT_LEDGER_SETTINGS */
+  ledger: LedgerSettings;
 }
 
 /** How `exledger sync` reads histories. */
@@ -191,6 +194,14 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'reports.names.*': '"pnl"',
   'reports.period': '"month" (or quarter, year)',
   'reports.outDir': '"./out"',
+  'reports.ledger': '{ "minorUnit": 2, "roundingAccount": "Rounding differences", "dateFormat": "MM/DD/YYYY", "xero": { "taxRate": "Tax Exempt", "accountCodes": { "Trading fees": "404" } } }',
+  'reports.ledger.minorUnit': '2 (decimals of the ledger currency: 0 to 12; default: the reporting currency\'s, ISO 4217)',
+  'reports.ledger.roundingAccount': `"${DEFAULT_LEDGER_SETTINGS.roundingAccount}" (a ledger account name of its own)`,
+  'reports.ledger.dateFormat': `"MM/DD/YYYY" (or ${LEDGER_DATE_FORMATS.filter((format) => format !== 'MM/DD/YYYY').join(', ')}: QuickBooks Online's and NetSuite's dates)`,
+  'reports.ledger.xero': '{ "taxRate": "Tax Exempt", "accountCodes": { "Trading fees": "404" } }',
+  'reports.ledger.xero.taxRate': `"${DEFAULT_LEDGER_SETTINGS.xero.taxRate}" (a tax rate's full name in Xero, e.g. "No GST", "No VAT", "BAS Excluded")`,
+  'reports.ledger.xero.accountCodes': '{ "Realized gains and losses": "260", "Digital assets:USDT": "610" } (Xero account codes by ledger account name)',
+  'reports.ledger.xero.accountCodes.*': '"610" (a Xero account code: letters and digits, at most 10)',
   logDir: '"./logs"',
 };
 
@@ -279,6 +290,19 @@ const fileSchema = z.strictObject({
       names: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/, 'a report name such as "pnl"')).min(1).optional(),
       period: z.enum(['month', 'quarter', 'year']).optional(),
       outDir: nonEmpty.optional(),
+      ledger: z
+        .strictObject({
+          minorUnit: z.number().int('a whole number of decimals').min(0).max(12).optional(),
+          roundingAccount: ledgerAccount.refine((name) => !/[{}]/.test(name), 'no { or }: the rounding account has no placeholders').optional(),
+          dateFormat: z.enum(LEDGER_DATE_FORMATS).optional(),
+          xero: z
+            .strictObject({
+              taxRate: nonEmpty.optional(),
+              accountCodes: z.record(z.string().min(1), z.string().regex(/^[A-Za-z0-9._-]{1,10}$/, 'a Xero account code: letters, digits, ".", "-" or "_", at most 10')).optional(),
+            })
+            .optional(),
+        })
+        .optional(),
     })
     .optional(),
   logDir: nonEmpty.optional(),
@@ -394,7 +418,20 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
         valuation: file.models?.valuation ?? DEFAULT_BOOKS_SETTINGS.valuation,
       },
     },
-    reports: { names: file.reports?.names ?? null, period: file.reports?.period ?? 'month', outDir: overrides.outDir ?? file.reports?.outDir ?? './out' },
+    reports: {
+      names: file.reports?.names ?? null,
+      period: file.reports?.period ?? 'month',
+      outDir: overrides.outDir ?? file.reports?.outDir ?? './out',
+      ledger: {
+        minorUnit: file.reports?.ledger?.minorUnit ?? DEFAULT_LEDGER_SETTINGS.minorUnit,
+        roundingAccount: file.reports?.ledger?.roundingAccount ?? DEFAULT_LEDGER_SETTINGS.roundingAccount,
+        dateFormat: file.reports?.ledger?.dateFormat ?? DEFAULT_LEDGER_SETTINGS.dateFormat,
+        xero: {
+          taxRate: file.reports?.ledger?.xero?.taxRate ?? DEFAULT_LEDGER_SETTINGS.xero.taxRate,
+          accountCodes: { ...DEFAULT_LEDGER_SETTINGS.xero.accountCodes, ...file.reports?.ledger?.xero?.accountCodes },
+        },
+      },
+    },
     logDir: file.logDir ?? './logs',
   };
   return deepFreeze(config);

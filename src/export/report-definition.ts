@@ -209,6 +209,35 @@ export interface CsvSpec {
   omitted?: { sheet: string; note: string };
 }
 
+/**
+ * The lines of a sheet's mart as ledger imports (`exledger report <name> --format quickbooks,xero,
+ * netsuite,hledger`: write-ledger-exports.ts): the columns holding each part of a journal line.
+ * Its rows are the sheet's (same period, same account), read in the order of currency, date,
+ * entry and line, and rounded to the ledger currency's minor unit (ledger-rounding.ts).
+ */
+export interface LedgerSpec {
+  /** The detail sheet whose rows are the lines. */
+  sheet: string;
+  columns: {
+    /** The entry a line belongs to (its lines share it), a text. */
+    entry: string;
+    /** The line's number in its entry. */
+    line: string;
+    /** The entry's DATE. */
+    date: string;
+    /** The ledger account. */
+    account: string;
+    /** The line's DECIMAL amount, debit − credit. */
+    amount: string;
+    /** The currency of the amount. */
+    currency: string;
+    /** What the line is, in words. */
+    memo: string;
+  };
+  /** As `CsvSpec.omitted`: rows the imports cannot hold, counted, warned about, exit 3. @default none */
+  omitted?: { sheet: string; note: string };
+}
+
 /** A report: one workbook, a Summary sheet first, then its detail sheets. */
 export interface ReportSpec {
   /** `exledger report <name>`; also the workbook's file name. */
@@ -228,6 +257,8 @@ export interface ReportSpec {
   requiresReportingCurrency?: boolean;
   /** A CSV written beside the workbook. @default none */
   csv?: CsvSpec;
+  /** Its lines as ledger imports, written beside the workbook when asked for (`--format`). @default none */
+  ledger?: LedgerSpec;
 }
 
 /**
@@ -362,6 +393,13 @@ const reportSchema = z.strictObject({
       omitted: z.strictObject({ sheet: z.string(), note: z.string().min(1) }).optional(),
     })
     .optional(),
+  ledger: z
+    .strictObject({
+      sheet: z.string(),
+      columns: z.strictObject({ entry: identifier, line: identifier, date: identifier, account: identifier, amount: identifier, currency: identifier, memo: identifier }),
+      omitted: z.strictObject({ sheet: z.string(), note: z.string().min(1) }).optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -437,6 +475,11 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
       const sheet = report.sheets.find((candidate) => candidate.name === report.csv!.sheet);
       if (sheet === undefined) throw new ConfigError(`${where}: csv.sheet`, `"${report.csv.sheet}" is not a sheet of this report`);
       if (report.csv.omitted !== undefined && !report.sheets.some((candidate) => candidate.name === report.csv!.omitted!.sheet)) throw new ConfigError(`${where}: csv.omitted.sheet`, `"${report.csv.omitted.sheet}" is not a sheet of this report`);
+    }
+    if (report.ledger !== undefined) {
+      const ledger = report.ledger;
+      if (!report.sheets.some((candidate) => candidate.name === ledger.sheet)) throw new ConfigError(`${where}: ledger.sheet`, `"${ledger.sheet}" is not a sheet of this report`);
+      if (ledger.omitted !== undefined && !report.sheets.some((candidate) => candidate.name === ledger.omitted!.sheet)) throw new ConfigError(`${where}: ledger.omitted.sheet`, `"${ledger.omitted.sheet}" is not a sheet of this report`);
     }
     if (!report.chart.seriesBy.includes(report.chart.coinColumn)) throw new ConfigError(`${where}: chart.coinColumn`, 'must be one of chart.seriesBy');
   }

@@ -59,6 +59,6 @@ function csvValue(value: string | null, emptyWhenZero: boolean): string {
 }
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
-function csvField(text: string): string {
+export function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

@@ -14,7 +14,16 @@ import { withAdjustments, withoutValuation, type ReportSpec, type SheetSpec } fr
 import { readClosedPeriods, type ClosedPeriod } from '../store/period-closes.ts';
 import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { writeCsv } from './write-csv.ts';
+import { DEFAULT_LEDGER_SETTINGS, LEDGER_FORMATS, type LedgerFormat, type LedgerSettings } from './ledger-layouts.ts';
+import { planLedgerExports, type LedgerExports, type LedgerPlan } from './write-ledger-exports.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
+
+/**
+ * The files a report can write beside its workbook (`exledger report --format`): its CSV
+ * (`CsvSpec`) and its ledger imports (`LedgerSpec`, ledger-layouts.ts).
+ */
+export const FILE_FORMATS = ['csv', ...LEDGER_FORMATS] as const;
+export type FileFormat = (typeof FILE_FORMATS)[number];
 
 /** Excel's last row (1,048,576) less the header row and the rows kept for the totals below the table. */
 export const EXCEL_MAX_DATA_ROWS = 1_048_576 - 1 - TOTALS_ROWS_RESERVED;
@@ -46,6 +55,13 @@ export interface WriteReportOptions {
   onProgress?: (sheet: string, written: number, total: number) => void;
   /** The period is being closed (exledger close): its workbook says "Closed on … by …". @default a draft */
   closed?: { at: string; by: string };
+  /**
+   * The files written beside the workbook, of those the report declares (others are ignored): its
+   * CSV, its ledger imports. @default ['csv']
+   */
+  formats?: readonly FileFormat[];
+  /** How the ledger imports are rounded and written (reports.ledger). @default DEFAULT_LEDGER_SETTINGS */
+  ledger?: LedgerSettings;
 }
 
 /** One detail sheet as written. */
@@ -71,6 +87,11 @@ export interface ReportResult {
    * rows of the period it leaves out (`omitted`: e.g. amounts without a price), with why.
    */
   csv?: { file: string; rows: number; omitted: number; note: string };
+  /**
+   * The ledger imports written beside the workbook (a report with `ledger`, `formats` naming
+   * them): their files, how they were rounded, and the rows of the period they leave out, with why.
+   */
+  ledger?: LedgerExports & { omitted: number; note: string };
   /** A closed period's workbook, written again as its close wrote it (its sheets are not listed). */
   closed?: { at: string; by: string; version: number; sha256: string };
   ms: number;
@@ -112,12 +133,21 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const temporary = path.join(folder, `.${base}.xlsx.tmp-${process.pid}`);
   const csvFile = path.join(folder, `${base}.csv`);
   const csvTemporary = path.join(folder, `.${base}.csv.tmp-${process.pid}`);
+  const formats = options.formats ?? ['csv'];
+  const ledgerFormats = report.ledger === undefined ? [] : LEDGER_FORMATS.filter((format: LedgerFormat) => formats.includes(format));
+  const ledgerTemporaries = new Set<string>();
+  // The ledger imports are in the reporting currency (the marts' values in it).
+  const ledgerCurrency = ledgerFormats.length === 0 ? '' : (reporting.reportingCurrency ?? '');
+  if (ledgerFormats.length > 0 && ledgerCurrency === '') throw missingReportingCurrency(report.name);
+  // What would make a ledger import unusable (an account without its Xero code) is refused before the workbook is written.
+  const ledgerPlan = ledgerFormats.length === 0 ? undefined : await planLedgerOf(db, report, { ...options, formats: ledgerFormats, currency: ledgerCurrency }, ledgerTemporaries);
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
   const removeTemporary = () => {
     rmSync(temporary, { force: true });
     rmSync(csvTemporary, { force: true });
+    for (const file of ledgerTemporaries) rmSync(file, { force: true });
   };
   process.once('exit', removeTemporary);
   try {
@@ -159,15 +189,20 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
       sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();
-    // The CSV is complete before either file is renamed: a failure (a full disk) leaves both earlier files as they were.
+    // The rows of the period a file leaves out (the sheet that lists them), and why.
+    const omittedOf = (omitted: { sheet: string; note: string } | undefined) => {
+      const index = omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === omitted.sheet);
+      return { omitted: index < 0 ? 0 : counts[index]!, note: omitted?.note ?? '' };
+    };
+    // The CSV and the ledger imports are complete before any file is renamed: a failure (a full disk) leaves the earlier files as they were.
     let csv: ReportResult['csv'];
-    if (report.csv !== undefined) {
+    if (report.csv !== undefined && formats.includes('csv')) {
       const spec = report.csv;
       const sheet = report.sheets.find((candidate) => candidate.name === spec.sheet)!;
       const rows = await writeCsv(db, spec, sheet, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
-      const omittedIndex = spec.omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === spec.omitted!.sheet);
-      csv = { file: csvFile, rows, omitted: omittedIndex < 0 ? 0 : counts[omittedIndex]!, note: spec.omitted?.note ?? '' };
+      csv = { file: csvFile, rows, ...omittedOf(spec.omitted) };
     }
+    const ledger = await ledgerPlan?.write();
     try {
       renameSync(temporary, file);
     } catch (error) {
@@ -180,7 +215,70 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
         throw outputError(csvFile, error as NodeJS.ErrnoException);
       }
     }
-    return { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }), ms: performance.now() - started };
+    let ledgerResult: ReportResult['ledger'];
+    if (ledger !== undefined) {
+      ledger.commit();
+      const { commit: _commit, ...written } = ledger;
+      ledgerResult = { ...written, ...omittedOf(report.ledger!.omitted) };
+    }
+    return {
+      report: report.name,
+      account: account ?? null,
+      file,
+      period: options.period,
+      sheets,
+      warnings,
+      ...(csv === undefined ? {} : { csv }),
+      ...(ledgerResult === undefined ? {} : { ledger: ledgerResult }),
+      ms: performance.now() - started,
+    };
+  }
+}
+
+/** What planLedgerOf needs: the workbook's period, account and folder, the ledger formats (at least one) and the currency. */
+type LedgerOptions = Pick<WriteReportOptions, 'period' | 'account' | 'outDir' | 'ledger'> & { formats: readonly LedgerFormat[]; currency: string };
+
+/** The report's ledger imports, checked (planLedgerExports), beside its workbook. */
+async function planLedgerOf(db: Database, report: ReportSpec, options: LedgerOptions, temporaries: Set<string>): Promise<LedgerPlan> {
+  const spec = report.ledger!;
+  return planLedgerExports(db, spec, report.sheets.find((candidate) => candidate.name === spec.sheet)!, {
+    period: options.period,
+    ...(options.account === undefined ? {} : { account: options.account }),
+    outDir: options.outDir,
+    base: workbookBase(report.name, options.period, options.account),
+    formats: options.formats,
+    settings: options.ledger ?? DEFAULT_LEDGER_SETTINGS,
+    currency: options.currency,
+    title: `${report.title} ${options.period.label}${options.account === undefined ? '' : ` (account ${options.account})`}`,
+    temporaries,
+    onError: (name, error) => outputError(name, error),
+  });
+}
+
+/**
+ * The ledger imports of a closed period, beside its workbook as its close wrote it: from
+ * marts.journal_entries, which holds the period's lines as closed (its adjusting entries
+ * included), so they post what the signed workbook shows. Written under temporary names and
+ * renamed once all are complete. Undefined for a report without ledger imports.
+ */
+export async function writeClosedLedgerImports(db: Database, report: ReportSpec, options: LedgerOptions): Promise<ReportResult['ledger']> {
+  if (report.ledger === undefined || options.formats.length === 0) return undefined;
+  const temporaries = new Set<string>();
+  const remove = () => {
+    for (const file of temporaries) rmSync(file, { force: true });
+  };
+  process.once('exit', remove);
+  try {
+    mkdirSync(options.outDir, { recursive: true });
+    const ledger = await (await planLedgerOf(db, report, options, temporaries)).write();
+    ledger.commit();
+    const { commit: _commit, ...written } = ledger;
+    const omitted = report.ledger.omitted;
+    const sheet = report.sheets.find((candidate) => candidate.name === omitted?.sheet);
+    return { ...written, omitted: sheet === undefined ? 0 : await countRows(db, sheet, options.period, options.account), note: omitted?.note ?? '' };
+  } finally {
+    process.off('exit', remove);
+    remove();
   }
 }
 
@@ -304,6 +402,7 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
     ...report.sheets.map((sheet) => ({ mart: sheet.mart, names: [...sheet.columns.map((column) => column.column), ...sheet.orderBy, ...(sheet.period === null ? [] : [sheet.period.column]), 'account'] })),
     { mart: report.chart.mart, names: [report.chart.monthColumn, report.chart.valueColumn, ...report.chart.seriesBy] },
     ...(report.csv === undefined ? [] : [{ mart: report.sheets.find((sheet) => sheet.name === report.csv!.sheet)!.mart, names: report.csv.columns.map((column) => column.column) }]),
+    ...(report.ledger === undefined ? [] : [{ mart: report.sheets.find((sheet) => sheet.name === report.ledger!.sheet)!.mart, names: Object.values(report.ledger.columns) }]),
   ];
   for (const { mart, names } of needed) {
     const known = columns.get(mart);

@@ -7,7 +7,8 @@ import type { CoinFormats } from '../export/cell-formats.ts';
 import type { SummaryStream } from '../export/summary-sheet.ts';
 import { parsePeriod, parseRange, type ReportPeriod } from '../export/period.ts';
 import { validateReports, type ReportSpec } from '../export/report-definition.ts';
-import { unknownAccount, writeReport, type ReportResult } from '../export/write-report.ts';
+import { FILE_FORMATS, unknownAccount, writeClosedLedgerImports, writeReport, type FileFormat, type ReportResult } from '../export/write-report.ts';
+import { LEDGER_FORMATS, type LedgerFormat } from '../export/ledger-layouts.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
@@ -84,13 +85,51 @@ export function periodOf(request: { period?: string; from?: string; to?: string 
   return parseRange(request.from, request.to);
 }
 
-/** Whose rows the workbooks hold. */
+/** Whose rows the workbooks hold, and what is written beside them. */
 export interface ReportScope {
   /**
    * One account of the database (`exledger report --account`): its rows only, in
    * `<report>-<period>-<account>.xlsx`. @default every account, consolidated (what `exledger run` writes)
    */
   account?: string;
+  /**
+   * The files written beside each workbook (`--format`, chosen by formatsOf): a report's CSV, its
+   * ledger imports. @default ['csv'] (what `exledger run` writes)
+   */
+  formats?: readonly FileFormat[];
+}
+
+/**
+ * `--format a,b` (repeatable, or a comma list): the files written beside the workbooks, each
+ * once, in the order given; each must be one some report `selected` writes (the journal's CSV
+ * and ledger imports; `all`: every report, to name those that do). Undefined when not given. A ConfigError (exit 2) names a wrong one and lists
+ * the valid ones.
+ */
+export function formatsOf(value: unknown, selected: readonly ReportSpec[], all: readonly ReportSpec[]): FileFormat[] | undefined {
+  if (value === undefined) return undefined;
+  const words = (Array.isArray(value) ? value : [value]).flatMap((item) => String(item).split(',')).map((word) => word.trim().toLowerCase());
+  const formats: FileFormat[] = [];
+  for (const word of words) {
+    if (word === '') continue;
+    if (!(FILE_FORMATS as readonly string[]).includes(word)) {
+      const meant = closestName(word, FILE_FORMATS);
+      throw new ConfigError('--format', `"${word}" is not a format; the formats are ${FILE_FORMATS.join(', ')}${meant === undefined ? '' : `; did you mean ${meant}?`}`, {
+        hint: 'e.g. exledger report journal --period 2026-10 --format quickbooks,hledger (csv: the journal\'s CSV, written when --format is not given)',
+      });
+    }
+    if (!formats.includes(word as FileFormat)) formats.push(word as FileFormat);
+  }
+  if (formats.length === 0) throw new ConfigError('--format', `is empty; the formats are ${FILE_FORMATS.join(', ')}`, { hint: 'name at least one, or leave --format out for the workbook and its CSV' });
+  for (const format of formats) {
+    const writes = (report: ReportSpec) => (format === 'csv' ? report.csv !== undefined : report.ledger !== undefined);
+    if (!selected.some(writes)) {
+      const writers = all.filter(writes).map((report) => report.name);
+      throw new ConfigError('--format', `${format}: the ${selected.map((report) => report.name).join(', ')} report${selected.length === 1 ? ' writes' : 's write'} no such file; ${writers.join(', ')} ${writers.length === 1 ? 'does' : 'do'}`, {
+        hint: `name the ${writers.join(' or ')} report with it, e.g. exledger report ${writers[0] ?? 'journal'} --period 2026-10 --format ${format}`,
+      });
+    }
+  }
+  return formats;
 }
 
 /**
@@ -117,7 +156,14 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
     for (const report of reports) {
       hooks.signal?.throwIfAborted();
       if (close !== undefined) {
-        const result = await restoreClosedWorkbook(db, close, report.name, config.reports.outDir, scope.account);
+        const restored = await restoreClosedWorkbook(db, close, report.name, config.reports.outDir, scope.account);
+        // Its ledger imports post the lines as closed (marts.journal_entries holds them so), beside the signed workbook.
+        const ledgerFormats = LEDGER_FORMATS.filter((format: LedgerFormat) => scope.formats?.includes(format) === true);
+        const ledger =
+          ledgerFormats.length === 0 || config.models.reportingCurrency === null
+            ? undefined
+            : await writeClosedLedgerImports(db, report, { period, ...(scope.account === undefined ? {} : { account: scope.account }), outDir: config.reports.outDir, ledger: config.reports.ledger, formats: ledgerFormats, currency: config.models.reportingCurrency });
+        const result = ledger === undefined ? restored : { ...restored, ledger };
         results.push(result);
         hooks.onWorkbook?.(result);
         continue;
@@ -129,6 +175,8 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
           streams,
           coinFormats,
           outDir: config.reports.outDir,
+          ...(scope.formats === undefined ? {} : { formats: scope.formats }),
+          ledger: config.reports.ledger,
           notes: hooks.notes,
           onProgress: hooks.onRows === undefined ? undefined : (sheet, written, total) => hooks.onRows!(report.name, sheet, written, total),
         }),
@@ -144,10 +192,11 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
 
 /**
  * What a writer of the output folder leaves while it works, with its pid: a workbook's temporary
- * name (write-report.ts: `.<report>-<period>[-<account>].xlsx.tmp-<pid>`, its CSV alike), and the
- * folder a close writes its workbooks into before they are committed (`.close-<pid>-…`, close-job.ts).
+ * name (write-report.ts: `.<report>-<period>[-<account>].xlsx.tmp-<pid>`, its CSV alike, its
+ * ledger imports `.<…>.quickbooks.csv.tmp-<pid>`, `.<…>.xero-2.csv.tmp-<pid>`, `.<…>.journal.tmp-<pid>`),
+ * and the folder a close writes its workbooks into before they are committed (`.close-<pid>-…`, close-job.ts).
  */
-const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+\.(?:xlsx|csv)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
+const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+(?:\.[a-z]+(?:-\d+)?)?\.(?:xlsx|csv|journal)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
 
 /**
  * Removes what report writers and closes that are gone left in the output folder (killed
