@@ -124,6 +124,6 @@ export const journalReport = defineReport({
   ledger: {
     sheet: 'Journal lines',
     columns: { entry: 'entry_id', line: 'line_no', date: 'entry_date', account: 'ledger_account', amount: 'net_amount', currency: 'currency', memo: 'memo' },
-    omitted: { sheet: NOT_POSTED, note: 'they have no price in the reporting currency; see the sheet "Not posted (no price)" of the workbook, add their prices and build again' },
+    omitted: { sheet: NOT_VALUED, note: 'a price in the reporting currency is missing: not posted, or posted in part to the suspense account; see the sheet "Not valued in full" of the workbook, add their prices and build again' },
   },
 });

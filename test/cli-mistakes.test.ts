@@ -99,7 +99,7 @@ describe('exledger --help: no contradictions, and each command names its exit co
     // A sync or run can be partly done (3) and find the database busy (4); ls reads no database.
     for (const name of ['sync', 'run']) expect(help[name], name).toMatch(/\n {2}3 {4}\S.*\n {2}4 {4}busy/);
     expect(help.ls).not.toMatch(/\n {2}4 {4}/);
-    expect(help.report).toMatch(/\n {2}3 {4}the journal was written but leaves source rows out/);
+    expect(help.report).toMatch(/\n {2}3 {4}the journal was written, some of its records not valued in full \(a price is missing\)\n/);
     // The report's positional is required, with no default shown.
     expect(help.report).toMatch(/or all +\[array\] \[required\]\n/);
   });

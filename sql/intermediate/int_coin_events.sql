@@ -53,6 +53,8 @@ fills as (
             else n.notional_e12
         end as notional_e12
     from trades as t
+    -- Without a reporting currency the books are empty (and refuse nothing).
+    cross join reporting as r
     cross join lateral (
         select case when t.side = 'buy' then t.cost_e12 else t.proceeds_e12 + exact_units_to_money(t.fee_e18, 18) end as notional_e12
     ) as n
