@@ -5,7 +5,10 @@
 -- then under the journal's cost method (intermediate.int_coin_lots carrying_e12: the known part;
 -- a lot without a price is posted nowhere, docs/workbooks.md "Books in the reporting currency"),
 -- plus, with valuation fair_value, the fair-value adjustment standing (marts.holdings_rollforward).
--- Rows returned: the pools, coins and month ends where they differ.
+-- Month ends of open periods only: a closed period's journal stays as closed while late data moves
+-- its lots, and the difference is booked as adjusting entries in the first open period, from whose
+-- end on the posted journal ties again (docs/workbooks.md "Closing a period"); a close refuses to
+-- happen while this check fails. Rows returned: the pools, coins and month ends where they differ.
 with journal as (
     select * from settings.journal
 ),
@@ -34,10 +37,17 @@ asset_lines as (
     where j.ledger_account = replace(replace(c.digital_assets, '{coin}', j.coin), '{account}', j.account)
 ),
 
+closed_until as (
+    select max(period_to) as last_day from settings.closed_periods
+),
+
 month_ends as (
-    select distinct pool, coin, cast(last_day(event_date) as date) as month_end from lots
-    union
-    select distinct pool, coin, cast(last_day(entry_date) as date) from asset_lines
+    select * from (
+        select distinct pool, coin, cast(last_day(event_date) as date) as month_end from lots
+        union
+        select distinct pool, coin, cast(last_day(entry_date) as date) from asset_lines
+    )
+    where month_end > coalesce((select last_day from closed_until), date '0001-01-01')
 ),
 
 -- The fair-value adjustment standing at each month end (valuation fair_value; 0 at cost).
