@@ -94,10 +94,25 @@ describe('resolveConfig', () => {
   });
 
   it('reads the model settings, flags over the file, and rejects numbers for amounts and unknown zones', () => {
-    expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({ reportingTimeZone: 'UTC', costMethods: ['fifo'], openingPositions: [], pooling: 'account', reportingCurrency: null, prices: null });
+    expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({
+      reportingTimeZone: 'UTC',
+      costMethods: ['fifo'],
+      openingPositions: [],
+      pooling: 'account',
+      reportingCurrency: null,
+      prices: null,
+      books: { tradeValue: 'given', fees: 'expense', valuation: 'cost' },
+    });
     const dir = dirWithConfig({
       accounts: [FILE_ACCOUNT],
-      models: { reportingTimeZone: 'Asia/Tokyo', costMethods: ['average'], openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }] },
+      models: {
+        reportingTimeZone: 'Asia/Tokyo',
+        costMethods: ['average'],
+        openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: '0.5', cost: '15000.25' }],
+        tradeValue: 'received',
+        fees: 'capitalize',
+        valuation: 'fair_value',
+      },
     });
     expect(resolveConfig({}, {}, dir).models).toEqual({
       reportingTimeZone: 'Asia/Tokyo',
@@ -107,7 +122,9 @@ describe('resolveConfig', () => {
       pooling: 'account',
       reportingCurrency: null,
       prices: null,
+      books: { tradeValue: 'received', fees: 'capitalize', valuation: 'fair_value' },
     });
+    expect(() => resolveConfig({}, {}, dirWithConfig({ models: { fees: 'expensed' } }))).toThrow(/models\.fees/);
     expect(resolveConfig({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] }, {}, dir).models).toMatchObject({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] });
 
     expect(() => resolveConfig({}, {}, dirWithConfig({ models: { openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: 0.5, cost: '1' }] } }))).toThrow(/models\.openingPositions\.0\.quantity/);

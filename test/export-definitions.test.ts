@@ -13,9 +13,9 @@ import { validateReports, type ReportSpec } from '../src/export/report-definitio
 const STREAM_NAMES = STREAMS.map((stream) => stream.name);
 
 describe('report declarations', () => {
-  it('the five reports are valid', () => {
+  it('the six reports are valid', () => {
     expect(() => validateReports(REPORTS, STREAM_NAMES)).not.toThrow();
-    expect(REPORTS.map((report) => report.name)).toEqual(['pnl', 'fees', 'rebates', 'balances', 'journal']);
+    expect(REPORTS.map((report) => report.name)).toEqual(['pnl', 'fees', 'rebates', 'balances', 'journal', 'holdings']);
   });
 
   it('a broken declaration is refused naming the report and the field', () => {
@@ -98,7 +98,7 @@ describe('exledger report: bad input', () => {
     try {
       const out = path.join(dir, 'out');
       const cases: [string[], RegExp][] = [
-        [['report', 'pnl', 'fess', '--period', '2026-10'], /^error: report: "fess" is not a report; the reports are pnl, fees, rebates, balances, journal \(or all\); did you mean fees\?$/],
+        [['report', 'pnl', 'fess', '--period', '2026-10'], /^error: report: "fess" is not a report; the reports are pnl, fees, rebates, balances, journal, holdings \(or all\); did you mean fees\?$/],
         [['report', 'pnl', '--period', '2026-10', '--from', '2026-10-01', '--to', '2026-10-31'], /^error: --period: give either --period or --from and --to, not both$/],
         [['report', 'pnl'], /^error: --period: say which period/],
         [['report', 'pnl', '--from', '2026-10-01', '--to', '2026-09-30'], /^error: --to: 2026-09-30 is before --from 2026-10-01$/],
