@@ -4,6 +4,7 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli-process.ts';
+import { parseCsv } from './support/csv-rows.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
 import { queryDatabase } from './support/sync-harness.ts';
 
@@ -18,31 +19,6 @@ function units(text: string): bigint {
   expect(text).toMatch(/^\d+(\.\d{1,12})?$/);
   const [whole, fraction = ''] = text.split('.');
   return BigInt(whole!) * 10n ** 12n + BigInt(fraction.padEnd(12, '0'));
-}
-
-/** RFC 4180 lines (quoted fields may hold commas and doubled quotes; the journal's hold no line breaks). */
-function parseCsv(text: string): string[][] {
-  return text
-    .split('\r\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const fields: string[] = [];
-      let field = '';
-      let quoted = false;
-      for (let index = 0; index < line.length; index++) {
-        const char = line[index]!;
-        if (quoted && char === '"' && line[index + 1] === '"') {
-          field += '"';
-          index++;
-        } else if (char === '"') quoted = !quoted;
-        else if (char === ',' && !quoted) {
-          fields.push(field);
-          field = '';
-        } else field += char;
-      }
-      fields.push(field);
-      return fields;
-    });
 }
 
 /** Daily USDT closes for September and October 2026, except the days `missing`. */
