@@ -43,7 +43,6 @@ export default declareProgramModel({
           [coin],
         );
         const pools = new Map<string, CoinEvent[]>();
-        const refs = new Map<CoinEvent, string>();
         for (const row of rows) {
           const event: CoinEvent = {
             seq: BigInt(row.event_seq),
@@ -53,13 +52,13 @@ export default declareProgramModel({
             value: row.value_e12 === null ? null : BigInt(row.value_e12),
             basis: row.value_basis,
             transferRef: row.transfer_ref,
+            entryRef: row.entry_ref,
           };
-          refs.set(event, row.entry_ref);
           const list = pools.get(row.pool);
           if (list === undefined) pools.set(row.pool, [event]);
           else list.push(event);
         }
-        for (const method of methods) appendCoin(appender, coin, method, pools, refs);
+        for (const method of methods) appendCoin(appender, coin, method, pools);
         appender.flushSync();
         // Lets a stop signal be acted on between coins.
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -70,8 +69,8 @@ export default declareProgramModel({
   },
 });
 
-function appendCoin(appender: Awaited<ReturnType<Database['appender']>>, coin: string, method: CostMethod, pools: ReadonlyMap<string, readonly CoinEvent[]>, refs: ReadonlyMap<CoinEvent, string>): void {
-  const results = matchCoinPools(method, pools, (_, event) => refs.get(event));
+function appendCoin(appender: Awaited<ReturnType<Database['appender']>>, coin: string, method: CostMethod, pools: ReadonlyMap<string, readonly CoinEvent[]>): void {
+  const results = matchCoinPools(method, pools);
   const hugeOrNull = (value: bigint | null) => (value === null ? appender.appendNull() : appender.appendHugeInt(value));
   for (const [pool, events] of pools) {
     results.get(pool)!.forEach((result, index) => {

@@ -34,6 +34,8 @@ export interface CoinEvent {
   basis: 'market' | 'declared' | 'carrying_cost' | 'carried';
   /** A carried deposit: the withdrawal whose cost it takes (its key in carriedCost). */
   transferRef?: string | null;
+  /** The event's source record (int_coin_events entry_ref): a withdrawal's is what a carried deposit names. */
+  entryRef?: string;
 }
 
 /** What a cost method makes of one event. */
@@ -55,9 +57,6 @@ export interface CoinEventResult {
   carrying: bigint;
   carryingKnown: boolean;
 }
-
-/** A disposal's cost as the books see it, for a carried deposit to take (keyed by the withdrawal's entry_ref). */
-export type CarriedCosts = ReadonlyMap<string, bigint | null>;
 
 /** Indicator cost per unit of a lot of unknown cost: large enough that no share of it rounds to 0. */
 const UNKNOWN_WEIGHT = 10n ** 40n;
@@ -193,12 +192,11 @@ function matchAverage(events: readonly CoinEvent[], costOf: (index: number) => b
  * Matches every pool of one coin, carrying withdrawals' costs to the deposits matched with them:
  * a carried deposit's cost is the cost of a withdrawal in another pool, which may itself hold a
  * carried lot, so the pools are matched again until no carried cost changes (a chain of n
- * transfers settles in n + 1 rounds). `refOf` gives a withdrawal's entry_ref.
+ * transfers settles in n + 1 rounds). A withdrawal is known by its entryRef.
  */
 export function matchCoinPools(
   method: CostMethod,
   pools: ReadonlyMap<string, readonly CoinEvent[]>,
-  refOf: (pool: string, event: CoinEvent) => string | undefined,
 ): Map<string, CoinEventResult[]> {
   const carried = new Map<string, bigint | null>();
   const anyCarried = [...pools.values()].some((events) => events.some((event) => event.basis === 'carried'));
@@ -211,7 +209,7 @@ export function matchCoinPools(
       const poolResults = results.get(pool)!;
       events.forEach((event, index) => {
         if (event.basis !== 'carrying_cost') return;
-        const ref = refOf(pool, event);
+        const ref = event.entryRef;
         if (ref === undefined) return;
         const result = poolResults[index]!;
         const cost = result.costKnown ? result.cost : null;

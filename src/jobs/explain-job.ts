@@ -4,6 +4,7 @@ import { lotsTaken, type CoinEvent } from '../books/coin-lots.ts';
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CostMethod } from '../models/settings.ts';
+import { unitsText } from '../export/ledger-rounding.ts';
 import { Database } from '../store/database.ts';
 import { isPublishedPath, publishedPath } from '../store/publish.ts';
 
@@ -80,14 +81,15 @@ async function sourceRows(db: Database, model: string, key: string): Promise<Row
     return [pair.slice(0, at), pair.slice(at + 1)] as const;
   });
   if (pairs.some(([column]) => !/^[a-z_][a-z0-9_]*$/.test(column))) return [];
-  const where = pairs.map(([column, value], index) => (value === 'NULL' ? `${column} IS NULL` : `CAST(${column} AS VARCHAR) = $${index + 1}`));
-  const values = pairs.filter(([, value]) => value !== 'NULL').map(([, value]) => value);
-  // Instants in keys are written 2026-10-03T08:00:00.000Z: compared as such.
-  const cast = where.map((clause) => clause.replace(/CAST\((\w+_at) AS VARCHAR\)/, "strftime($1, '%Y-%m-%dT%H:%M:%S.%gZ')"));
-  let index = 0;
-  const numbered = cast.map((clause) => (clause.includes('$') ? clause.replace(/\$\d+/, () => `$${++index}`) : clause));
+  // Instants in keys are written 2026-10-03T08:00:00.000Z: compared as such; other values as text.
+  const values: string[] = [];
+  const where = pairs.map(([column, value]) => {
+    if (value === 'NULL') return `${column} IS NULL`;
+    values.push(value);
+    return `${column.endsWith('_at') ? `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')` : `CAST(${column} AS VARCHAR)`} = $${values.length}`;
+  });
   try {
-    return await db.all<Row>(`SELECT * FROM ${model} WHERE ${numbered.join(' AND ')} LIMIT 20`, values);
+    return await db.all<Row>(`SELECT * FROM ${model} WHERE ${where.join(' AND ')} LIMIT 20`, values);
   } catch {
     return [];
   }
@@ -95,23 +97,13 @@ async function sourceRows(db: Database, model: string, key: string): Promise<Row
 
 /** The lots a disposal took: matched again on its pool and coin, as int_coin_lots matched them. */
 async function lotsOf(db: Database, method: CostMethod, pool: string, coin: string, seq: bigint, costKnown: boolean): Promise<Row[]> {
-  const rows = await db.all<{ event_seq: string; day: string; direction: 'in' | 'out'; units_e18: string; cost_e12: string | null; entry_ref: string; event_date: string }>(
+  // uk looks 30 days ahead for a disposal's matches: its later acquisitions are read too.
+  const all = await db.all<{ event_seq: string; day: string; direction: 'in' | 'out'; units_e18: string; cost_e12: string | null; entry_ref: string; event_date: string }>(
     `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
      FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
-     WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND e.event_seq <= $4 ORDER BY e.event_seq`,
+     WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND (e.event_seq <= $4 OR l.cost_method = 'uk') ORDER BY e.event_seq`,
     [pool, coin, method, String(seq)],
   );
-  // uk looks 30 days ahead for a disposal's matches: its later acquisitions are read too.
-  const later =
-    method === 'uk'
-      ? await db.all<typeof rows[number]>(
-          `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
-           FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
-           WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND e.event_seq > $4 ORDER BY e.event_seq`,
-          [pool, coin, method, String(seq)],
-        )
-      : [];
-  const all = [...rows, ...later];
   const events: CoinEvent[] = all.map((row) => ({
     seq: BigInt(row.event_seq),
     day: Number(row.day),
@@ -137,12 +129,7 @@ async function lotsOf(db: Database, method: CostMethod, pool: string, coin: stri
 }
 
 /** Integer units of 10^-scale as a plain decimal without trailing zeros. */
-function formatUnits(value: bigint, scale: number): string {
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString().padStart(scale + 1, '0');
-  const text = `${digits.slice(0, -scale)}.${digits.slice(-scale)}`.replace(/\.?0+$/, '');
-  return negative ? `-${text}` : text;
-}
+const formatUnits = (value: bigint, scale: number): string => unitsText(value, scale).replace(/\.?0+$/, '');
 
 async function explainHolding(db: Database, reference: string): Promise<Explanation> {
   const match = /^holdings\/(.+)\/([A-Z0-9]+)\/(fifo|average|lifo|hifo|uk)\/(\d{4}-\d{2})$/.exec(reference);

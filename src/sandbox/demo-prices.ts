@@ -20,12 +20,13 @@ const UNTRADED_LEVELS: Readonly<Record<string, number>> = { LTC: 850_000, XRP: 5
 export function writeDemoPrices(file: string, from: string, until: string): void {
   const lines = [PRICES_HEADER];
   const last = Date.parse(`${until.slice(0, 10)}T00:00:00Z`);
+  const untraded = untradedCoins();
   for (let day = Date.parse(`${from.slice(0, 10)}T00:00:00Z`); day <= last; day += 86_400_000) {
     const index = day / 86_400_000;
     const tenThousandths = 9995 + ((index * 37) % 11);
     const date = new Date(day).toISOString().slice(0, 10);
     lines.push(`${date},USDT,USD,${Math.floor(tenThousandths / 10_000)}.${String(tenThousandths % 10_000).padStart(4, '0')}`);
-    for (const coin of untradedCoins()) {
+    for (const coin of untraded) {
       const level = UNTRADED_LEVELS[coin]!;
       const units = level + Math.floor((level * (((index * 53 + coin.length * 17) % 21) - 10)) / 200);
       lines.push(`${date},${coin},USD,${Math.floor(units / 10_000)}.${String(units % 10_000).padStart(4, '0')}`);
