@@ -218,8 +218,9 @@ describe('reporting currency', () => {
     expect(() => readPricesFile(pricesFile('day,coin,price\n'))).toThrow(/:1: the first line must be the header date,coin,currency,price/);
     expect(() => readPricesFile(pricesFile('date,coin,currency,price\n2025-02-30,BTC,USD,1\n'))).toThrow(/:2: date "2025-02-30" is neither a day/);
     expect(() => resolve({ pricesFile: 'prices.csv' })).toThrow('models.pricesFile: is set but models.reportingCurrency is not');
-
-
+    // A futures contract's mark price is contract:<symbol>; a lower-case code is neither that nor a coin.
+    expect(readPricesFile(pricesFile('date,coin,currency,price\n2025-02-28,contract:cmt_btcusdt,USDT,65000.5\n')).rows.map((row) => row.coin)).toEqual(['contract:cmt_btcusdt']);
+    expect(() => readPricesFile(pricesFile('date,coin,currency,price\n2025-02-28,cmt_btcusdt,USDT,65000\n'))).toThrow(/:2: coin "cmt_btcusdt" is neither an upper-case coin code .* nor a futures contract's mark price \(contract:<symbol>/);
   });
 });
 

@@ -27,6 +27,8 @@ lines as (
         p.line
     from settings.prices as p
     inner join reporting as r on p.currency = r.reporting_currency and p.coin <> r.reporting_currency
+    -- A futures contract's mark price (contract:<symbol>) is no coin's price: marts.futures_positions_valued reads it.
+    where p.coin not like 'contract:%'
 ),
 
 ranked as (

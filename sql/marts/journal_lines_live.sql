@@ -90,11 +90,14 @@ trade_residue as (
 
 -- valuation fair_value: a month end's remeasurement, the coin's asset against unrealized gains and losses.
 remeasured as (
-    select entry_id as entry_ref, coin, cast(0 as hugeint) as units_e18, 'digital_assets' as target, exact_money_units(amount_rc) as amount_e12
-    from sources where kind = 'remeasurement'
+    select
+        entry_id as entry_ref, coin, cast(0 as hugeint) as units_e18,
+        case when source_model = 'marts.futures_positions_valued' then 'futures_positions' else 'digital_assets' end as target,
+        exact_money_units(amount_rc) as amount_e12
+    from sources where kind = 'remeasurement' and amount_rc is not null
     union all
     select entry_id, coin, cast(0 as hugeint), 'unrealized_gains', -exact_money_units(amount_rc)
-    from sources where kind = 'remeasurement'
+    from sources where kind = 'remeasurement' and amount_rc is not null
 ),
 
 posted as (
@@ -110,7 +113,7 @@ lines as (
     select
         p.entry_ref as entry_id,
         p.coin,
-        replace(replace(replace(
+        replace(replace(replace(replace(
             case p.target
                 when 'digital_assets' then j.digital_assets
                 when 'trading_fees' then j.trading_fees
@@ -121,8 +124,11 @@ lines as (
                 when 'commission_income' then j.commission_income
                 when 'transfers_clearing' then j.transfers_clearing
                 when 'unrealized_gains' then j.unrealized_gains
+                when 'futures_positions' then j.futures_positions
                 else j.suspense
-            end, '{coin}', p.coin), '{account}', s.account), '{counterpart}', coalesce(c.counterpart, 'external')) as ledger_account,
+            end, '{coin}', p.coin), '{account}', s.account), '{counterpart}', coalesce(c.counterpart, 'external')),
+            -- A position's remeasurement (position/<account>/<contract>/<side>/<YYYY-MM>) names its contract.
+            '{contract}', coalesce(regexp_extract(p.entry_ref, '^position/.*/([^/]+)/(LONG|SHORT)/[0-9]{4}-[0-9]{2}$', 1), '')) as ledger_account,
         sum(p.amount_e12) as amount_e12,
         sum(p.units_e18) filter (where p.target = 'digital_assets') as asset_units_e18
     from posted as p

@@ -78,6 +78,32 @@ remeasurements as (
     where h.valuation = 'fair_value' and h.remeasurement <> 0 and h.cost_method = (select any_value(cost_method) from journal)
 ),
 
+-- valuation fair_value: each month end's remeasurement of an open futures position (marts.futures_positions_valued);
+-- one without a fair value is listed, not posted (no_price).
+position_remeasurements as (
+    select
+        'position/' || p.account || '/' || p.symbol || '/' || p.position_side || '/' || strftime(p.period_month, '%Y-%m') as entry_id,
+        p.account,
+        p.period_month as period,
+        p.mark_date as entry_date,
+        'remeasurement' as kind,
+        'futures' as product,
+        'marts.futures_positions_valued' as source_model,
+        'account=' || p.account || '; symbol=' || p.symbol || '; position_side=' || p.position_side || '; period_month=' || strftime(p.period_month, '%Y-%m-%d') as source_key,
+        p.margin_coin as coin,
+        p.size as amount,
+        r.reporting_currency,
+        p.price,
+        p.remeasurement as amount_rc,
+        case when p.remeasurement is null then 'no_price' else 'posted' end as status,
+        cast(null as varchar) as cost_method,
+        'Remeasurement of the ' || lower(p.position_side) || ' position in ' || p.symbol || ' to fair value at ' || strftime(p.mark_date, '%Y-%m-%d')
+            || coalesce(' (' || p.unvalued_reason || ')', '') as description
+    from marts.futures_positions_valued as p
+    cross join reporting as r
+    where p.valuation = 'fair_value' and (p.remeasurement is null or p.remeasurement <> 0)
+),
+
 final as (
     select
         e.entry_id,
@@ -110,6 +136,8 @@ final as (
     cross join reporting as r
     union all by name
     select * from remeasurements
+    union all by name
+    select * from position_remeasurements
 )
 
 select * from final

@@ -4,7 +4,8 @@
 -- intermediate.int_fees_periods (fee coin, the rows of fees_daily), marts.futures_pnl_daily (margin coin), staging.affiliate_commissions
 -- (commission coin, per record: affiliate_rebates_monthly values each record on its day),
 -- intermediate.int_coin_events (the journal: the coin that values each movement),
--- marts.holdings_rollforward (valuation fair_value: month ends without a price), settings.journal,
+-- marts.holdings_rollforward (valuation fair_value: month ends without a price),
+-- marts.futures_positions_valued (valuation fair_value: open positions without a mark price), settings.journal,
 -- intermediate.int_prices, settings.reporting. Empty without a reporting currency.
 with reporting as (
     select time_zone, reporting_currency from settings.reporting
@@ -80,8 +81,26 @@ month_ends as (
     group by all
 ),
 
+-- valuation fair_value: an open futures position at a month end without a mark price (its coin:
+-- contract:<symbol>, the prices file's line to add, in the contract's quote coin) or without a price
+-- of its margin coin. A position opened before the history, or an inverse contract, needs no price:
+-- none would value it (marts.futures_positions_valued unvalued_reason).
+positions as (
+    select
+        p.account,
+        case when p.mark_price is null then 'contract:' || p.symbol else p.margin_coin end as coin,
+        p.mark_date as needed_date,
+        'marts.futures_positions_valued' as mart,
+        count(*) as row_count
+    from marts.futures_positions_valued as p
+    where p.valuation = 'fair_value' and p.fair_value is null and p.size is not null and p.margin_coin = p.quote_coin
+    group by all
+),
+
 needed as (
     select * from books
+    union all
+    select * from positions
     union all
     select * from month_ends
     union all

@@ -188,7 +188,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'models.journal': '{ "costMethod": "fifo", "accounts": { "tradingFees": "Trading fees" } }',
   'models.journal.costMethod': '"fifo" (one of models.costMethods)',
   'models.journal.accounts': `{ "digitalAssets": "${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}", "tradingFees": "${DEFAULT_CHART_OF_ACCOUNTS.tradingFees}" }`,
-  'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin}, {account} and {counterpart} are filled in)`,
+  'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin}, {account}, {counterpart} and {contract} are filled in)`,
   reports: '{ "names": ["pnl", "fees", "rebates", "balances"], "period": "month", "outDir": "./out" }',
   'reports.names': '["pnl", "fees", "rebates", "balances"]',
   'reports.names.*': '"pnl"',
@@ -208,14 +208,14 @@ const EXAMPLES: Readonly<Record<string, string>> = {
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 // A ledger account name of models.journal.accounts: text as the general ledger spells it, with
-// {coin}, {account} and {counterpart} the only placeholders (anything else in braces is a typo, not a name).
+// {coin}, {account}, {counterpart} and {contract} the only placeholders (anything else in braces is a typo, not a name).
 const ledgerAccount = z
   .string()
   .trim()
   .min(1, 'must not be empty')
   .max(200, 'at most 200 characters')
   .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f), 'no line breaks or control characters')
-  .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => part === '{coin}' || part === '{account}' || part === '{counterpart}'), 'the only placeholders are {coin}, {account} and {counterpart}');
+  .refine((name) => (name.match(/\{[^}]*\}?/g) ?? []).every((part) => ['{coin}', '{account}', '{counterpart}', '{contract}'].includes(part)), 'the only placeholders are {coin}, {account}, {counterpart} and {contract}');
 const group = z.strictObject({ quota: z.number().positive(), windowMs: z.number().int().positive() });
 
 const fileSchema = z.strictObject({

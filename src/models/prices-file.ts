@@ -9,6 +9,7 @@ import { ConfigError } from '../errors.ts';
  * close, the day cut in the reporting time zone) or an ISO 8601 instant with its offset (it counts
  * for the reporting-zone day it falls in; the day's last instant is its close). Only the rows in
  * the reporting currency are used; the others are kept, so switching currency needs no new file.
+ * A coin written contract:<symbol> is that futures contract's mark price, in its quote coin.
  */
 
 /** One line of the prices file, as validated text (amounts stay strings until DuckDB). */
@@ -36,6 +37,8 @@ export interface PricesFile {
 
 export const PRICES_HEADER = 'date,coin,currency,price';
 const CODE = /^[A-Z0-9]{1,20}$/;
+/** A futures contract's mark price (docs/workbooks.md "Open futures positions"): contract:<symbol>, in its quote coin. */
+const CONTRACT = /^contract:[A-Za-z0-9_.-]{1,40}$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const PRICE = /^\d{1,20}(\.\d{1,18})?$/;
@@ -63,7 +66,7 @@ export function readPricesFile(file: string): PricesFile {
     const isDay = DAY.test(when) && validDay(when);
     const isInstant = !isDay && INSTANT.test(when) && !Number.isNaN(Date.parse(when)) && validDay(when.slice(0, 10));
     if (!isDay && !isInstant) fail(line, `date "${when}" is neither a day (YYYY-MM-DD) nor an ISO instant with offset (2026-10-01T16:00:00Z)`);
-    if (!CODE.test(coin)) fail(line, `coin "${coin}" is not an upper-case coin code (letters and digits, e.g. BTC)`);
+    if (!CODE.test(coin) && !CONTRACT.test(coin)) fail(line, `coin "${coin}" is neither an upper-case coin code (letters and digits, e.g. BTC) nor a futures contract's mark price (contract:<symbol>, e.g. contract:cmt_btcusdt)`);
     if (!CODE.test(currency)) fail(line, `currency "${currency}" is not an upper-case currency code (e.g. USD, EUR)`);
     if (!PRICE.test(price) || !/[1-9]/.test(price)) fail(line, `price "${price}" is not a positive plain decimal (digits, one point, at most 18 decimals, no exponent)`);
     const key = `${when}\u0000${coin}\u0000${currency}`;

@@ -52,6 +52,11 @@ export interface ChartOfAccounts {
   suspense: string;
   /** Remeasurement to fair value at each period end (models.valuation fair_value). @default 'Unrealized gains and losses' */
   unrealizedGains: string;
+  /**
+   * Open futures positions at fair value (models.valuation fair_value), against unrealized gains
+   * and losses (`{contract}`: the futures contract). @default 'Futures positions:{contract}'
+   */
+  futuresPositions: string;
 }
 
 /** The names of the chart of accounts, in the order the settings table and the README list them. */
@@ -66,6 +71,7 @@ export const JOURNAL_ACCOUNT_KEYS = [
   'transfersClearing',
   'suspense',
   'unrealizedGains',
+  'futuresPositions',
 ] as const satisfies readonly (keyof ChartOfAccounts)[];
 
 export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freeze({
@@ -79,6 +85,7 @@ export const DEFAULT_CHART_OF_ACCOUNTS: Readonly<ChartOfAccounts> = Object.freez
   transfersClearing: 'Transfers clearing:{counterpart}',
   suspense: 'Suspense:unvalued',
   unrealizedGains: 'Unrealized gains and losses',
+  futuresPositions: 'Futures positions:{contract}',
 });
 
 /**
@@ -257,6 +264,7 @@ const JOURNAL_ACCOUNT_MEANINGS: Readonly<Record<(typeof JOURNAL_ACCOUNT_KEYS)[nu
   transfersClearing: 'deposits, withdrawals, c2c trades and transfers between accounts ({counterpart}: external, c2c or the other account)',
   suspense: 'what cannot be valued yet: a movement without a price, the part of a disposal of unknown cost',
   unrealizedGains: 'remeasurement of holdings to the period-end price (models.valuation fair_value)',
+  futuresPositions: 'open futures positions at fair value (models.valuation fair_value; {contract}: the contract)',
 };
 
 /**
