@@ -23,7 +23,7 @@ const ROLLFORWARD_KEYS = [
 export const holdingsReport = defineReport({
   name: 'holdings',
   title: 'Holdings roll-forward',
-  streams: ['spot_fills', 'funding_bills', 'futures_fills', 'futures_accounts', 'affiliate_commissions'],
+  streams: ['spot_fills', 'funding_bills', 'futures_fills', 'futures_accounts', 'affiliate_commissions', 'spot_assets'],
   requiresReportingCurrency: true,
   sheets: [
     {
@@ -92,10 +92,34 @@ export const holdingsReport = defineReport({
         { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
     },
+    {
+      name: 'Quantities vs exchange',
+      description:
+        'Units the books hold against the exchange\'s own snapshot (spot assets plus futures collateral) of the sync nearest the period\'s end; a reconciliation: a difference is to explain (commission the books count as income beside it)',
+      mart: 'marts.holdings_vs_exchange',
+      period: { column: 'snapshot_at', grain: 'nearest' },
+      orderBy: ['account', 'coin'],
+      highlight: { column: 'difference', when: 'nonzero' },
+      streams: ['spot_assets', 'futures_accounts'],
+      emptyText: 'No snapshot of the exchange\'s assets was taken.',
+      columns: [
+        { column: 'account', header: 'Account', format: 'text' },
+        { column: 'coin', header: 'Coin', format: 'text' },
+        { column: 'snapshot_at', header: 'Snapshot (UTC)', format: 'datetime' },
+        { column: 'books_quantity', header: 'Books (lots)', format: 'amount', coinColumn: 'coin' },
+        { column: 'spot_quantity', header: 'Spot assets', format: 'amount', coinColumn: 'coin' },
+        { column: 'futures_quantity', header: 'Futures collateral', format: 'amount', coinColumn: 'coin' },
+        { column: 'exchange_quantity', header: 'Exchange', format: 'amount', coinColumn: 'coin' },
+        { column: 'difference', header: 'Difference', format: 'amount', coinColumn: 'coin' },
+        { column: 'commission_quantity', header: 'Commission received', format: 'amount', coinColumn: 'coin' },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
+      ],
+    },
     needsPriceSheet(['marts.journal_entries', 'marts.holdings_rollforward', 'marts.futures_positions_valued']),
   ],
   summary: [
     { label: 'Open futures positions at fair value', sheet: 'Futures positions', sum: 'fair_value', by: ['reporting_currency'], coinColumn: 'reporting_currency', unpriced: 'a position has no mark price, or opened before the history', note: 'The month end\'s open positions at their mark price (unrealized PnL in the reporting currency); carried at it with valuation fair_value, at 0 at cost.' },
+    { label: 'Coins whose units differ from the exchange\'s (reconciliation)', sheet: 'Quantities vs exchange', where: 'is_different' },
     { label: 'Realized gain', sheet: 'Roll-forward', sum: 'realized_gain', by: ['cost_method', 'reporting_currency'], coinColumn: 'reporting_currency', unpriced: 'a disposal\'s proceeds or cost is unknown', note: 'Over the rows whose realized gain is known; a row with one unknown disposal shows "unknown".' },
     { label: 'Remeasurement', sheet: 'Roll-forward', sum: 'remeasurement', by: ['cost_method', 'reporting_currency'], coinColumn: 'reporting_currency', unpriced: 'no month-end price, or a cost held unknown', note: 'valuation fair_value: the change of the adjustment to the month-end price; 0 at cost.' },
   ],
@@ -108,6 +132,7 @@ export const holdingsReport = defineReport({
     coinColumn: 'reporting_currency',
   },
   notes: [
+    'Quantities vs exchange is a reconciliation, not a check: the books count every movement the exchange records (commission as income when its record says so), its snapshots what its wallets hold; a highlighted row is a coin to explain. The check holdings_vs_exchange_lots asserts the books\' side is the lots\' quantity.',
     'Identity per row: closing carrying value = opening carrying value + acquisitions at cost - disposals at cost + remeasurement (the check holdings_rollforward_rolls_forward); realized gain = proceeds - disposals at cost.',
     'Fair value is the closing quantity at the month-end price (prices file or derived from that day\'s fills); without one it is unknown, never carried from another day.',
   ],

@@ -348,6 +348,28 @@ export default declareModels('marts', [
     ],
   },
   {
+    name: 'holdings_vs_exchange',
+    tags: ['books', 'report'],
+    description:
+      'Reconciliation, not a check: the units the books hold (the lots\' quantity) against the exchange\'s own snapshots of the same sync (spot assets plus futures collateral), per account, coin and sync (docs/workbooks.md "Quantities against the exchange"). A difference is to explain: commission_quantity shows the commission the books count as income.',
+    grain: 'one row per account, coin and sync with a spot assets or futures account snapshot, where either side holds the coin',
+    key: ['account', 'coin', 'snapshot_at'],
+    closing: { notFrozen: 'a reconciliation of instants, not a figure of a period' },
+    columns: [
+      { name: 'reference', description: 'The row\'s reference: holdings_vs_exchange/<account>/<coin>/<snapshot instant>', notNull: true },
+      account,
+      { name: 'coin', description: 'Coin held', unit: 'coin code', notNull: true },
+      { name: 'snapshot_at', description: 'The sync\'s instant: the later of its spot assets and futures account snapshots', unit: UTC, notNull: true },
+      { name: 'books_quantity', description: 'Units the books hold at that instant: every movement up to it, in less out (int_coin_lots holds the same units); the futures fills of its own day counted up to it', unit: 'coin: coin' },
+      { name: 'spot_quantity', description: 'The spot assets snapshot\'s equity (available + frozen where none is sent); 0 when it does not list the coin', unit: 'coin: coin' },
+      { name: 'futures_quantity', description: 'The futures collateral\'s amount in the coin (transfers in less out, realized PnL, fees, funding); 0 when none', unit: 'coin: coin' },
+      { name: 'exchange_quantity', description: 'spot_quantity + futures_quantity', unit: 'coin: coin' },
+      { name: 'difference', description: 'books_quantity - exchange_quantity', unit: 'coin: coin' },
+      { name: 'commission_quantity', description: 'Affiliate commission the books count as received up to the instant (income when the exchange records it): a difference of this much is commission not credited to a wallet', unit: 'coin: coin' },
+      { name: 'is_different', description: 'difference <> 0', notNull: true },
+    ],
+  },
+  {
     name: 'journal_entries',
     tags: ['journal', 'report'],
     description: 'The journal as posted, in the reporting currency on the chart of accounts of models.journal: two lines per posted source row of journal_sources; a closed period\'s lines as closed, and its later changes as adjusting entries in the first open period. Each entry balances.',

@@ -396,7 +396,7 @@ async function nearestNote(db: Database, spec: SheetSpec, filter: { where: strin
     const side = at === Number(row.end_ms) ? 'at the end of the period' : `${distance} ${at > Number(row.end_ms) ? 'after' : 'before'} the end of the period (${period.to} 24:00 UTC)`;
     return `${rows.length > 1 ? `account ${row.account}: ` : ''}${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC, ${side}`;
   });
-  return `Compared at the snapshot nearest the end of the period (${header}): ${lines.join('; ')}. No snapshot is nearer; the bills are taken up to that time.`;
+  return `Compared at the snapshot nearest the end of the period (${header}): ${lines.join('; ')}. No snapshot is nearer; the records are taken up to that time.`;
 }
 
 function isNumeric(format: ColumnFormat): boolean {
