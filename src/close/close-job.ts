@@ -262,7 +262,7 @@ export async function commitReopen(db: Database, label: string, reopen: { by: st
 
 /** Refuses a period at or before the latest closed one, before any work (read-only). */
 async function refuseEarlierPeriods(config: Readonly<Config>, period: ReportPeriod): Promise<void> {
-  const db = await Database.open(config.db, { readOnly: true });
+  const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
     const latest = (await readClosedPeriods(db)).at(-1);
     if (latest !== undefined && period.from <= latest.to) {

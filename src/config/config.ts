@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, type Credentials } from '../exchange/exchange-client.ts';
 import { DEFAULT_RATE_BUDGET, type RateBudgetOptions } from '../exchange/rate-budget.ts';
 import { readPricesFile } from '../models/prices-file.ts';
+import { DEFAULT_MEMORY_LIMIT } from '../store/database.ts';
 import {
   COST_METHODS,
   DEFAULT_BOOKS_SETTINGS,
@@ -394,7 +395,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
     timeoutMs: file.timeoutMs ?? 15_000,
     deadlineMs: file.deadlineMs ?? DEFAULT_DEADLINE_MS,
     maxResponseBytes: file.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-    memoryLimit: file.memoryLimit ?? '4GB',
+    memoryLimit: file.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     sync: {
       spotSymbols: file.sync?.spotSymbols ?? null,
       quoteCoins: file.sync?.quoteCoins ?? ['USDT', 'USDC', 'BTC', 'ETH'],

@@ -42,7 +42,7 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
   if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
   requireDatabase(config.db);
   const startedAt = new Date();
-  const db = await Database.open(config.db, { readOnly: true });
+  const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   let results: TestResult[];
   try {
     results = await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude, signal: request.signal }));

@@ -143,7 +143,7 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
   const { reports, streams, coinFormats } = catalog;
   requireDatabase(config.db);
   requireOutputFolder(config.reports.outDir, 'outDir');
-  const db = await Database.open(config.db, { readOnly: true });
+  const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
     if (scope.account !== undefined) {
       const accounts = await readSyncedAccounts(db);

@@ -13,6 +13,9 @@ import { PERIOD_CLOSE_DESCRIPTIONS, PERIOD_CLOSE_TABLES } from './period-closes.
  * - `meta`: cursors, runs and learned facts about the exchange;
  * - `staging`, `intermediate`, `marts`: the SQL models (sql/).
  */
+/** DuckDB's memory limit where none is configured (the config's `memoryLimit` default). */
+export const DEFAULT_MEMORY_LIMIT = '4GB';
+
 export class Database {
   /** Every database open in this process, for interruptOpenQueries. */
   private static readonly opened = new Set<Database>();
@@ -35,7 +38,7 @@ export class Database {
   ) {}
 
   /** Opens (creating if needed) the database and its bookkeeping tables. */
-  static async open(location: string, options: { readOnly?: boolean; /** DuckDB memory_limit, e.g. '4GB'. @default DuckDB's (80% of RAM) */ memoryLimit?: string } = {}): Promise<Database> {
+  static async open(location: string, options: { readOnly?: boolean; /** DuckDB memory_limit, e.g. '4GB'. @default DEFAULT_MEMORY_LIMIT (never DuckDB's 80% of RAM) */ memoryLimit?: string } = {}): Promise<Database> {
     if (location !== ':memory:' && options.readOnly !== true) mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
     let instance: DuckDBInstance;
     try {
@@ -58,7 +61,8 @@ export class Database {
     Database.opened.add(database);
     // Casts between TIMESTAMP and TIMESTAMPTZ follow the session zone: make it UTC, whatever the machine's.
     await connection.run("SET TimeZone = 'UTC'");
-    if (options.memoryLimit !== undefined) await connection.run(`SET memory_limit = '${options.memoryLimit.replace(/'/g, '')}'`);
+    // Every opening is bounded: a command that forgot the configured limit still does not take 80% of the machine.
+    await connection.run(`SET memory_limit = '${(options.memoryLimit ?? DEFAULT_MEMORY_LIMIT).replace(/'/g, '')}'`);
     database.tempDirectory = (await connection.runAndReadAll("SELECT current_setting('temp_directory') AS dir")).getRowObjectsJson()[0]?.dir as string | undefined;
     if (options.readOnly !== true) await database.migrate();
     return database;
