@@ -14,17 +14,37 @@
 -- determined by the events before it. _group_scan keeps, on each group's first event, the maps of
 -- the complete blocks that end just before the group: from them the incremental step
 -- (int_spot_average_cost.incremental.sql) redoes the scan from one group on, digit for digit.
-with recursive trades as (
-    select t.*
-    from intermediate.int_spot_trades as t
-    where list_contains((select any_value(cost_methods) from settings.reporting), 'average')
+with recursive
+-- Where the scan starts, per (pool, symbol): a whole build at the first event, in group 0. The
+-- incremental step (int_spot_average_cost.incremental.sql) runs this SQL with its own frontier
+-- (the first replaced event, the group it falls in and that group's first event) ...
+frontier as (
+    select pool, symbol, cast(1 as bigint) as first_seq, cast(1 as bigint) as group_seq, cast(0 as bigint) as group_idx
+    from intermediate.int_spot_trades
+    where event_seq = 1
 ),
 
--- A new group starts at a sell that follows a buy (an opening lot counts as a buy).
+-- ... and with the up-sweep's nodes it keeps from the build before (level, idx and the map of the
+-- complete block of groups before its first group): none in a whole build.
+stored_siblings as (
+    select cast(null as varchar) as pool, cast(null as varchar) as symbol, 0 as level, cast(0 as bigint) as idx, cast(null as struct(a hugeint, b hugeint)) as node
+    where false
+),
+
+trades as (
+    select t.*, f.first_seq, f.group_seq, f.group_idx as first_group_idx
+    from intermediate.int_spot_trades as t
+    inner join frontier as f on f.pool = t.pool and f.symbol = t.symbol
+    where t.event_seq >= f.group_seq
+        and list_contains((select any_value(cost_methods) from settings.reporting), 'average')
+),
+
+-- A new group starts at a sell that follows a buy (an opening lot counts as a buy); numbered on
+-- from the frontier's group (the event at group_seq starts it).
 grouped as (
     select
         *,
-        sum(case when side = 'sell' and previous_side = 'buy' then 1 else 0 end)
+        first_group_idx + sum(case when event_seq > group_seq and side = 'sell' and previous_side = 'buy' then 1 else 0 end)
             over (partition by pool, symbol order by event_seq rows between unbounded preceding and current row) as group_idx
     from (
         select *, lag(side) over (partition by pool, symbol order by event_seq) as previous_side
@@ -61,19 +81,31 @@ group_maps as (
 ),
 
 -- Level L + 1 node i composes level L nodes 2i (first) and 2i + 1: (a, b) = (a1 * a2, b1 * a2 + b2).
-up(pool, symbol, level, idx, a, b) as (
-    select pool, symbol, 0, group_idx, rho, cost_e12 from group_maps
+-- A stored sibling (level L) enters at level 0 with joins_at = L and passes through unchanged until
+-- the sweep reaches level L: a node takes part (is paired by idx // 2, counts for the last idx) once
+-- joins_at <= level. So every node of a block holding a group the sweep covers is a whole build's.
+sweep(pool, symbol, level, idx, a, b, joins_at) as (
+    select pool, symbol, 0, group_idx, rho, cost_e12, 0 from group_maps
+    union all
+    select pool, symbol, 0, idx, node.a, node.b, level from stored_siblings
     union all
     select
         pool,
         symbol,
         level + 1,
-        idx // 2,
+        case when joins_at <= level then idx // 2 else idx end,
         case when count(*) = 1 then any_value(a) else exact_mul_fraction(arg_min(a, idx), arg_max(a, idx)) end,
-        case when count(*) = 1 then any_value(b) else exact_mul_fraction(arg_min(b, idx), arg_max(a, idx)) + arg_max(b, idx) end
-    from (select *, max(idx) over (partition by pool, symbol) as last_idx from up)
+        case when count(*) = 1 then any_value(b) else exact_mul_fraction(arg_min(b, idx), arg_max(a, idx)) + arg_max(b, idx) end,
+        case when joins_at <= level then 0 else joins_at end
+    from (select *, max(case when joins_at <= level then idx end) over (partition by pool, symbol) as last_idx from sweep)
     where last_idx > 0
-    group by pool, symbol, level, idx // 2
+    group by pool, symbol, level, case when joins_at <= level then idx // 2 else idx end, case when joins_at <= level then 0 else joins_at end
+),
+
+up as (
+    select pool, symbol, level, idx, a, b
+    from sweep
+    where joins_at <= level
 ),
 
 tops as (
@@ -182,10 +214,13 @@ sold as (
 ),
 
 -- The marks join last: carried through the steps and the window above, they made the build twice as slow.
+-- Rows before the frontier's first replaced event (its group's first rows, recomputed for the lag) are kept as they were.
 final as (
     select o.*, s.group_scan as _group_scan
     from sold as o
+    inner join frontier as f on f.pool = o.pool and f.symbol = o.symbol
     left join group_starts as s on s.pool = o.pool and s.symbol = o.symbol and s.first_seq = o.event_seq
+    where o.event_seq >= f.first_seq
 )
 
 select * from final
