@@ -15,7 +15,7 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
   const kinds = BOOK_KINDS;
   return [
     posted
-      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
+      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…), or with models.journal.posting summary the records of an account, kind, day and coin it sums (summary/<account>/<kind>/<YYYY-MM-DD>/<coin>); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
       : { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
     posted
       ? { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true }
@@ -41,7 +41,7 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
     { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
     { name: 'cost_method', description: 'Cost method whose costs the entry carries (models.journal.costMethod); null on an adjusting line', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
     { name: 'memo', description: 'What the entry is, with the source amount and its coin' },
-    { name: 'source_model', description: 'The mart holding the source row', notNull: true },
+    { name: 'source_model', description: 'The mart holding the source row (a summary entry: marts.journal_sources, its records by source_key)', notNull: true },
     { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },
     ...(posted
       ? [
