@@ -16,7 +16,7 @@ import { explainSummary, type SummaryExplanation } from './explain-summary.ts';
  * roll-forward row (`holdings/<account>/<coin>/<cost method>/<YYYY-MM>`).
  */
 export const REFERENCE_FORMS =
-  'a journal entry (spot/<account>/<fill id>, bill/<account>/<bill id>, futures/<account>/<contract>/<day>, funding/…, commission/…, opening/…, remeasurement/…, adjustment/…, summary/<account>/<kind>/<YYYY-MM-DD>/<coin>: the Reference column of the journal) or a roll-forward row (holdings/<account>/<coin>/<cost method>/<YYYY-MM>)';
+  'a journal entry (spot/<account>/<fill id>, bill/<account>/<bill id>, futures/<account>/<contract>/<day>, funding/…, commission/…, opening/…, remeasurement/…, adjustment/…: the Reference column of the journal) or a roll-forward row (holdings/<account>/<coin>/<cost method>/<YYYY-MM>)';
 
 type Row = Record<string, string | boolean | null>;
 
