@@ -1,8 +1,11 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../pipelines/index.ts';
+import { COIN_FORMATS } from '../reports/coin-formats.ts';
+import { REPORTS } from '../reports/index.ts';
+import { writeReport } from '../src/export/write-report.ts';
 import { commitClose } from '../src/close/close-job.ts';
 import { resolveConfig } from '../src/config/config.ts';
 import { buildJob } from '../src/jobs/build-job.ts';
@@ -158,6 +161,22 @@ describe('models.journal.posting summary: the journal summed per account, day, k
     expect(own.code, own.stderr).toBe(0);
     expect(own.stdout).toContain(`Journal lines (marts.journal_lines_live), posted summed in ${MAIN_BUYS}:`);
     expect(own.stdout).toMatch(/^ {2}1 +Digital assets:BTC +BTC +6187\.6 +0$/m);
+  });
+
+  it('the journal workbook\'s CSV and the ledger imports post the summary entries', async () => {
+    const outDir = path.join(dir, 'out');
+    const journal = REPORTS.find((report) => report.name === 'journal')!;
+    await writeReport(summary, journal, { streams: STREAMS, coinFormats: COIN_FORMATS, period: { label: '2026-01', from: '2026-01-01', to: '2026-01-31' }, outDir, formats: ['csv', 'hledger', 'netsuite'] });
+    const january = (await queryRows(summary, "select distinct entry_id from marts.journal_entries where period = '2026-01-01' order by 1")).map((row) => row.entry_id);
+    expect(january).toContain(MAIN_BUYS);
+    const csv = readFileSync(path.join(outDir, 'journal-2026-01.csv'), 'utf8').trim().split('\r\n').slice(1);
+    expect([...new Set(csv.map((line) => line.split(',').at(-1)))].sort()).toEqual(january);
+    expect(csv).toContain(`2026-01-10,Digital assets:BTC,12375.2,,USD,Summary of 3 trade entries of BTC on 2026-01-10 (main),${MAIN_BUYS}`);
+    const hledger = readFileSync(path.join(outDir, 'journal-2026-01.journal'), 'utf8');
+    expect(hledger).toMatch(new RegExp(`^2026-01-10 \\(${MAIN_BUYS.replaceAll('/', '\\/')}\\) Summary of 3 trade entries of BTC on 2026-01-10 \\(main\\)\\n {4}Digital assets:BTC +12375\\.20 USD\\n {4}Digital assets:USDT +-12375\\.20 USD$`, 'm'));
+    expect(hledger.match(/^\d{4}-\d{2}-\d{2} \(/gm)).toHaveLength(january.length);
+    const netsuite = readFileSync(path.join(outDir, 'journal-2026-01.netsuite.csv'), 'utf8');
+    expect(netsuite).toContain(`${MAIN_BUYS},01/10/2026,Digital assets:BTC,12375.20,,`);
   });
 
   it('a summary line broken on purpose: the tie fails at its coin and month end, and the balance check names the entry whose line is not the sum of its records\'', async () => {
