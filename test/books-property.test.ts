@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
-import { COST_METHODS, FEE_TREATMENTS, TRADE_VALUES, VALUATIONS, type CostMethod, type FeeTreatment, type TradeValue, type Valuation } from '../src/models/settings.ts';
+import { COST_METHODS, DEFAULT_CHART_OF_ACCOUNTS, FEE_TREATMENTS, JOURNAL_POSTINGS, TRADE_VALUES, VALUATIONS, type CostMethod, type FeeTreatment, type JournalPosting, type TradeValue, type Valuation } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, insertHistory, openModelDb } from './support/model-db.ts';
 
@@ -13,12 +13,14 @@ import { buildAll, insertHistory, openModelDb } from './support/model-db.ts';
  * The books as a property (issue 27, item 6): random ledgers of two accounts (deposits, withdrawals
  * with fees, transfers from one account to the other, spot trades of BTC, ETH and USDT with fees,
  * commission), random prices with days missing, and random settings (cost method, fee treatment,
- * trade value, valuation), built by the real models in a real DuckDB. Every time:
+ * trade value, valuation, the journal posted in detail or summed), built by the real models in a real DuckDB. Every time:
  * - the checks pass: the journal balances, each coin's digital-assets account equals its lots'
  *   carrying value at every month end (journal_ties_to_holdings), the roll-forward rolls;
  * - per account, coin and month of the roll-forward, wherever every figure is known:
  *   change of carrying value = acquisitions at cost - disposals at proceeds + realized gain + remeasurement
  *   (realized + remeasurement + carrying-value change = net of the movements);
+ * - every ledger account's balance per account, coin and month in the journal as posted equals
+ *   that of the lines per source record (marts.journal_lines_live), whichever the posting;
  * - the units held at the end equal the ledger's own running balance, counted here in BigInt from
  *   the records generated (where that balance never went below zero).
  * More runs: BOOKS_PROPERTY_RUNS=20 BOOKS_PROPERTY_SEED=5 npx vitest run test/books-property.test.ts
@@ -44,6 +46,7 @@ interface Scenario {
   fees: FeeTreatment;
   tradeValue: TradeValue;
   valuation: Valuation;
+  posting: JournalPosting;
 }
 
 // Amounts are small integers of hundredths (BTC: of ten-thousandths), written as exact decimal strings.
@@ -78,6 +81,7 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
   fees: fc.constantFrom(...FEE_TREATMENTS),
   tradeValue: fc.constantFrom(...TRADE_VALUES),
   valuation: fc.constantFrom(...VALUATIONS),
+  posting: fc.constantFrom(...JOURNAL_POSTINGS),
 });
 
 /** A pair's price in its quote coin, as a decimal string: USDT pairs in whole USDT x 100, ETHBTC in BTC / 1000. */
@@ -202,10 +206,17 @@ describe('books: random ledgers', () => {
           reportingCurrency: 'USD',
           prices: readPricesFile(prices),
           books: { tradeValue: scenario.tradeValue, fees: scenario.fees, valuation: scenario.valuation },
+          journal: { costMethod: scenario.costMethod, accounts: DEFAULT_CHART_OF_ACCOUNTS, posting: scenario.posting },
         });
 
         const failing = (await checkModels(db)).filter((result) => result.status !== 'pass');
         expect(failing.map((result) => `${result.id}: ${JSON.stringify(result.sample)}`)).toEqual([]);
+
+        // The grain posted changes no balance: posted = the lines per source record, per ledger account, coin and month.
+        const balances = (lines: string) => `select account, ledger_account, coin, period::varchar as month, sum(net_amount)::varchar as balance from ${lines} group by all having sum(net_amount) <> 0 order by all`;
+        const posted = await db.all(balances('marts.journal_entries'));
+        expect(posted).toEqual(await db.all(balances('marts.journal_lines_live')));
+        if (scenario.posting === 'summary') expect(await db.all("select entry_id from marts.journal_entries where not starts_with(entry_id, 'summary/') limit 1")).toEqual([]);
 
         for (const row of await db.all<Record<string, string | null>>(ROLLFORWARD, [scenario.costMethod])) {
           if (row.acquisitions_cost === null || row.disposals_proceeds === null || row.realized_gain === null || row.remeasurement === null) continue;

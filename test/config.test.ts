@@ -125,6 +125,17 @@ describe('resolveConfig', () => {
       books: { tradeValue: 'received', fees: 'capitalize', valuation: 'fair_value' },
     });
     expect(() => resolveConfig({}, {}, dirWithConfig({ models: { fees: 'expensed' } }))).toThrow(/models\.fees/);
+    // The journal's grain: one error naming the key and the values it takes, with an example.
+    expect(resolveConfig({}, {}, dirWithConfig({ models: { journal: { posting: 'summary' } } })).models.journal?.posting).toBe('summary');
+    let posting: unknown;
+    try {
+      resolveConfig({}, {}, dirWithConfig({ models: { journal: { posting: 'rolled_up' } } }));
+    } catch (error) {
+      posting = error;
+    }
+    expect(posting).toBeInstanceOf(ConfigError);
+    expect((posting as ConfigError).message).toMatch(/^\S+config\.json: models\.journal\.posting: Invalid option: expected one of "detail"\|"summary"$/);
+    expect((posting as ConfigError).hint).toBe('e.g. models.journal.posting: "detail" (or summary: an entry per account, day, kind and coin)');
     expect(resolveConfig({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] }, {}, dir).models).toMatchObject({ reportingTimeZone: 'Europe/Paris', costMethods: ['fifo', 'average'] });
 
     expect(() => resolveConfig({}, {}, dirWithConfig({ models: { openingPositions: [{ symbol: 'BTCUSDT_SPBL', quantity: 0.5, cost: '1' }] } }))).toThrow(/models\.openingPositions\.0\.quantity/);

@@ -237,7 +237,9 @@ describe('marts.journal_entries', () => {
     expect(resolve({ costMethods: ['fifo', 'uk'], journal: { costMethod: 'uk', accounts: { digitalAssets: 'Crypto:{coin}' } } }).models.journal).toEqual({
       costMethod: 'uk',
       accounts: { ...DEFAULT_CHART_OF_ACCOUNTS, digitalAssets: 'Crypto:{coin}' },
+      posting: 'detail',
     });
+    expect(resolve({ journal: { posting: 'summary' } }).models.journal).toEqual({ costMethod: 'fifo', accounts: DEFAULT_CHART_OF_ACCOUNTS, posting: 'summary' });
     expect(resolve({}).models.journal).toBeUndefined();
     expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow(ConfigError);
     expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow('settings: models.journal.accounts.tradingFees: the only placeholders are {coin}, {account} and {counterpart}');

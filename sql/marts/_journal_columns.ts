@@ -15,7 +15,7 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
   const kinds = BOOK_KINDS;
   return [
     posted
-      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
+      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…), or with models.journal.posting summary the records of an account, kind, day and coin it sums (summary/<account>/<kind>/<YYYY-MM-DD>/<coin>); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
       : { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
     posted
       ? { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true }
@@ -41,7 +41,7 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
     { name: 'product', description: 'Where the amount arose', notNull: true, acceptedValues: ['spot', 'futures', 'funding', 'affiliate'] },
     { name: 'cost_method', description: 'Cost method whose costs the entry carries (models.journal.costMethod); null on an adjusting line', acceptedValues: ['fifo', 'average', 'lifo', 'hifo', 'uk'] },
     { name: 'memo', description: 'What the entry is, with the source amount and its coin' },
-    { name: 'source_model', description: 'The mart holding the source row', notNull: true },
+    { name: 'source_model', description: 'The mart holding the source row (a summary entry: marts.journal_sources, its records by source_key)', notNull: true },
     { name: 'source_key', description: 'The source row\'s key columns and values (key=value; ...)', notNull: true },
     ...(posted
       ? [
@@ -57,3 +57,56 @@ export const JOURNAL_ENTRIES_TABLE = `entry_id VARCHAR NOT NULL, line_no INTEGER
   ledger_account VARCHAR NOT NULL, debit DECIMAL(38, 12) NOT NULL, credit DECIMAL(38, 12) NOT NULL, net_amount DECIMAL(38, 12) NOT NULL, currency VARCHAR NOT NULL,
   coin VARCHAR NOT NULL, coin_amount DECIMAL(38, 18), price DECIMAL(38, 18), kind VARCHAR NOT NULL, product VARCHAR NOT NULL, cost_method VARCHAR, memo VARCHAR,
   source_model VARCHAR NOT NULL, source_key VARCHAR NOT NULL, adjusted_period VARCHAR, adjusted_entry_id VARCHAR`;
+
+/** The columns of a journal line as marts.journal_lines_live holds them, in order. */
+export const JOURNAL_LINE_COLUMNS = 'entry_id, line_no, account, period, entry_date, ledger_account, debit, credit, net_amount, currency, coin, coin_amount, price, kind, product, cost_method, memo, source_model, source_key';
+
+/**
+ * The lines the data gives now (marts.journal_lines_live), at the grain the journal posts
+ * (settings.journal posting, read by the caller): with `detail` as they are, an entry per source
+ * record; with `summary`, summed into an entry per exchange account, day, kind and coin (the macro
+ * posted_entry_id): a line per ledger account and coin, its net the sum of its detail lines' (one
+ * that sums to 0 is left out, as the detail lines leave theirs), debit and credit non-negative, one
+ * of them 0, debits first. A summary line's units (coin_amount) are its detail lines' net units
+ * (a debit's added, a credit's taken); its price is theirs where they all have the same one, else
+ * null. Its source is the detail entries it sums: marts.journal_sources by account, kind, day and
+ * coin (exledger explain lists them). Columns JOURNAL_LINE_COLUMNS.
+ */
+export function postedLiveLines(posting: string): string {
+  if (posting !== 'summary') return `SELECT ${JOURNAL_LINE_COLUMNS} FROM marts.journal_lines_live`;
+  return `
+    WITH detail AS (
+      SELECT l.*, s.coin AS entry_coin, posted_entry_id('summary', l.entry_id, l.account, l.kind, l.entry_date, s.coin) AS summary_id
+      FROM marts.journal_lines_live AS l
+      INNER JOIN marts.journal_sources AS s ON s.entry_id = l.entry_id
+    ),
+    entries AS (
+      SELECT summary_id, count(DISTINCT entry_id) AS detail_entries FROM detail GROUP BY summary_id
+    ),
+    summed AS (
+      SELECT
+        summary_id, account, entry_date, kind, entry_coin, ledger_account, coin,
+        any_value(period) AS period, any_value(currency) AS currency, any_value(product) AS product, any_value(cost_method) AS cost_method,
+        sum(net_amount) AS net_amount,
+        sum(CASE WHEN net_amount > 0 THEN coin_amount ELSE -coin_amount END) AS units,
+        CASE WHEN count(price) = count(*) AND min(price) = max(price) THEN min(price) END AS price
+      FROM detail
+      GROUP BY summary_id, account, entry_date, kind, entry_coin, ledger_account, coin
+      HAVING sum(net_amount) <> 0
+    )
+    SELECT
+      s.summary_id AS entry_id,
+      CAST(row_number() OVER (PARTITION BY s.summary_id ORDER BY s.net_amount < 0, s.ledger_account, s.coin) AS INTEGER) AS line_no,
+      s.account, s.period, s.entry_date, s.ledger_account,
+      CAST(greatest(s.net_amount, 0) AS DECIMAL(38, 12)) AS debit,
+      CAST(greatest(-s.net_amount, 0) AS DECIMAL(38, 12)) AS credit,
+      CAST(s.net_amount AS DECIMAL(38, 12)) AS net_amount,
+      s.currency, s.coin,
+      CAST(abs(s.units) AS DECIMAL(38, 18)) AS coin_amount,
+      s.price, s.kind, s.product, s.cost_method,
+      'Summary of ' || e.detail_entries || ' ' || s.kind || ' entr' || CASE WHEN e.detail_entries = 1 THEN 'y' ELSE 'ies' END || ' of ' || s.entry_coin || ' on ' || strftime(s.entry_date, '%Y-%m-%d') || ' (' || s.account || ')' AS memo,
+      'marts.journal_sources' AS source_model,
+      'account=' || s.account || '; kind=' || s.kind || '; entry_date=' || strftime(s.entry_date, '%Y-%m-%d') || '; coin=' || s.entry_coin AS source_key
+    FROM summed AS s
+    INNER JOIN entries AS e USING (summary_id)`;
+}

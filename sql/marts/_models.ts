@@ -372,7 +372,7 @@ export default declareModels('marts', [
   {
     name: 'journal_entries',
     tags: ['journal', 'report'],
-    description: 'The journal as posted, in the reporting currency on the chart of accounts of models.journal: two lines per posted source row of journal_sources; a closed period\'s lines as closed, and its later changes as adjusting entries in the first open period. Each entry balances.',
+    description: 'The journal as posted, in the reporting currency on the chart of accounts of models.journal: two lines per posted source row of journal_sources (models.journal.posting summary: summed into an entry per account, day, kind and coin); a closed period\'s lines as closed, and its later changes as adjusting entries in the first open period. Each entry balances.',
     grain: 'one row per entry and line (1: the debit line, 2: the credit line; an adjusting entry: a line per ledger account it changes)',
     key: ['entry_id', 'line_no'],
     closing: { period: 'entry_date', key: ['entry_id', 'ledger_account'], measures: ['net_amount'], live: 'marts.journal_lines_live' },

@@ -5,17 +5,18 @@
 // entry with an unknown change is not posted); then the open periods' lines as the data gives them
 // (marts.journal_lines_live). Without a closed period: every line of journal_lines_live. Each
 // entry balances: the lines as closed did, the lines now do, so their difference does.
-// Key: (entry_id, line_no). Inputs: marts.journal_lines_live, marts.period_adjustments,
-// settings.closed_periods, closed.journal_entries.
+// models.journal.posting summary: the lines are posted summed, an entry per exchange account, day,
+// kind and coin (postedLiveLines); the lines as closed and the adjustments are at that grain too
+// (the build refuses another posting while periods closed at one are in force).
+// Key: (entry_id, line_no). Inputs: marts.journal_lines_live, marts.journal_sources,
+// marts.period_adjustments, settings.journal, settings.closed_periods, closed.journal_entries.
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 import { hasClosedTable, readClosedPeriods } from '../../src/store/period-closes.ts';
-import { JOURNAL_ENTRIES_TABLE } from './_journal_columns.ts';
+import { JOURNAL_ENTRIES_TABLE, JOURNAL_LINE_COLUMNS as COLUMNS, postedLiveLines } from './_journal_columns.ts';
 
-const COLUMNS = 'entry_id, line_no, account, period, entry_date, ledger_account, debit, credit, net_amount, currency, coin, coin_amount, price, kind, product, cost_method, memo, source_model, source_key';
-
-/** The adjusting entries booked in the first open period, as lines of the journal. */
-const ADJUSTING_LINES = `
+/** The adjusting entries booked in the first open period, as lines of the journal (live: the lines now at the grain posted). */
+const adjustingLines = (live: string) => `
   WITH changes AS (
     SELECT account, json_extract_string(key_json, '$.entry_id') AS adjusted_entry_id, json_extract_string(key_json, '$.ledger_account') AS ledger_account,
       closed_period, booked_from, adjustment
@@ -28,7 +29,7 @@ const ADJUSTING_LINES = `
   ),
   -- What the adjusted line is: as the data gives it now, else as closed.
   originals AS (
-    SELECT entry_id, ledger_account, currency, coin, product, cost_method, memo, source_model, source_key, 1 AS preference FROM marts.journal_lines_live
+    SELECT entry_id, ledger_account, currency, coin, product, cost_method, memo, source_model, source_key, 1 AS preference FROM (${live})
     UNION ALL
     SELECT entry_id, ledger_account, currency, coin, product, cost_method, memo, source_model, source_key, 2 FROM closed.journal_entries WHERE adjusted_entry_id IS NULL
   ),
@@ -60,17 +61,20 @@ const ADJUSTING_LINES = `
 export default declareProgramModel({
   name: 'journal_entries',
   layer: 'marts',
-  references: ['marts.journal_lines_live', 'marts.period_adjustments'],
+  references: ['marts.journal_lines_live', 'marts.journal_sources', 'marts.period_adjustments'],
   columns: JOURNAL_ENTRIES_TABLE,
   async build(db: Database): Promise<void> {
+    // settings.journal: the grain posted (detail or summary).
+    const [journal] = await db.all<{ posting: string }>('SELECT any_value(posting) AS posting FROM settings.journal');
+    const live = postedLiveLines(journal?.posting ?? 'detail');
     // settings.closed_periods: the closes in force.
     const latest = (await readClosedPeriods(db)).at(-1);
     if (latest === undefined || !(await hasClosedTable(db, 'journal_entries'))) {
-      await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM marts.journal_lines_live`);
+      await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live})`);
       return;
     }
     await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, adjusted_period, adjusted_entry_id FROM closed.journal_entries`);
-    await db.run(`INSERT INTO marts.journal_entries ${ADJUSTING_LINES}`);
-    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM marts.journal_lines_live WHERE entry_date > CAST($1 AS DATE)`, [latest.to]);
+    await db.run(`INSERT INTO marts.journal_entries ${adjustingLines(live)}`);
+    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live}) WHERE entry_date > CAST($1 AS DATE)`, [latest.to]);
   },
 });

@@ -16,6 +16,7 @@ import { closingSpec, type ClosingSpec } from '../../src/models/declaration.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 import { hasClosedTable, periodAfter, readClosedPeriods } from '../../src/store/period-closes.ts';
+import { postedLiveLines } from './_journal_columns.ts';
 import MARTS from './_models.ts';
 
 /** The columns of an adjustment as frozen (closed.period_adjustments), without its status. */
@@ -49,21 +50,30 @@ function longRows(spec: ClosingSpec, relation: string, where: string): string {
     ) UNPIVOT INCLUDE NULLS (value FOR measure IN (${spec.measures.join(', ')})))`;
 }
 
-/** The live rows of the journal: its lines now, and an entry as closed whose source now lacks a price with unknown figures (never a reversal to 0). */
-function journalLive(frozen: boolean): string {
-  const lines = 'SELECT account, entry_id, ledger_account, entry_date, currency, net_amount FROM marts.journal_lines_live';
+/**
+ * The live rows of the journal: its lines now at the grain posted (models.journal.posting:
+ * postedLiveLines), and an entry as closed one of whose source records was posted then and now
+ * lacks a price, with unknown figures (never a reversal to 0).
+ */
+function journalLive(frozen: boolean, posting: string): string {
+  const lines = `SELECT account, entry_id, ledger_account, entry_date, currency, net_amount FROM (${postedLiveLines(posting)})`;
   if (!frozen) return `(${lines})`;
+  // A summary entry as closed is unknown when any record it summed is.
+  const unpriced = posting === 'summary'
+    ? `SELECT posted_entry_id('summary', s.entry_id, s.account, s.kind, s.entry_date, s.coin) AS entry_id FROM marts.journal_sources AS s
+       INNER JOIN closed.journal_sources AS c ON c.entry_id = s.entry_id WHERE s.status = 'no_price' AND c.status IN ('posted', 'suspense')`
+    : "SELECT entry_id FROM marts.journal_sources WHERE status = 'no_price'";
   return `(${lines}
     UNION ALL
     SELECT f.account, f.entry_id, f.ledger_account, f.entry_date, f.currency, CAST(NULL AS DECIMAL(38, 12))
-    FROM closed.journal_entries AS f INNER JOIN marts.journal_sources AS s ON s.entry_id = f.entry_id
-    WHERE f.adjusted_entry_id IS NULL AND s.status = 'no_price')`;
+    FROM closed.journal_entries AS f
+    WHERE f.adjusted_entry_id IS NULL AND f.entry_id IN (${unpriced}))`;
 }
 
 /** The adjustments of one mart, as rows of marts.period_adjustments ($1 last closed day, $2 first open day, $3 its period's label). */
-export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean): string {
+export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean, posting = 'detail'): string {
   const name = spec.mart.slice('marts.'.length);
-  const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen) : spec.live;
+  const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen, posting) : spec.live;
   // The journal's adjusting lines are compared through closed.period_adjustments, not as lines of their own.
   const frozenWhere = spec.mart === 'marts.journal_entries' ? 'adjusted_entry_id IS NULL' : 'true';
   const sides = [
@@ -116,11 +126,13 @@ export default declareProgramModel({
     const booked = periodAfter(latest.kind, latest.to);
     const prior = await hasClosedTable(db, 'period_adjustments');
     const [reporting] = await db.all<{ reporting_currency: string | null }>('SELECT reporting_currency FROM settings.reporting');
+    // settings.journal: the grain the journal posts at, that of its lines as closed (the build refuses another while periods are closed).
+    const [journal] = await db.all<{ posting: string }>('SELECT any_value(posting) AS posting FROM settings.journal');
     for (const declared of CLOSING_SPECS) {
       const spec = reporting?.reporting_currency === null || reporting === undefined ? withoutValuation(declared) : declared;
       if (spec.measures.length === 0) continue;
       const frozen = await hasClosedTable(db, spec.mart.slice('marts.'.length));
-      await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior)}`, [latest.to, booked.from, booked.label]);
+      await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior, journal?.posting ?? 'detail')}`, [latest.to, booked.from, booked.label]);
     }
     // The adjustments booked in closed periods, as those closes froze them.
     if (prior) await db.run(`INSERT INTO marts.period_adjustments SELECT ${ADJUSTMENT_COLUMNS}, 'closed' FROM closed.period_adjustments`);

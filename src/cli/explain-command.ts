@@ -35,6 +35,18 @@ export function formatExplanation(explanation: Explanation): string {
       ...table(explanation.events, ['entry_ref', 'day', 'kind', 'direction', 'units', 'cost', 'proceeds', 'gain'], ['cost', 'proceeds', 'gain']),
     ].join('\n');
   }
+  if (explanation.kind === 'summary') {
+    const entry = explanation.entry;
+    return [
+      `${explanation.reference}: ${String(entry.description)} (${String(entry.entry_date)}, ${String(entry.kind)}, ${String(entry.posted_entries)} of ${String(entry.entries)} source records posted)`,
+      'Journal lines (marts.journal_entries): the sums per ledger account and coin of the lines of the entries below',
+      ...(explanation.lines.length === 0 ? ['  none: its entries\' lines sum to 0'] : table(explanation.lines, ['line_no', 'ledger_account', 'coin', 'debit', 'credit'])),
+      `The ${explanation.entries.length} entr${explanation.entries.length === 1 ? 'y' : 'ies'} it sums (marts.journal_sources; exledger explain <entry_id> for each), amount: the entry's debits:`,
+      ...table(explanation.entries, ['entry_id', 'status', 'amount', 'description'], ['amount']),
+      'Their lines (marts.journal_lines_live):',
+      ...table(explanation.entryLines, ['entry_id', 'line_no', 'ledger_account', 'coin', 'debit', 'credit']),
+    ].join('\n');
+  }
   const entry = explanation.entry;
   const out = [`${explanation.reference}: ${String(entry.description)} (${String(entry.entry_date ?? '').slice(0, 10)}, ${String(entry.kind)}, status ${String(entry.status ?? 'posted')})`];
   if (entry.source_model !== undefined) {
@@ -52,7 +64,7 @@ export function formatExplanation(explanation: Explanation): string {
       out.push(...table(lots, ['rule', 'lot_entry', 'lot_date', 'units', 'cost'], ['cost']));
     }
   }
-  out.push('Journal lines (marts.journal_entries):');
+  out.push(entry.posted_entry_id === undefined ? 'Journal lines (marts.journal_entries):' : `Journal lines (marts.journal_lines_live), posted summed in ${String(entry.posted_entry_id)}:`);
   out.push(...(explanation.lines.length === 0 ? ['  none: nothing of it could be valued (marts.needs_price lists the prices it needs)'] : table(explanation.lines, ['line_no', 'ledger_account', 'coin', 'debit', 'credit'])));
   return out.join('\n');
 }

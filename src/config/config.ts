@@ -15,10 +15,12 @@ import {
   DEFAULT_MODEL_SETTINGS,
   FEE_TREATMENTS,
   JOURNAL_ACCOUNT_KEYS,
+  JOURNAL_POSTINGS,
   POOLINGS,
   TRADE_VALUES,
   VALUATIONS,
   type CostMethod,
+  type JournalPosting,
   type JournalSettings,
   type ModelSettings,
   type Pooling,
@@ -188,6 +190,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'models.valuation': `"cost" (or fair_value)`,
   'models.journal': '{ "costMethod": "fifo", "accounts": { "tradingFees": "Trading fees" } }',
   'models.journal.costMethod': '"fifo" (one of models.costMethods)',
+  'models.journal.posting': `"detail" (or ${JOURNAL_POSTINGS.filter((posting) => posting !== 'detail').join(', ')}: an entry per account, day, kind and coin)`,
   'models.journal.accounts': `{ "digitalAssets": "${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}", "tradingFees": "${DEFAULT_CHART_OF_ACCOUNTS.tradingFees}" }`,
   'models.journal.accounts.*': `"${DEFAULT_CHART_OF_ACCOUNTS.digitalAssets}" (a ledger account name; {coin}, {account}, {counterpart} and {contract} are filled in)`,
   reports: '{ "names": ["pnl", "fees", "rebates", "balances"], "period": "month", "outDir": "./out" }',
@@ -280,6 +283,7 @@ const fileSchema = z.strictObject({
       journal: z
         .strictObject({
           costMethod: z.enum(COST_METHODS).optional(),
+          posting: z.enum(JOURNAL_POSTINGS).optional(),
           accounts: z.strictObject(Object.fromEntries(JOURNAL_ACCOUNT_KEYS.map((key) => [key, ledgerAccount.optional()])) as Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], z.ZodOptional<typeof ledgerAccount>>).optional(),
         })
         .optional(),
@@ -557,7 +561,7 @@ function pricesFile(currency: string | undefined, file: string | undefined, base
  * not exist) and the chart of accounts, each name the file does not give taken from the defaults.
  * Undefined when the file has no models.journal (journalSettings() then gives the defaults).
  */
-function journalOf(declared: { costMethod?: CostMethod; accounts?: Partial<Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], string | undefined>> } | undefined, costMethods: readonly CostMethod[]): JournalSettings | undefined {
+function journalOf(declared: { costMethod?: CostMethod; posting?: JournalPosting; accounts?: Partial<Record<(typeof JOURNAL_ACCOUNT_KEYS)[number], string | undefined>> } | undefined, costMethods: readonly CostMethod[]): JournalSettings | undefined {
   if (declared === undefined) return undefined;
   const costMethod = declared.costMethod ?? costMethods[0] ?? 'fifo';
   if (!costMethods.includes(costMethod)) {
@@ -567,7 +571,7 @@ function journalOf(declared: { costMethod?: CostMethod; accounts?: Partial<Recor
   }
   const accounts = { ...DEFAULT_CHART_OF_ACCOUNTS };
   for (const key of JOURNAL_ACCOUNT_KEYS) accounts[key] = declared.accounts?.[key] ?? accounts[key];
-  return { costMethod, accounts };
+  return { costMethod, accounts, posting: declared.posting ?? 'detail' };
 }
 
 /** Opening positions name their account; with one account (or none configured yet) it may be left out. */

@@ -8,7 +8,8 @@ import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
-import { readClosedPeriods } from '../store/period-closes.ts';
+import { journalPosting } from '../models/settings.ts';
+import { hasClosedTable, readClosedPeriods } from '../store/period-closes.ts';
 import { ConfigError, DiskFullError } from '../errors.ts';
 import { refusePublishedCopy, requireDatabase } from './paths.ts';
 
@@ -42,6 +43,7 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
       await refuseMovedPeriods(db, config);
+      await refuseOtherPosting(db, config);
       await ensureRawTables(db, streams);
       const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true, signal: request.signal }));
       // Checkpoint here, not silently at close: a full disk is told now (the models are
@@ -73,6 +75,31 @@ async function refuseMovedPeriods(db: Database, config: Readonly<Config>): Promi
   const zones = [...new Set(moved.map((close) => close.timeZone))].join(', ');
   throw new ConfigError('models.reportingTimeZone', `is ${config.models.reportingTimeZone}, but the closed period${moved.length === 1 ? '' : 's'} ${moved.map((close) => close.label).join(', ')} ${moved.length === 1 ? 'was' : 'were'} cut in ${zones}: another zone would move ${moved.length === 1 ? 'its' : 'their'} boundaries`, {
     hint: `set models.reportingTimeZone back to ${zones}, or reopen ${moved[0]!.label} first (exledger reopen --period ${moved[0]!.label} --reason …), which reopens every later closed period too; nothing was built`,
+  });
+}
+
+/**
+ * The journal's lines as closed stay at the grain they were posted at (models.journal.posting:
+ * an entry per source record, or per account, day, kind and coin), and a closed period's later
+ * changes are adjusting entries to those entries: another grain would reverse every closed entry
+ * and post it again, changing nothing. Refused while a period closed at another grain is in force,
+ * naming them (the grain read off the closed lines themselves: summary entries are summary/…).
+ */
+async function refuseOtherPosting(db: Database, config: Readonly<Config>): Promise<void> {
+  const closes = await readClosedPeriods(db);
+  if (closes.length === 0 || !(await hasClosedTable(db, 'journal_entries'))) return;
+  const posting = journalPosting(config.models);
+  const other = posting === 'summary' ? 'detail' : 'summary';
+  const rows = await db.all<{ close_version: number }>(
+    "SELECT DISTINCT close_version FROM closed.journal_entries WHERE adjusted_entry_id IS NULL AND starts_with(entry_id, 'summary/') <> $1",
+    [posting === 'summary'],
+  );
+  const versions = new Set(rows.map((row) => Number(row.close_version)));
+  const posted = closes.filter((close) => versions.has(close.version));
+  if (posted.length === 0) return;
+  const labels = posted.map((close) => close.label).join(', ');
+  throw new ConfigError('models.journal.posting', `is ${posting}, but the journal of the closed period${posted.length === 1 ? '' : 's'} ${labels} ${posted.length === 1 ? 'was' : 'were'} posted in ${other}: ${posted.length === 1 ? 'its' : 'their'} lines as closed and their adjusting entries stay at that grain`, {
+    hint: `set models.journal.posting back to "${other}", or reopen ${posted[0]!.label} first (exledger reopen --period ${posted[0]!.label} --reason …), which reopens every later closed period too; nothing was built`,
   });
 }
 

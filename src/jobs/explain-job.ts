@@ -7,6 +7,7 @@ import type { CostMethod } from '../models/settings.ts';
 import { unitsText } from '../export/ledger-rounding.ts';
 import { Database } from '../store/database.ts';
 import { isPublishedPath, publishedPath } from '../store/publish.ts';
+import { explainSummary, type SummaryExplanation } from './explain-summary.ts';
 
 /**
  * `exledger explain REFERENCE`: from a figure to its sources (docs/workbooks.md "From a figure to
@@ -27,7 +28,8 @@ export interface ExplainedLeg {
 
 export type Explanation =
   | { kind: 'entry'; reference: string; entry: Row; source: Row[]; legs: ExplainedLeg[]; lines: Row[] }
-  | { kind: 'holding'; reference: string; row: Row; events: Row[] };
+  | { kind: 'holding'; reference: string; row: Row; events: Row[] }
+  | SummaryExplanation;
 
 /** Resolves a reference on the published copy of the configured database. */
 export async function explainJob(config: Readonly<Config>, reference: string): Promise<Explanation> {
@@ -36,6 +38,11 @@ export async function explainJob(config: Readonly<Config>, reference: string): P
   const db = await Database.open(published, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
     if (reference.startsWith('holdings/')) return await explainHolding(db, reference);
+    if (reference.startsWith('summary/')) {
+      const summary = await explainSummary(db, reference);
+      if (summary === undefined) throw notFound(reference, 'a journal entry');
+      return summary;
+    }
     return await explainEntry(db, reference);
   } finally {
     db.close();
@@ -51,7 +58,13 @@ async function journalMethod(db: Database): Promise<CostMethod> {
 
 async function explainEntry(db: Database, reference: string): Promise<Explanation> {
   const [entry] = await db.all<Row>('SELECT * FROM marts.journal_sources WHERE entry_id = $1', [reference]);
-  const lines = await db.all<Row>('SELECT line_no, ledger_account, coin, debit, credit, coin_amount, kind, adjusted_period, adjusted_entry_id FROM marts.journal_entries WHERE entry_id = $1 ORDER BY line_no', [reference]);
+  let lines = await db.all<Row>('SELECT line_no, ledger_account, coin, debit, credit, coin_amount, kind, adjusted_period, adjusted_entry_id FROM marts.journal_entries WHERE entry_id = $1 ORDER BY line_no', [reference]);
+  // Posted summed (models.journal.posting summary): its own lines, and the summary entry they are in.
+  const [summed] = entry === undefined || lines.length > 0 ? [] : await db.all<{ posted_entry_id: string }>("SELECT posted_entry_id(posting, $1, $2, $3, CAST($4 AS DATE), $5) AS posted_entry_id FROM settings.journal WHERE posting = 'summary'", [reference, String(entry.account), String(entry.kind), String(entry.entry_date).slice(0, 10), String(entry.coin)]);
+  if (summed !== undefined) {
+    lines = await db.all<Row>('SELECT line_no, ledger_account, coin, debit, credit, coin_amount, kind FROM marts.journal_lines_live WHERE entry_id = $1 ORDER BY line_no', [reference]);
+    entry!.posted_entry_id = summed.posted_entry_id;
+  }
   if (entry === undefined) {
     // An adjusting entry has no source record of its own: its lines name the entry it adjusts.
     if (lines.length > 0) return { kind: 'entry', reference, entry: { entry_id: reference, kind: 'adjustment', description: `adjusts ${String(lines[0]!.adjusted_entry_id)} of ${String(lines[0]!.adjusted_period)}` }, source: [], legs: [], lines };

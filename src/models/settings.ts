@@ -122,12 +122,24 @@ export interface BooksSettings {
 
 export const DEFAULT_BOOKS_SETTINGS: Readonly<BooksSettings> = Object.freeze({ tradeValue: 'given', fees: 'expense', valuation: 'cost' });
 
+/**
+ * The grain the journal posts at (docs/workbooks.md "Journal entries"): `detail`, an entry per
+ * source record (a fill, a bill, a futures contract's day…); `summary`, an entry per exchange
+ * account, day, kind and coin, its lines the detail lines summed per ledger account and coin
+ * (Cryptio's rolled-up ledger entries, Ledgible's summary sync): for volumes a ledger import cannot
+ * take. Every ledger account's balance is the same either way.
+ */
+export const JOURNAL_POSTINGS = ['detail', 'summary'] as const;
+export type JournalPosting = (typeof JOURNAL_POSTINGS)[number];
+
 /** What marts.journal_entries posts with (models.journal). */
 export interface JournalSettings {
   /** The spot cost method whose realized PnL is posted (one of costMethods). @default the first of costMethods */
   costMethod: CostMethod;
   /** Ledger account names. @default DEFAULT_CHART_OF_ACCOUNTS */
   accounts: Readonly<ChartOfAccounts>;
+  /** The grain posted (JOURNAL_POSTINGS). Optional so that settings written before it existed still type-check. @default 'detail' */
+  posting?: JournalPosting;
 }
 
 /** A position held before the first synced day: a lot placed before every fill of its symbol. */
@@ -174,11 +186,18 @@ export function journalSettings(settings: Pick<ModelSettings, 'costMethods' | 'j
   return settings.journal ?? { costMethod: settings.costMethods[0] ?? 'fifo', accounts: DEFAULT_CHART_OF_ACCOUNTS };
 }
 
+/** The grain the journal posts at: models.journal.posting, else detail. */
+export function journalPosting(settings: Pick<ModelSettings, 'journal'>): JournalPosting {
+  return settings.journal?.posting ?? 'detail';
+}
+
 /** The journal settings as recorded with each model (settings.model_builds.journal) and shown on the journal workbook. */
 export function journalText(settings: Pick<ModelSettings, 'costMethods' | 'journal' | 'books'>): string {
   const journal = journalSettings(settings);
   const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
-  return `cost method ${journal.costMethod}; trade value ${books.tradeValue}; fees ${books.fees}; valuation ${books.valuation}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
+  // The posting named only when summary, so the text of a detail journal reads as before.
+  const posting = journal.posting === 'summary' ? '; posting summary' : '';
+  return `cost method ${journal.costMethod}${posting}; trade value ${books.tradeValue}; fees ${books.fees}; valuation ${books.valuation}; accounts ${JOURNAL_ACCOUNT_KEYS.map((key) => `${key} "${journal.accounts[key]}"`).join(', ')}`;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -213,12 +232,12 @@ export async function writeSettings(db: Database, settings: ModelSettings): Prom
       const values = batch.map((_, index) => `($${index * 6 + 1}, CAST($${index * 6 + 2} AS DATE), CAST($${index * 6 + 3} AS TIMESTAMPTZ), $${index * 6 + 4}, $${index * 6 + 5}, CAST($${index * 6 + 6} AS DECIMAL(38, 18)))`);
       await db.run(`INSERT INTO settings.prices VALUES ${values.join(', ')}`, batch.flatMap((row) => [row.line, row.date, row.at, row.coin, row.currency, row.price]));
     }
-    // The journal's cost method and chart of accounts (marts.journal_entries), one row.
+    // The journal's cost method, chart of accounts and grain posted (marts.journal_entries), one row.
     const journal = journalSettings(settings);
-    await db.run(`CREATE OR REPLACE TABLE settings.journal (cost_method VARCHAR NOT NULL, ${JOURNAL_ACCOUNT_KEYS.map((key) => `${snakeCase(key)} VARCHAR NOT NULL`).join(', ')})`);
+    await db.run(`CREATE OR REPLACE TABLE settings.journal (cost_method VARCHAR NOT NULL, ${JOURNAL_ACCOUNT_KEYS.map((key) => `${snakeCase(key)} VARCHAR NOT NULL`).join(', ')}, posting VARCHAR NOT NULL)`);
     await db.run(
-      `INSERT INTO settings.journal VALUES (${[0, ...JOURNAL_ACCOUNT_KEYS].map((_, index) => `$${index + 1}`).join(', ')})`,
-      [journal.costMethod, ...JOURNAL_ACCOUNT_KEYS.map((key) => journal.accounts[key])],
+      `INSERT INTO settings.journal VALUES (${[0, ...JOURNAL_ACCOUNT_KEYS, 0].map((_, index) => `$${index + 1}`).join(', ')})`,
+      [journal.costMethod, ...JOURNAL_ACCOUNT_KEYS.map((key) => journal.accounts[key]), journalPosting(settings)],
     );
     // How the books value movements (intermediate.int_coin_events, the roll-forward), one row.
     const books = settings.books ?? DEFAULT_BOOKS_SETTINGS;
@@ -300,10 +319,11 @@ export const SETTINGS_TABLES: readonly TableDescription[] = [
   {
     schema: 'settings',
     table: 'journal',
-    description: 'The journal settings of the last build (models.journal): the spot cost method posted and the ledger account names, one row.',
+    description: 'The journal settings of the last build (models.journal): the spot cost method posted, the ledger account names and the grain posted, one row.',
     columns: [
       { name: 'cost_method', description: "Spot cost method whose realized PnL marts.journal_entries posts" },
       ...JOURNAL_ACCOUNT_KEYS.map((key) => ({ name: snakeCase(key), description: `Ledger account name of ${JOURNAL_ACCOUNT_MEANINGS[key]}` })),
+      { name: 'posting', description: 'The grain marts.journal_entries posts at (models.journal.posting): detail (an entry per source record) or summary (an entry per account, day, kind and coin)' },
     ],
   },
   {

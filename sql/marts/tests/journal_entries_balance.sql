@@ -2,10 +2,17 @@
 -- each line with one side 0 and neither negative, at least two lines, no two lines of one ledger
 -- account and coin. Every source record of marts.journal_sources of an open period that posts
 -- (status posted or suspense) has its entry, and no other one has (in a closed period the lines stay
--- as closed: their later changes are the adjusting entries, marts.period_adjustments). Rows
--- returned: the entries (or source records) that do not.
+-- as closed: their later changes are the adjusting entries, marts.period_adjustments). Its entry is
+-- its own, or with models.journal.posting summary the summary entry of its account, kind, day and
+-- coin (posted_entry_id), whose lines must be the sums of its records' lines (marts.journal_lines_live)
+-- per ledger account and coin; a summary whose lines all sum to 0 has no entry. Rows returned: the
+-- entries (or source records) that do not.
 with lines as (
     select * from marts.journal_entries
+),
+
+journal as (
+    select any_value(posting) as posting from settings.journal
 ),
 
 closed_until as (
@@ -13,7 +20,8 @@ closed_until as (
 ),
 
 sources as (
-    select * from marts.journal_sources
+    select *, posted_entry_id((select posting from journal), entry_id, account, kind, entry_date, coin) as posted_id
+    from marts.journal_sources
     where entry_date > coalesce((select last_day from closed_until), DATE '0001-01-01')
 ),
 
@@ -31,6 +39,22 @@ entries as (
     group by entry_id
 ),
 
+-- The open periods' lines the data gives now, summed per entry posted, ledger account and coin.
+live as (
+    select s.posted_id as entry_id, l.ledger_account, l.coin, sum(l.net_amount) as net_amount
+    from marts.journal_lines_live as l
+    inner join sources as s on s.entry_id = l.entry_id
+    group by all
+    having sum(l.net_amount) <> 0
+),
+
+open_lines as (
+    select entry_id, ledger_account, coin, sum(net_amount) as net_amount
+    from lines
+    where kind <> 'adjustment' and entry_date > coalesce((select last_day from closed_until), DATE '0001-01-01')
+    group by all
+),
+
 unbalanced as (
     select 'entry does not balance or has bad lines' as problem, entry_id, debits, credits
     from entries
@@ -38,19 +62,30 @@ unbalanced as (
 ),
 
 unposted as (
-    select 'posted source record without its entry' as problem, sources.entry_id, entries.debits, entries.credits
+    select distinct 'posted source record without its entry' as problem, sources.entry_id, entries.debits, entries.credits
     from sources
-    left join entries on entries.entry_id = sources.entry_id
+    left join entries on entries.entry_id = sources.posted_id
     where sources.status in ('posted', 'suspense') and entries.entry_id is null
+        and ((select posting from journal) = 'detail' or sources.posted_id in (select entry_id from live))
 ),
 
 overposted as (
     select 'entry of a source record that posts nothing' as problem, entries.entry_id, entries.debits, entries.credits
     from entries
-    left join sources on sources.entry_id = entries.entry_id
     where not entries.is_adjusting
         and entries.entry_date > coalesce((select last_day from closed_until), DATE '0001-01-01')
-        and sources.status not in ('posted', 'suspense')
+        and not exists (select 1 from sources where sources.posted_id = entries.entry_id and sources.status in ('posted', 'suspense'))
+),
+
+-- What is posted is what the data gives, at the grain posted (a summary line is the sum of its records' lines).
+unsummed as (
+    select
+        'posted net ' || coalesce(cast(o.net_amount as varchar), 'none') || ' of ' || coalesce(o.ledger_account, v.ledger_account) || ' (' || coalesce(o.coin, v.coin)
+            || ') is not the sum of its records'' lines, ' || coalesce(cast(v.net_amount as varchar), 'none') as problem,
+        coalesce(o.entry_id, v.entry_id) as entry_id, cast(null as decimal(38, 12)) as debits, cast(null as decimal(38, 12)) as credits
+    from open_lines as o
+    full outer join live as v on v.entry_id = o.entry_id and v.ledger_account = o.ledger_account and v.coin = o.coin
+    where o.net_amount is distinct from v.net_amount
 )
 
 select * from unbalanced
@@ -58,3 +93,5 @@ union all
 select * from unposted
 union all
 select * from overposted
+union all
+select * from unsummed
