@@ -205,7 +205,7 @@ describe('marts.journal_entries', () => {
     expect(await queryRows(database, "select journal from settings.model_builds where model = 'marts.journal_entries'")).toEqual([
       {
         journal:
-          'cost method average; trade value given; fees expense; valuation cost; accounts digitalAssets "Digital assets:{coin}", realizedGains "Realized gains and losses", tradingFees "Trading fees", otherFees "Other exchange fees", fundingIncome "Funding income", fundingExpense "Funding expense", commissionIncome "Commission income", transfersClearing "Transfers clearing:{counterpart}", suspense "Suspense:unvalued", unrealizedGains "Unrealized gains and losses"',
+          'cost method average; trade value given; fees expense; valuation cost; accounts digitalAssets "Digital assets:{coin}", realizedGains "Realized gains and losses", tradingFees "Trading fees", otherFees "Other exchange fees", fundingIncome "Funding income", fundingExpense "Funding expense", commissionIncome "Commission income", transfersClearing "Transfers clearing:{counterpart}", suspense "Suspense:unvalued", unrealizedGains "Unrealized gains and losses", futuresPositions "Futures positions:{contract}"',
       },
     ]);
   });
@@ -242,7 +242,7 @@ describe('marts.journal_entries', () => {
     expect(resolve({ journal: { posting: 'summary' } }).models.journal).toEqual({ costMethod: 'fifo', accounts: DEFAULT_CHART_OF_ACCOUNTS, posting: 'summary' });
     expect(resolve({}).models.journal).toBeUndefined();
     expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow(ConfigError);
-    expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow('settings: models.journal.accounts.tradingFees: the only placeholders are {coin}, {account} and {counterpart}');
+    expect(() => resolve({ journal: { accounts: { tradingFees: 'Fees:{symbol}' } } })).toThrow('settings: models.journal.accounts.tradingFees: the only placeholders are {coin}, {account}, {counterpart} and {contract}');
     expect(() => resolve({ journal: { accounts: { tradingFees: '  ' } } })).toThrow('models.journal.accounts.tradingFees: must not be empty');
     expect(() => resolve({ journal: { accounts: { otherFees: 'Fees\nOther' } } })).toThrow('models.journal.accounts.otherFees: no line breaks or control characters');
     expect(() => resolve({ journal: { accounts: { tradingFee: 'Fees' } } })).toThrow(/models\.journal\.accounts/);

@@ -139,7 +139,7 @@ describe('deployed: exledger report journal', () => {
     config({ ...USD, journal: { accounts: { tradingFees: 'Fees:{symbol}' } } });
     const bad = await cli(['report', 'journal', '--period', '2026-10', '--out', 'out']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('models.journal.accounts.tradingFees: the only placeholders are {coin}, {account} and {counterpart}');
+    expect(bad.stderr).toContain('models.journal.accounts.tradingFees: the only placeholders are {coin}, {account}, {counterpart} and {contract}');
 
     config({ ...USD, journal: { costMethod: 'uk' } });
     const method = await cli(['build']);
