@@ -53,6 +53,12 @@ function longRows(spec: ClosingSpec, relation: string, where: string, reference:
     ) UNPIVOT INCLUDE NULLS (value FOR measure IN (${spec.measures.join(', ')})))`;
 }
 
+/** The column holding a mart row's reference: `reference`, or the journal's entry_id (journal_sources, journal_entries). */
+function referenceColumn(spec: ClosingSpec): string {
+  const declared = MARTS.models.find((model) => `marts.${model.name}` === spec.mart);
+  return declared?.columns.some((column) => column.name === 'reference') === true ? 'reference' : 'entry_id';
+}
+
 /** The live rows of the journal: its lines now, and an entry as closed whose source now lacks a price with unknown figures (never a reversal to 0). */
 function journalLive(frozen: boolean): string {
   const lines = 'SELECT account, entry_id, ledger_account, entry_date, currency, net_amount FROM marts.journal_lines_live';
@@ -73,8 +79,7 @@ function journalLive(frozen: boolean): string {
 export function adjustmentsSql(spec: ClosingSpec, frozen: boolean, priorAdjustments: boolean, frozenReference = true, priorReference = true): string {
   const name = spec.mart.slice('marts.'.length);
   const live = spec.mart === 'marts.journal_entries' ? journalLive(frozen) : spec.live;
-  // A journal entry's reference is its entry_id.
-  const reference = spec.mart === 'marts.journal_entries' ? 'entry_id' : 'reference';
+  const reference = referenceColumn(spec);
   // The journal's adjusting lines are compared through closed.period_adjustments, not as lines of their own.
   const frozenWhere = spec.mart === 'marts.journal_entries' ? 'adjusted_entry_id IS NULL' : 'true';
   const sides = [
@@ -135,7 +140,7 @@ export default declareProgramModel({
       if (spec.measures.length === 0) continue;
       const name = spec.mart.slice('marts.'.length);
       const frozen = await hasClosedTable(db, name);
-      const frozenReference = frozen && (await hasClosedColumn(db, name, spec.mart === 'marts.journal_entries' ? 'entry_id' : 'reference'));
+      const frozenReference = frozen && (await hasClosedColumn(db, name, referenceColumn(spec)));
       await db.run(`INSERT INTO marts.period_adjustments ${adjustmentsSql(spec, frozen, prior, frozenReference, priorReference)}`, [latest.to, booked.from, booked.label]);
     }
     // The adjustments booked in closed periods, as those closes froze them.
