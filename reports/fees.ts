@@ -23,6 +23,7 @@ const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'd
           { column: 'price_source', header: 'Price source', format: 'text', valuation: true },
         ] as const)
       : ([{ column: 'unpriced_days', header: 'Days without a price', format: 'integer', valuation: true }] as const)),
+    { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
   ] as const;
 
 /** Fees paid per product (spot, futures, funding account) and coin, by month and by day. */

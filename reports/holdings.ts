@@ -62,6 +62,7 @@ export const holdingsReport = defineReport({
         { column: 'price', header: 'Month-end price', format: 'price', nullMeans: 'unknown' },
         { column: 'price_source', header: 'Price source', format: 'text' },
         { column: 'reporting_currency', header: 'Currency', format: 'text' },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
     },
     needsPriceSheet(['marts.journal_entries', 'marts.holdings_rollforward']),
