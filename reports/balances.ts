@@ -29,7 +29,7 @@ export const balancesReport = defineReport({
         { column: 'difference', header: 'Difference', format: 'amount', coinColumn: 'coin_name', total: true },
         { column: 'bill_count', header: 'Bills', format: 'integer', total: true },
         { column: 'chain_break_count', header: 'Chain breaks', format: 'integer', total: true },
-        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 20 },
       ],
       highlight: { column: 'difference', when: 'nonzero' },
     },

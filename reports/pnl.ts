@@ -84,7 +84,8 @@ export const pnlReport = defineReport({
         { column: 'cost', header: 'Cost', format: 'amount', coinColumn: 'quote_coin', total: true },
         { column: 'proceeds', header: 'Proceeds', format: 'amount', coinColumn: 'quote_coin', total: true },
         { column: 'realized_pnl', header: 'Realized PnL', format: 'amount', coinColumn: 'quote_coin', total: true },
-        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
+        // No Reference column: a lot match's (spot_lot_matches/<account>/<method>/<symbol>/<sell fill>/<lot>/<lot account>/<buy fill>)
+        // would print this sheet below 70% one page wide. Its key is on the sheet, and explaining the day's Spot PnL row lists each match's reference.
       ],
       totalsPer: ['cost_method'],
     },
