@@ -23,6 +23,9 @@ const feeColumns = (periodColumn: string, periodHeader: string, periodFormat: 'd
           { column: 'price_source', header: 'Price source', format: 'text', valuation: true },
         ] as const)
       : ([{ column: 'unpriced_days', header: 'Days without a price', format: 'integer', valuation: true }] as const)),
+    // Fees by day prints below 70% one page wide with it: its rows' references (fees_daily/<account>/<product>/<coin>/<day>) are
+    // in the mart and in explain's output; Fees by month shows its own.
+    ...(periodFormat === 'month' ? ([{ column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 }] as const) : []),
   ] as const;
 
 /** Fees paid per product (spot, futures, funding account) and coin, by month and by day. */

@@ -42,7 +42,7 @@ export const holdingsReport = defineReport({
         { column: 'closing_carrying_value', header: 'Closing carrying value', format: 'amount', coinColumn: 'reporting_currency' },
         { column: 'fair_value', header: 'Fair value', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown' },
         { column: 'reporting_currency', header: 'Currency', format: 'text' },
-        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
+        // No Reference column: the same rows, in the same order, as Roll-forward's, which has it (here it would print below 70%).
       ],
     },
     {
@@ -62,6 +62,7 @@ export const holdingsReport = defineReport({
         { column: 'price', header: 'Month-end price', format: 'price', nullMeans: 'unknown' },
         { column: 'price_source', header: 'Price source', format: 'text' },
         { column: 'reporting_currency', header: 'Currency', format: 'text' },
+        // No Reference column: the same rows, in the same order, as Roll-forward's, which has it (here it would print below 70%).
       ],
     },
     {

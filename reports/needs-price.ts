@@ -21,6 +21,7 @@ export function needsPriceSheet(marts: readonly string[]): SheetSpec {
       { column: 'reporting_currency', header: 'Reporting currency', format: 'text' },
       { column: 'mart', header: 'Rows of', format: 'text', width: 32 },
       { column: 'row_count', header: 'Rows', format: 'integer' },
+      { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
     ],
   };
 }

@@ -26,6 +26,7 @@ export const rebatesReport = defineReport({
         { column: 'maker_volume', header: 'Maker volume', format: 'amount', coinColumn: 'coin', total: true },
         { column: 'record_count', header: 'Records', format: 'integer', total: true },
         { column: 'invited_user_count', header: 'Invited users', format: 'integer' },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
     },
     {
@@ -44,6 +45,7 @@ export const rebatesReport = defineReport({
         { column: 'futures_volume', header: 'Futures volume', format: 'amount', total: true },
         { column: 'commission', header: 'Commission', format: 'amount', total: true },
         { column: 'active_days', header: 'Active days', format: 'integer' },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
     },
   ],

@@ -69,6 +69,32 @@ describe('exledger explain', () => {
     expect(result.stdout).toMatch(/^ {2}spot\/main\/3 +2026-02-20 +trade +out +1\.5 +5000 +7500 +2500$/m);
   });
 
+  it('a mart row: its figures, the fills it sums and the lots its sells consumed', async () => {
+    // The day's fees in USDT: the sell's 7.5 (a sell's fee is in the coin received).
+    const fees = await runCli(['explain', 'fees_daily/main/spot/USDT/2026-02-20', '--db', db], { cwd: dir });
+    expect(fees.code, fees.stderr).toBe(0);
+    expect(fees.stdout).toMatch(/^fees_daily\/main\/spot\/USDT\/2026-02-20: a row of marts\.fees_daily$/m);
+    expect(fees.stdout).toMatch(/^1 spot fills whose fee is in the row's coin \(staging\.spot_fills\): fees_paid 7\.5 = the sum of their fee; fee_count 1 = their number$/m);
+    expect(fees.stdout).toMatch(/^ {2}3 +BTCUSDT_SPBL +sell +.* +1\.5 +5000 +7500 +7\.5 +USDT /m);
+    // fifo: proceeds 7500 - 7.5 = 7492.5, cost 3000 + 2000, PnL 2492.5; the lots of fills 1 and 2.
+    const pnl = await runCli(['explain', 'spot_realized_pnl_daily/main/fifo/BTCUSDT_SPBL/2026-02-20', '--db', db, '--json'], { cwd: dir });
+    expect(pnl.code, pnl.stderr).toBe(0);
+    const parsed = JSON.parse(pnl.stdout) as { explanation: { kind: string; row: Record<string, unknown>; sources: { model: string; rows: Record<string, unknown>[]; totals: { figure: string; value: string; total: string }[] }[] } };
+    expect(parsed.explanation.kind).toBe('mart');
+    const lots = parsed.explanation.sources.find((source) => source.model === 'marts.spot_lot_matches')!;
+    expect(lots.rows.map((row) => [row.buy_fill_id, row.quantity, row.cost])).toEqual([
+      ['1', '1.000000000000000000', '3000.000000000000'],
+      ['2', '0.500000000000000000', '2000.000000000000'],
+    ]);
+    expect(lots.totals.find((total) => total.figure === 'realized_pnl')).toMatchObject({ value: '2492.500000000000', total: '2492.500000000000' });
+  });
+
+  it('a mart row\'s reference that is not in the database: one error naming the mart and the forms, exit 2', async () => {
+    const result = await runCli(['explain', 'fees_daily/main/spot/USDT/1999-01-01', '--db', db], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: <reference>: "fees_daily\/main\/spot\/USDT\/1999-01-01" is not a row of marts\.fees_daily of this database\n {2}fix: give .*a mart row \(its reference column, <mart>\/<key values>/);
+  });
+
   it('a reference that is not in the database: one error naming it and the forms, exit 2', async () => {
     const result = await runCli(['explain', 'spot/main/999', '--db', db], { cwd: dir });
     expect(result.code).toBe(2);

@@ -39,7 +39,7 @@ function sectionRows(workbook: ExcelJS.Workbook, heading: string): string[][] {
     else if (state === 'header') state = 'in';
     else if (state === 'in') {
       if (first === null || first === undefined) state = 'after';
-      else rows.push(Array.from({ length: 7 }, (_, index) => (row.getCell(index + 1).value === null ? '' : String(row.getCell(index + 1).value))));
+      else rows.push(Array.from({ length: 7 }, (_, index) => (row.getCell(index + 1).value === null ? '' : index === 0 ? row.getCell(1).text : String(row.getCell(index + 1).value))));
     }
   });
   return rows;

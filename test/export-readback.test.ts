@@ -107,6 +107,14 @@ function printScale(sheet: ExcelJS.Worksheet): number {
   return Math.min(1, printable / columns);
 }
 
+/** An exact decimal string as integer units of 10^-18 (a test's own, independent of the export). */
+function units(text: string): bigint {
+  const negative = text.startsWith('-');
+  const [whole, fraction = ''] = text.replace('-', '').replace(/,/g, '').split('.');
+  const value = BigInt(whole!) * 10n ** 18n + BigInt(fraction.padEnd(18, '0').slice(0, 18));
+  return negative ? -value : value;
+}
+
 /** The Summary's key figure rows: label, of, the number cell, the exact text, what it says. */
 function keyFigures(workbook: ExcelJS.Workbook): { label: string; of: string; value: ExcelJS.CellValue; exact: ExcelJS.CellValue; about: string; red: boolean }[] {
   const sheet = workbook.getWorksheet('Summary')!;
@@ -118,7 +126,8 @@ function keyFigures(workbook: ExcelJS.Workbook): { label: string; of: string; va
     else if (first === 'Sheets') inFigures = false;
     else if (inFigures && first !== 'Figure' && first !== null) {
       rows.push({
-        label: String(first),
+        // The label links to the rows the figure reads: its text is the label.
+        label: row.getCell(1).text,
         of: String(row.getCell(2).value ?? ''),
         value: row.getCell(3).value,
         exact: row.getCell(4).value,
@@ -275,6 +284,54 @@ describe('workbooks a controller reads without doubting', () => {
     expect(checked).toBeGreaterThanOrEqual(2);
     const pnl = written.find((entry) => entry.run === 'demo' && entry.report.name === 'pnl')!;
     expect(keyFigures(pnl.workbook).filter((figure) => figure.label === 'Futures net result in the reporting currency' && figure.value !== null).length).toBeGreaterThan(0);
+  });
+
+  it('links every Summary figure to the rows it reads, named in words; the linked rows sum exactly to the figure', async () => {
+    let summed = 0;
+    for (const { report, workbook, run } of written) {
+      const summary = workbook.getWorksheet('Summary')!;
+      let inFigures = false;
+      const rows: ExcelJS.Row[] = [];
+      summary.eachRow((row) => {
+        const first = row.getCell(1).value;
+        if (first === 'Key figures') inFigures = true;
+        else if (first === 'Sheets') inFigures = false;
+        else if (inFigures && first !== 'Figure' && first !== null) rows.push(row);
+      });
+      expect(rows.length, `${run} ${report.name}`).toBeGreaterThan(0);
+      for (const row of rows) {
+        const label = row.getCell(1).text;
+        const where = `${run} ${report.name}: ${label} | ${row.getCell(2).text}`;
+        const link = (row.getCell(1).value as ExcelJS.CellHyperlinkValue).hyperlink;
+        const target = /^#'((?:[^']|'')+)'!A1(?::([A-Z]+)(\d+))?$/.exec(link ?? '');
+        expect(target, `${where}: ${link}`).not.toBeNull();
+        const sheet = workbook.getWorksheet(target![1]!.replace(/''/g, "'"));
+        expect(sheet, `${where}: ${link}`).toBeDefined();
+        const about = row.getCell(5).text;
+        const words = new RegExp(`(?:summed over the rows|of the latest of the rows|The number of rows) of "${sheet!.name.replace(/ \(\d+\)$/, '')}"(?: where (.*?))? \\(the link on its name\\)\\.$|No rows of "`).exec(about);
+        expect(words, `${where}: ${about}`).not.toBeNull();
+        if (target![3] === undefined) continue;
+        const lastRow = Number(target![3]);
+        expect(lastRow, where).toBeLessThanOrEqual(sheet!.rowCount);
+        // The exact sum: the linked rows the words name, by their references, summed in DuckDB (DECIMAL) and compared as integers.
+        const declared = report.summary.find((figure) => figure.label === label)!;
+        if (run !== 'no-reporting-currency' || declared.sum === undefined || declared.where !== undefined || row.getCell(4).text === 'unknown') continue;
+        const headers = (sheet!.getRow(1).values as ExcelJS.CellValue[]).map((value) => String(value ?? ''));
+        const referenceColumn = headers.indexOf('Reference (exledger explain)');
+        if (referenceColumn < 0) continue;
+        const conditions = (words![1] ?? '').split(' and ').filter((part) => part !== '').map((part) => part.split(' = ') as [string, string]);
+        const references: string[] = [];
+        for (let at = 2; at <= lastRow; at++) {
+          const cells = sheet!.getRow(at);
+          if (conditions.every(([header, value]) => cells.getCell(headers.indexOf(header)).text === value)) references.push(cells.getCell(referenceColumn).text);
+        }
+        const spec = specOf(report, sheet!.name)!;
+        const [total] = await db.all<{ total: string | null }>(`SELECT CAST(sum(${declared.sum}) AS VARCHAR) AS total FROM ${spec.mart} WHERE list_contains(string_split($1, chr(10)), reference)`, [references.join('\n')]);
+        expect(units(total?.total ?? '0'), `${where}: ${references.length} rows`).toBe(units(row.getCell(4).text));
+        summed++;
+      }
+    }
+    expect(summed).toBeGreaterThan(5);
   });
 
   it('a period before the synced history says so and shows no number, never 0', () => {

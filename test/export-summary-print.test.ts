@@ -68,7 +68,7 @@ function figureRows(workbook: ExcelJS.Workbook): Map<string, ExcelJS.Row> {
     const first = row.getCell(1).value;
     if (first === 'Key figures') inFigures = true;
     else if (first === 'Sheets') inFigures = false;
-    else if (inFigures && first !== 'Figure') rows.set(`${String(first)} | ${String(row.getCell(2).value ?? '')}`, row);
+    else if (inFigures && first !== 'Figure') rows.set(`${row.getCell(1).text} | ${String(row.getCell(2).value ?? '')}`, row);
   });
   return rows;
 }

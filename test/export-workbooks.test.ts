@@ -121,7 +121,7 @@ function summaryFigures(workbook: ExcelJS.Workbook): Map<string, { value: ExcelJ
     const first = row.getCell(1).value;
     if (first === 'Key figures') inFigures = true;
     else if (first === 'Sheets') inFigures = false;
-    else if (inFigures && first !== 'Figure' && first !== null) figures.set(`${String(first)} | ${String(row.getCell(2).value)}`, { value: row.getCell(3).value, exact: row.getCell(4).value });
+    else if (inFigures && first !== 'Figure' && first !== null) figures.set(`${row.getCell(1).text} | ${String(row.getCell(2).value)}`, { value: row.getCell(3).value, exact: row.getCell(4).value });
   });
   return figures;
 }

@@ -103,7 +103,7 @@ describe('open futures positions at a mark price', () => {
     ]);
     expect(rows[1]!.unvalued_reason).toBe('no mark price: add 2026-02-28,contract:cmt_btcusdt,USDT,<price> to the prices file');
     expect(rows[4]!.unvalued_reason).toMatch(/^opened before the history/);
-    expect(rows[0]!.reference).toBe('futures_position/main/cmt_btcusdt/LONG/2026-01');
+    expect(rows[0]!.reference).toBe('futures_positions_valued/main/cmt_btcusdt/LONG/2026-01');
 
     // The journal posts each known remeasurement against unrealized gains, on the contract's account.
     const lines = await queryRows(

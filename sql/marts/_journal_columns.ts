@@ -15,8 +15,8 @@ export function journalLineColumns(posted: boolean): ColumnDeclaration[] {
   const kinds = BOOK_KINDS;
   return [
     posted
-      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…), or with models.journal.posting summary the records of an account, kind, day and coin it sums (summary/<account>/<kind>/<YYYY-MM-DD>/<coin>); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference', notNull: true }
-      : { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…)', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
+      ? { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…), or with models.journal.posting summary the records of an account, kind, day and coin it sums (summary/<account>/<kind>/<YYYY-MM-DD>/<coin>); an adjusting entry: adjustment/<day booked>/<the entry it adjusts>; the CSV\'s reference, and the row\'s reference: `exledger explain` resolves it to its sources', notNull: true }
+      : { name: 'entry_id', description: 'The entry: the source record it posts (journal_sources.entry_id: spot/<account>/<fill id>, bill/…, futures/…); the row\'s reference: `exledger explain` resolves it to its sources', notNull: true, relationship: { model: 'marts.journal_sources', column: 'entry_id' } },
     posted
       ? { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true }
       : { name: 'line_no', description: 'Line of the entry: one per ledger account and coin it changes, debits first', notNull: true },

@@ -20,6 +20,11 @@ const priceColumns = (coin: string): ColumnDeclaration[] => [
   { name: 'price_date', description: 'Day of the price (the row\'s day); null without a price', unit: DAY },
   { name: 'price_source', description: 'Where the price comes from: the currency itself (1), the prices file, or derived from the day\'s fills', acceptedValues: ['identity', 'file', 'derived'] },
 ];
+/**
+ * A row's reference: `<mart>/<key values>` (sql/macros/references.sql: '/' and '%' in a value as
+ * %2F and %25, NULL as nothing, months YYYY-MM), what `exledger explain` resolves to its sources.
+ */
+const reference = (form: string): ColumnDeclaration => ({ name: 'reference', description: `Reference that \`exledger explain\` resolves to this row's sources: ${form}`, notNull: true });
 const unpricedDays: ColumnDeclaration = { name: 'unpriced_days', description: 'Days of the month with an amount but no price: the *_rc columns are then null (needs_price lists them)', unit: 'count' };
 
 const feesColumns = (period: 'fee_date' | 'fee_month'): ColumnDeclaration[] => [
@@ -38,6 +43,7 @@ const feesColumns = (period: 'fee_date' | 'fee_month'): ColumnDeclaration[] => [
   ...(period === 'fee_date'
     ? [...priceColumns('coin'), { name: 'fees_paid_rc', description: 'fees_paid at price (exact, 12 decimals); null without a price', unit: RC }]
     : [reportingCurrency, { name: 'fees_paid_rc', description: 'Sum of the days\' fees_paid_rc; null when a day lacks a price', unit: RC }, unpricedDays]),
+  reference(period === 'fee_date' ? 'fees_daily/<account>/<product>/<coin>/<YYYY-MM-DD>' : 'fees_monthly/<account>/<product>/<coin>/<YYYY-MM>'),
 ];
 
 const futuresColumns = (period: 'pnl_date' | 'pnl_month'): ColumnDeclaration[] => [
@@ -65,6 +71,7 @@ const futuresColumns = (period: 'pnl_date' | 'pnl_month'): ColumnDeclaration[] =
     }),
   ),
   ...(period === 'pnl_month' ? [unpricedDays] : []),
+  reference(period === 'pnl_date' ? 'futures_pnl_daily/<account>/<margin coin>/<contract>/<YYYY-MM-DD>' : 'futures_pnl_monthly/<account>/<margin coin>/<contract>/<YYYY-MM>'),
 ];
 
 const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
@@ -90,6 +97,7 @@ const spotPnlColumns = (period: 'daily' | 'monthly'): ColumnDeclaration[] => [
   ...(period === 'daily'
     ? [...priceColumns('quote_coin'), { name: 'realized_pnl_rc', description: 'realized_pnl at the quote coin\'s price on trade_date (exact, 12 decimals); null without a price', unit: RC }]
     : [reportingCurrency, { name: 'realized_pnl_rc', description: 'Sum of the days\' realized_pnl_rc; null when a day lacks a price', unit: RC }, unpricedDays]),
+  reference(period === 'daily' ? 'spot_realized_pnl_daily/<account>/<cost method>/<symbol>/<YYYY-MM-DD>' : 'spot_realized_pnl_monthly/<account>/<cost method>/<symbol>/<YYYY-MM>'),
 ];
 
 export default declareModels('marts', [
@@ -117,6 +125,7 @@ export default declareModels('marts', [
       reportingCurrency,
       { name: 'commission_rc', description: 'Each record\'s commission at the coin\'s price on its day, summed; null when a record lacks a price', unit: RC },
       { name: 'unpriced_records', description: 'Records with a commission but no price (needs_price lists their days)', unit: 'count' },
+      reference('affiliate_rebates_monthly/<account>/<YYYY-MM>/<coin>/<product type>/<source type>/<symbol>'),
     ],
   },
   {
@@ -136,6 +145,7 @@ export default declareModels('marts', [
       { name: 'futures_volume', description: 'Futures volume of the invited user', unit: 'USDT, as the exchange reports it' },
       { name: 'commission', description: 'Commission earned on the invited user', unit: 'USDT, as the exchange reports it' },
       { name: 'active_days', description: 'UTC days with activity', unit: 'count' },
+      reference('affiliate_referrals_monthly/<account>/<uid>/<YYYY-MM>'),
     ],
   },
   {
@@ -159,6 +169,7 @@ export default declareModels('marts', [
       { name: 'previous_bill_id', description: 'The previous bill of the same coin', relationship: { model: 'intermediate.int_ledger_events', column: 'bill_id' } },
       { name: 'previous_c_time_at', description: 'When the previous bill was created', unit: UTC },
       { name: 'c_time_month', description: 'Month of the bill', unit: MONTH },
+      reference('balance_chain_breaks/<account>/<bill id>'),
     ],
   },
   {
@@ -178,6 +189,7 @@ export default declareModels('marts', [
       { name: 'net_change', description: 'inflow - outflow', unit: 'coin: coin_name' },
       { name: 'fees', description: 'Fees of the bills, already inside inflow and outflow (not to subtract again)', unit: 'coin: coin_name' },
       { name: 'bill_count', description: 'Bills summed', unit: 'count' },
+      reference('balance_movements/<account>/<coin>/<YYYY-MM>/<biz type>'),
     ],
   },
   {
@@ -211,6 +223,7 @@ export default declareModels('marts', [
       { name: 'chain_break_count', description: 'Bills of the month listed in balance_chain_breaks', unit: 'count' },
       { name: 'last_bill_id', description: 'The bill closing_balance is taken from' },
       { name: 'last_bill_at', description: 'When that bill was created', unit: UTC },
+      reference('balance_reconciliation/<account>/<coin>/<YYYY-MM>'),
     ],
   },
   {
@@ -236,6 +249,7 @@ export default declareModels('marts', [
       { name: 'assets_equity', description: 'available + frozen in the snapshot', unit: 'coin: coin_name' },
       { name: 'difference', description: 'assets_equity - bill_balance (a side without the coin counts 0)', unit: 'coin: coin_name' },
       { name: 'is_different', description: 'difference is not 0 (null: no snapshot to compare with)' },
+      reference('balance_vs_assets/<account>/<coin>/<snapshot instant, UTC, YYYY-MM-DDTHH:MM:SS.mmmZ; nothing without a snapshot>'),
     ],
   },
   {
@@ -283,7 +297,7 @@ export default declareModels('marts', [
     key: ['account', 'symbol', 'position_side', 'period_month'],
     closing: { period: 'period_month', measures: ['remeasurement'] },
     columns: [
-      { name: 'reference', description: 'The row\'s reference: futures_position/<account>/<contract>/<side>/<YYYY-MM>; exledger explain shows the fills that make the position', notNull: true },
+      { name: 'reference', description: 'Reference that `exledger explain` resolves to this row\'s sources (the fills that make the position): futures_positions_valued/<account>/<contract>/<side>/<YYYY-MM>', notNull: true },
       account,
       { name: 'symbol', description: 'Futures contract', notNull: true },
       { name: 'position_side', description: 'Side of the position', notNull: true, acceptedValues: ['LONG', 'SHORT'] },
@@ -356,7 +370,7 @@ export default declareModels('marts', [
     key: ['account', 'coin', 'snapshot_at'],
     closing: { notFrozen: 'a reconciliation of instants, not a figure of a period' },
     columns: [
-      { name: 'reference', description: 'The row\'s reference: holdings_vs_exchange/<account>/<coin>/<snapshot instant>', notNull: true },
+      { name: 'reference', description: 'Reference that `exledger explain` resolves to this row\'s sources (the snapshots and the movements up to the instant): holdings_vs_exchange/<account>/<coin>/<snapshot instant, UTC>', notNull: true },
       account,
       { name: 'coin', description: 'Coin held', unit: 'coin code', notNull: true },
       { name: 'snapshot_at', description: 'The sync\'s instant: the later of its spot assets and futures account snapshots', unit: UTC, notNull: true },
@@ -395,7 +409,7 @@ export default declareModels('marts', [
     key: ['entry_id'],
     closing: { period: 'entry_date', measures: ['amount', 'amount_rc'] },
     columns: [
-      { name: 'entry_id', description: 'The entry it posts as: the source record (intermediate.int_coin_events entry_ref)', notNull: true },
+      { name: 'entry_id', description: 'The entry it posts as: the source record (intermediate.int_coin_events entry_ref); the row\'s reference: `exledger explain` resolves it to its sources', notNull: true },
       account,
       { name: 'period', description: 'Month of entry_date', unit: MONTH, notNull: true },
       { name: 'entry_date', description: 'Day posted: the source record\'s day', unit: DAY, notNull: true },
@@ -438,6 +452,7 @@ export default declareModels('marts', [
       },
       { name: 'row_count', description: 'Rows of that mart (records, for commissions) on that day without a price', unit: 'count' },
       reportingCurrency,
+      reference('needs_price/<account>/<coin>/<YYYY-MM-DD>/<mart>'),
     ],
   },
   {
@@ -462,6 +477,7 @@ export default declareModels('marts', [
       { name: 'booked_from', description: 'First day of the first open period, where the adjustment is booked (the journal\'s adjusting entries are dated on it)', unit: DAY, notNull: true },
       { name: 'booked_period', description: 'That period (2026-11, 2026-Q4 or 2027, as the latest close)', notNull: true },
       { name: 'status', description: 'pending: booked in the first open period, from the figures now; closed: booked in a period since closed, as its close froze it', notNull: true, acceptedValues: ['pending', 'closed'] },
+      { name: 'reference', description: 'Reference that `exledger explain` resolves to the figure it adjusts: the reference of the mart\'s row (a journal entry: its entry_id); null for an adjustment frozen before rows had references' },
     ],
   },
   {
@@ -500,6 +516,7 @@ export default declareModels('marts', [
       { name: 'cost', description: 'Cost of the units (null: unmatched, no cost known)', unit: 'coin: quote_coin' },
       { name: 'proceeds', description: 'Proceeds of the units, net of their share of the sell fee', unit: 'coin: quote_coin' },
       { name: 'realized_pnl', description: 'proceeds - cost (null where unmatched)', unit: 'coin: quote_coin' },
+      reference('spot_lot_matches/<account>/<cost method>/<symbol>/<sell fill id>/<lot source>/<lot account>/<buy fill id> (nothing for a null)'),
     ],
   },
   {

@@ -28,7 +28,7 @@ valued as (
     left join prices on prices.coin = commissions.coin and prices.price_date = local_date(commissions.deal_time_at, reporting.time_zone)
 ),
 
-final as (
+totals as (
     select
         commissions.account,
         cast(date_trunc('month', local_date(commissions.deal_time_at, reporting.time_zone)) as date) as commission_month,
@@ -52,6 +52,14 @@ final as (
     from valued as commissions
     cross join reporting
     group by all
+),
+
+-- Each row's reference (sql/macros/references.sql).
+final as (
+    select
+        *,
+        'affiliate_rebates_monthly/' || concat_ws('/', ref_part(account), ref_part(ref_month(commission_month)), ref_part(coin), ref_part(product_type), ref_part(source_type), ref_part(symbol)) as reference
+    from totals
 )
 
 select * from final

@@ -6,7 +6,7 @@ with referrals as (
     select * from staging.affiliate_referrals
 ),
 
-final as (
+totals as (
     select
         account,
         uid,
@@ -19,6 +19,14 @@ final as (
         count(*) as active_days
     from referrals
     group by all
+),
+
+-- Each row's reference (sql/macros/references.sql).
+final as (
+    select
+        *,
+        'affiliate_referrals_monthly/' || concat_ws('/', ref_part(account), ref_part(uid), ref_part(ref_month(activity_month))) as reference
+    from totals
 )
 
 select * from final

@@ -20,7 +20,8 @@ final as (
         before_amount - previous_after_amount as gap,
         previous_bill_id,
         previous_c_time_at,
-        c_time_month
+        c_time_month,
+        'balance_chain_breaks/' || concat_ws('/', ref_part(account), ref_part(bill_id)) as reference
     from events
     where previous_after_amount is not null
         and before_amount <> previous_after_amount

@@ -6,7 +6,7 @@ with events as (
     select * from intermediate.int_ledger_events
 ),
 
-final as (
+totals as (
     select
         account,
         coin_name,
@@ -19,6 +19,14 @@ final as (
         count(*) as bill_count
     from events
     group by account, coin_name, c_time_month, biz_type
+),
+
+-- Each row's reference (sql/macros/references.sql).
+final as (
+    select
+        *,
+        'balance_movements/' || concat_ws('/', ref_part(account), ref_part(coin_name), ref_part(ref_month(balance_month)), ref_part(biz_type)) as reference
+    from totals
 )
 
 select * from final

@@ -119,7 +119,8 @@ final as (
         coalesce(balanced.bill_count, 0) as bill_count,
         coalesce(monthly_breaks.chain_break_count, 0) as chain_break_count,
         balanced.last_bill_id,
-        balanced.last_bill_at
+        balanced.last_bill_at,
+        'balance_reconciliation/' || concat_ws('/', ref_part(balanced.account), ref_part(balanced.coin_name), ref_part(ref_month(balanced.balance_month))) as reference
     from balanced
     left join monthly_breaks using (account, coin_name, balance_month)
 )

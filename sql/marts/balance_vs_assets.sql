@@ -123,7 +123,8 @@ final as (
         case
             when coins.snapshot_at is not null
                 then coalesce(snapshot_assets.equity, 0) <> coalesce(bill_balances.bill_balance, 0)
-        end as is_different
+        end as is_different,
+        'balance_vs_assets/' || concat_ws('/', ref_part(coins.account), ref_part(coins.coin_name), ref_part(ref_instant(coins.snapshot_at))) as reference
     from coins
     left join bill_balances
         on bill_balances.account = coins.account

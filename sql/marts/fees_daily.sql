@@ -53,7 +53,8 @@ final as (
         price,
         case when price is not null then fee_date end as price_date,
         price_source,
-        valued_amount(fees_paid, price, reporting_currency) as fees_paid_rc
+        valued_amount(fees_paid, price, reporting_currency) as fees_paid_rc,
+        'fees_daily/' || concat_ws('/', ref_part(account), ref_part(product), ref_part(coin), ref_part(fee_date)) as reference
     from priced
 )
 

@@ -60,7 +60,8 @@ final as (
         periods.fee_count,
         valued.reporting_currency,
         valued.fees_paid_rc,
-        coalesce(valued.unpriced_days, 0) as unpriced_days
+        coalesce(valued.unpriced_days, 0) as unpriced_days,
+        'fees_monthly/' || concat_ws('/', ref_part(periods.account), ref_part(periods.product), ref_part(periods.coin), ref_part(ref_month(periods.period_start))) as reference
     from periods
     left join valued
         on valued.account = periods.account and valued.product = periods.product

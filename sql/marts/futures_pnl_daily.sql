@@ -93,7 +93,8 @@ final as (
         valued_amount(trading_fees, price, reporting_currency) as trading_fees_rc,
         valued_amount(liquidation_fees, price, reporting_currency) as liquidation_fees_rc,
         valued_amount(funding, price, reporting_currency) as funding_rc,
-        valued_amount(net_result, price, reporting_currency) as net_result_rc
+        valued_amount(net_result, price, reporting_currency) as net_result_rc,
+        'futures_pnl_daily/' || concat_ws('/', ref_part(account), ref_part(margin_coin), ref_part(symbol), ref_part(pnl_date)) as reference
     from priced
 )
 

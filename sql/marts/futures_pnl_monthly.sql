@@ -9,7 +9,7 @@ with daily as (
     from marts.futures_pnl_daily
 ),
 
-final as (
+totals as (
     select
         account,
         margin_coin,
@@ -34,6 +34,14 @@ final as (
         count(*) filter (where is_unpriced) as unpriced_days
     from daily
     group by account, margin_coin, symbol, pnl_month
+),
+
+-- Each row's reference (sql/macros/references.sql).
+final as (
+    select
+        *,
+        'futures_pnl_monthly/' || concat_ws('/', ref_part(account), ref_part(margin_coin), ref_part(symbol), ref_part(ref_month(pnl_month))) as reference
+    from totals
 )
 
 select * from final

@@ -160,7 +160,7 @@ fair as (
 
 final as (
     select
-        'futures_position/' || account || '/' || symbol || '/' || position_side || '/' || strftime(period_month, '%Y-%m') as reference,
+        'futures_positions_valued/' || ref_part(account) || '/' || ref_part(symbol) || '/' || ref_part(position_side) || '/' || ref_month(period_month) as reference,
         account,
         symbol,
         position_side,

@@ -108,8 +108,8 @@ books as (
 
 final as (
     select
-        'holdings_vs_exchange/' || coalesce(b.account, x.account) || '/' || coalesce(b.coin, x.coin) || '/'
-            || strftime(coalesce(b.snapshot_at, x.snapshot_at), '%Y-%m-%dT%H:%M:%S.%gZ') as reference,
+        'holdings_vs_exchange/' || ref_part(coalesce(b.account, x.account)) || '/' || ref_part(coalesce(b.coin, x.coin)) || '/'
+            || ref_instant(coalesce(b.snapshot_at, x.snapshot_at)) as reference,
         coalesce(b.account, x.account) as account,
         coalesce(b.coin, x.coin) as coin,
         coalesce(b.snapshot_at, x.snapshot_at) as snapshot_at,

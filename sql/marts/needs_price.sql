@@ -121,7 +121,8 @@ final as (
         cast(date_trunc('month', needed.needed_date) as date) as needed_month,
         needed.mart,
         needed.row_count,
-        reporting.reporting_currency
+        reporting.reporting_currency,
+        'needs_price/' || concat_ws('/', ref_part(needed.account), ref_part(needed.coin), ref_part(needed.needed_date), ref_part(needed.mart)) as reference
     from needed
     cross join reporting
 )

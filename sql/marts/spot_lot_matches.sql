@@ -47,7 +47,8 @@ final as (
         exact_decimal_18(s.quantity_e18) as quantity,
         exact_decimal_12(s.cost_e12) as cost,
         exact_decimal_12(s.proceeds_e12) as proceeds,
-        exact_decimal_12(s.proceeds_e12 - s.cost_e12) as realized_pnl
+        exact_decimal_12(s.proceeds_e12 - s.cost_e12) as realized_pnl,
+        'spot_lot_matches/' || concat_ws('/', ref_part(sell.account), ref_part(s.cost_method), ref_part(s.symbol), ref_part(sell.fill_id), ref_part(case s.match_rule when 'unmatched' then 'unmatched' when 'pool' then 'pool' else lot.lot_source end), ref_part(lot.account), ref_part(lot.fill_id)) as reference
     from segments as s
     inner join sell_trades as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
     left join lot_trades as lot on lot.pool = s.pool and lot.symbol = s.symbol and lot.event_seq = s.lot_seq

@@ -177,7 +177,8 @@ final as (
         price,
         case when price is not null then trade_date end as price_date,
         price_source,
-        valued_money(realized_pnl, price, reporting_currency) as realized_pnl_rc
+        valued_money(realized_pnl, price, reporting_currency) as realized_pnl_rc,
+        'spot_realized_pnl_daily/' || concat_ws('/', ref_part(account), ref_part(cost_method), ref_part(symbol), ref_part(trade_date)) as reference
     from priced
 )
 

@@ -8,7 +8,7 @@ with daily as (
     select * from marts.spot_realized_pnl_daily
 ),
 
-final as (
+totals as (
     select
         account,
         cost_method,
@@ -33,6 +33,14 @@ final as (
         count(*) filter (where realized_pnl_rc is null and reporting_currency is not null) as unpriced_days
     from daily
     group by account, cost_method, symbol, trade_month
+),
+
+-- Each row's reference (sql/macros/references.sql).
+final as (
+    select
+        *,
+        'spot_realized_pnl_monthly/' || concat_ws('/', ref_part(account), ref_part(cost_method), ref_part(symbol), ref_part(ref_month(trade_month))) as reference
+    from totals
 )
 
 select * from final

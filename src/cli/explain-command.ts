@@ -1,4 +1,4 @@
-import { explainJob, REFERENCE_FORMS, type Explanation } from '../jobs/explain-job.ts';
+import { explainJob, REFERENCE_FORMS, type ExplainedSource, type Explanation } from '../jobs/explain-job.ts';
 import { defineCommand } from './command.ts';
 import { configOverrides, withConfigOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
@@ -24,8 +24,34 @@ function table(rows: readonly Row[], columns: readonly string[], figures: readon
   return formatTextTable(columns, rows.map((row) => columns.map((column) => cell(row, column))), { indent: '  ', rule: true });
 }
 
+/** A source's sums against the row's figures: "fees_paid 1.5 = sum of fee" (or "count"), a difference shown as "≠". */
+function totalsText(source: ExplainedSource): string {
+  return source.totals
+    .map((sum) => {
+      const value = sum.value === null ? 'unknown' : plain(sum.value);
+      const total = sum.total === null ? 'unknown' : plain(sum.total);
+      return `${sum.figure} ${value} ${value === total ? '=' : '≠'} ${sum.column === 'count' ? 'their number' : `the sum of their ${sum.column}`}${value === total ? '' : ` ${total}`}`;
+    })
+    .join('; ');
+}
+
+/** A mart row and its sources, as the text a person reads. */
+function formatMartRow(explanation: Extract<Explanation, { kind: 'mart' }>): string {
+  const out = [`${explanation.reference}: a row of ${explanation.mart}`];
+  for (const [column, value] of Object.entries(explanation.row)) if (column !== 'reference' && !column.startsWith('_')) out.push(`  ${column}: ${value === null ? 'unknown' : plain(String(value))}`);
+  if (explanation.sources.length === 0) out.push('Sources: none found (a row carried forward, or of a month without records)');
+  for (const source of explanation.sources) {
+    out.push(`${source.count} ${source.title} (${source.model})${source.totals.length > 0 ? `: ${totalsText(source)}` : ''}`);
+    const columns = Object.keys(source.rows[0] ?? {});
+    out.push(...table(source.rows, columns, columns));
+    if (source.count > source.rows.length) out.push(`  and ${source.count - source.rows.length} more (exledger sql to list them all)`);
+  }
+  return out.join('\n');
+}
+
 /** An explanation as the text a person reads. */
 export function formatExplanation(explanation: Explanation): string {
+  if (explanation.kind === 'mart') return formatMartRow(explanation);
   if (explanation.kind === 'holding') {
     const row = explanation.row;
     return [
@@ -72,7 +98,7 @@ export function formatExplanation(explanation: Explanation): string {
 /** `exledger explain`. */
 export const explainCommand = defineCommand({
   command: 'explain <reference>',
-  describe: 'From a figure to its sources: a journal entry or a roll-forward row, with its source records, legs, the lots it took and its lines (reads the published copy)',
+  describe: 'From a figure to its sources: a journal entry, a roll-forward row or a mart row, with its source records (a journal entry: its legs, the lots it took and its lines; a mart row: the fills, bills, records and lots it sums) (reads the published copy)',
   builder: (yargs) => withConfigOptions(yargs).positional('reference', { type: 'string', demandOption: true, describe: `What to explain: ${REFERENCE_FORMS}` }),
   config: (args) => configOverrides(args),
   handler: async (args, { config, output }) => {

@@ -310,6 +310,7 @@ export function adjustmentsSheet(marts: readonly string[]): SheetSpec {
       { column: 'as_closed', header: 'As closed', format: 'amount', coinColumn: 'coin' },
       { column: 'live', header: 'Now', format: 'amount', coinColumn: 'coin' },
       { column: 'adjustment', header: 'Adjustment', format: 'amount', coinColumn: 'coin' },
+      { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
     ],
     only: { column: 'mart', values: marts },
     emptyText: 'No figure of a closed period changed since its close: nothing to adjust.',

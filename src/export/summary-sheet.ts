@@ -71,6 +71,10 @@ export interface Figure {
   unknownAccounts?: string[];
   /** Its streams were synced only until before the period's end: what it lacks. */
   partial?: string;
+  /** The detail sheet whose rows it reads (its name links to them). */
+  sheet: string;
+  /** Which of those rows, in words: `Fees paid summed over the rows of "Fees by month" where Product = spot and Coin = USDT`. */
+  rows: string;
 }
 
 const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 16 };
@@ -237,6 +241,17 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     // A sum over a column whose NULL means "not applicable" (the funding account's traded volume:
     // it does not trade) has no line for the groups where it does not apply, as the sheet leaves them blank.
     const notApplicable = figure.sum !== undefined && sheet.columns.find((column) => column.column === figure.sum)?.nullMeans === 'not-applicable';
+    // Which rows it reads, named by the sheet's headers (the link on its name opens them).
+    const header = (column: string) => sheet.columns.find((candidate) => candidate.column === column)?.header ?? column;
+    const how = figure.sum !== undefined ? `${header(figure.sum)} summed over the rows` : figure.last !== undefined ? `${header(figure.last)} of the latest of the rows` : 'The number of rows';
+    const rowsOf = (row: Record<string, string | null> | undefined, account: string | null | undefined) => {
+      const conditions = [
+        ...by.map((column, index) => `${header(column)} = ${row?.[`g${index}`] ?? '(empty)'}`),
+        ...(account === null || account === undefined ? [] : [`Account = ${account}`]),
+        ...(figure.where === undefined ? [] : [`${figure.where} is true`]),
+      ];
+      return `${how} of "${sheet.name}"${conditions.length === 0 ? '' : ` where ${conditions.join(' and ')}`}`;
+    };
     for (const row of rows) {
       if (notApplicable && row.value === null) continue;
       const unknownAccounts = notApplicable || row.value === null ? [] : (row.unknown_accounts ?? []);
@@ -252,13 +267,15 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
         excludes: unknownAccounts.map((account) => `account ${account}`),
         ...(unknownAccounts.length === 0 ? {} : { unknownAccounts }),
         ...(unpricedRows > 0 && row.value !== null ? { incomplete: needPrice } : {}),
+        sheet: sheet.name,
+        rows: rowsOf(row, row.account),
       });
     }
     if (rows.length === 0) {
       // No rows: a count is 0, a sum of nothing is 0, unless the figure can be unknown (then it is).
       const counted = figure.sum === undefined && figure.last === undefined;
       const unknown = !counted && (figure.unknown !== undefined || figure.last !== undefined);
-      figures.push({ ...described, group: 'no rows in the period', account: null, coin: undefined, value: unknown ? null : '0', ...(unknown ? { unknownReason } : {}), excludes: [] });
+      figures.push({ ...described, group: 'no rows in the period', account: null, coin: undefined, value: unknown ? null : '0', ...(unknown ? { unknownReason } : {}), excludes: [], sheet: sheet.name, rows: `No rows of "${sheet.name}" in the period` });
     }
   }
   for (const figure of figures) {
@@ -468,10 +485,15 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
       ...(figure.incomplete === undefined ? [] : [`Incomplete: ${figure.incomplete}; the value is the sum of the others.`]),
       ...(figure.partial === undefined || !known ? [] : [`Incomplete: ${figure.partial}.`]),
       ...(figure.note === undefined || !first ? [] : [figure.note]),
+      `${figure.rows} (the link on its name).`,
     ].join(' ');
     if (!known) reasonGiven.add(`${figure.label}\n${reason}`);
+    // The figure's name links to the rows it reads: the sheet's table, header included (its first sheet when split).
+    const planned = input.planned.find((candidate) => candidate.sheet.name === figure.sheet);
+    const range = planned === undefined || planned.parts.length !== 1 || planned.rows === 0 ? 'A1' : `A1:${columnLetters(planned.sheet.columns.length)}${planned.rows + 1}`;
+    const target = `#'${(planned?.parts[0] ?? figure.sheet).replace(/'/g, "''")}'!${range}`;
     add(
-      text(figure.label, warn),
+      { ...text(figure.label, warn), value: { text: figure.label, hyperlink: target } },
       text(of, strong),
       // Unknown is an empty number cell (a reader or a formula never takes it for 0) and the word beside it.
       known ? { value: Number(figure.value), text: formattedNumberText(figure.value!, numFmt), numFmt, ...strong } : null,
@@ -511,6 +533,13 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
   const png = renderBarChartPng({ title: input.chart.title, unit: input.chart.unit, bars: input.chart.bars });
   workbook.addPicture(sheet, { png, col: 0, row: chartRow, widthPx: 900, heightPx: 420, description: `${input.chart.title} (${input.chart.unit}), per month` });
   sheet.commit();
+}
+
+/** A column's letters (1 → A, 27 → AA). */
+function columnLetters(column: number): string {
+  let letters = '';
+  for (let rest = column; rest > 0; rest = Math.floor((rest - 1) / 26)) letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
+  return letters;
 }
 
 /** An instant as ISO (`…Z`) or as DuckDB renders a TIMESTAMPTZ (`2026-11-22 15:49:12.123+00`). */

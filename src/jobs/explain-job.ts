@@ -8,15 +8,17 @@ import { unitsText } from '../export/ledger-rounding.ts';
 import { Database } from '../store/database.ts';
 import { isPublishedPath, publishedPath } from '../store/publish.ts';
 import { explainSummary, type SummaryExplanation } from './explain-summary.ts';
+import { MART_SOURCES } from './mart-sources.ts';
 
 /**
  * `exledger explain REFERENCE`: from a figure to its sources (docs/workbooks.md "From a figure to
  * its sources"), on the published copy (read-only, as `exledger sql`). A reference is a journal
- * entry (its `entry_id`: the CSV's reference, the Reference column of the journal workbook) or a
- * roll-forward row (`holdings/<account>/<coin>/<cost method>/<YYYY-MM>`).
+ * entry (its `entry_id`: the CSV's reference, the Reference column of the journal workbook), a
+ * roll-forward row (`holdings/<account>/<coin>/<cost method>/<YYYY-MM>`) or another mart's row (its
+ * `reference` column, `<mart>/<key values>`: sql/macros/references.sql; its sources: mart-sources.ts).
  */
 export const REFERENCE_FORMS =
-  'a journal entry (spot/<account>/<fill id>, bill/<account>/<bill id>, futures/<account>/<contract>/<day>, funding/…, commission/…, opening/…, remeasurement/…, adjustment/…: the Reference column of the journal) or a roll-forward row (holdings/<account>/<coin>/<cost method>/<YYYY-MM>)';
+  `a journal entry (spot/<account>/<fill id>, bill/<account>/<bill id>, futures/<account>/<contract>/<day>, funding/…, commission/…, opening/…, remeasurement/…, position/…, adjustment/…, summary/<account>/<kind>/<YYYY-MM-DD>/<coin> with models.journal.posting summary: the Reference column of the journal), a roll-forward row (holdings/<account>/<coin>/<cost method>/<YYYY-MM>) or a mart row (its reference column, <mart>/<key values>, the Reference column of the workbooks: ${Object.keys(MART_SOURCES).join(', ')})`;
 
 type Row = Record<string, string | boolean | null>;
 
@@ -26,10 +28,34 @@ export interface ExplainedLeg {
   lots: Row[];
 }
 
+/** A figure of a mart row and the exact sum of its sources' column (DECIMAL in DuckDB; `count`: their number). */
+export interface SourceTotal {
+  figure: string;
+  column: string;
+  /** The row's figure, as the mart has it (null: unknown). */
+  value: string | null;
+  /** The sum over every source record (null: none, or one unknown). */
+  total: string | null;
+}
+
+/** One kind of source record of a mart row: the first SOURCE_ROW_LIMIT of them, their count and sums. */
+export interface ExplainedSource {
+  title: string;
+  model: string;
+  /** Every record of the kind (rows lists the first SOURCE_ROW_LIMIT). */
+  count: number;
+  rows: Row[];
+  totals: SourceTotal[];
+}
+
+/** Records listed per kind of source; the rest are counted ("and N more") and summed. */
+export const SOURCE_ROW_LIMIT = 20;
+
 export type Explanation =
   | { kind: 'entry'; reference: string; entry: Row; source: Row[]; legs: ExplainedLeg[]; lines: Row[] }
   | { kind: 'holding'; reference: string; row: Row; events: Row[] }
-  | SummaryExplanation;
+  | SummaryExplanation
+  | { kind: 'mart'; reference: string; mart: string; row: Row; sources: ExplainedSource[] };
 
 /** Resolves a reference on the published copy of the configured database. */
 export async function explainJob(config: Readonly<Config>, reference: string): Promise<Explanation> {
@@ -37,16 +63,50 @@ export async function explainJob(config: Readonly<Config>, reference: string): P
   if (!existsSync(published)) throw new ConfigError(published, 'no published copy of the database here', { hint: 'run `exledger run` first, which publishes it' });
   const db = await Database.open(published, { readOnly: true, memoryLimit: config.memoryLimit });
   try {
-    if (reference.startsWith('holdings/')) return await explainHolding(db, reference);
-    if (reference.startsWith('summary/')) {
-      const summary = await explainSummary(db, reference);
-      if (summary === undefined) throw notFound(reference, 'a journal entry');
-      return summary;
-    }
-    return await explainEntry(db, reference);
+    return await explainReference(db, reference);
   } finally {
     db.close();
   }
+}
+
+/** Resolves a reference on an open database (the published copy, or a test's). */
+export async function explainReference(db: Database, reference: string): Promise<Explanation> {
+  if (reference.startsWith('holdings/')) return await explainHolding(db, reference);
+  if (reference.startsWith('summary/')) {
+    const summary = await explainSummary(db, reference);
+    if (summary === undefined) throw notFound(reference, 'a journal entry');
+    return summary;
+  }
+  const mart = reference.slice(0, reference.indexOf('/'));
+  if (Object.hasOwn(MART_SOURCES, mart)) return await explainMartRow(db, mart, reference);
+  return await explainEntry(db, reference);
+}
+
+/** A mart row by its reference, and the source records of each kind its sources name. */
+async function explainMartRow(db: Database, mart: string, reference: string): Promise<Explanation> {
+  // mart is a key of MART_SOURCES (a fixed name), never text of the reference written into SQL.
+  const [row] = await db.all<Row>(`SELECT * FROM marts.${mart} WHERE reference = $1`, [reference]);
+  if (row === undefined) throw notFound(reference, `a row of marts.${mart}`);
+  const sources: ExplainedSource[] = [];
+  for (const query of MART_SOURCES[mart]!) {
+    const summed = query.sums.filter((sum) => sum.column !== 'count');
+    const [totals] = await db.all<Record<string, string | null>>(
+      `SELECT count(*) AS n${summed.map((sum, at) => `, CAST(sum(${sum.column}) AS VARCHAR) AS s${at}`).join('')} FROM (${query.sql})`,
+      [reference],
+    );
+    const count = Number(totals?.n ?? 0);
+    if (count === 0) continue;
+    const rows = await db.all<Row>(`SELECT * FROM (${query.sql}) ORDER BY ${query.orderBy} LIMIT ${SOURCE_ROW_LIMIT}`, [reference]);
+    const value = (figure: string) => (row[figure] === null || row[figure] === undefined ? null : String(row[figure]));
+    sources.push({
+      title: query.title,
+      model: query.model,
+      count,
+      rows,
+      totals: query.sums.map((sum) => ({ figure: sum.figure, column: sum.column, value: value(sum.figure), total: sum.column === 'count' ? String(count) : (totals?.[`s${summed.indexOf(sum)}`] ?? null) })),
+    });
+  }
+  return { kind: 'mart', reference, mart: `marts.${mart}`, row, sources };
 }
 
 const notFound = (reference: string, what: string) => new ConfigError('<reference>', `"${reference}" is not ${what} of this database`, { hint: `give ${REFERENCE_FORMS}` });

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explainReference, SOURCE_ROW_LIMIT, type Explanation } from '../src/jobs/explain-job.ts';
+import { MART_SOURCES } from '../src/jobs/mart-sources.ts';
+import MARTS from '../sql/marts/_models.ts';
+import { openDemoLikeDatabase, type DemoLikeDatabase } from './support/demo-like-db.ts';
+import { add, cmp, parseDecimal, ZERO, type Rational } from './support/spot-reference.ts';
+
+/** Marts whose rows have no `reference` column, and why (their key names the row as explain takes it). */
+const WITHOUT_REFERENCE: Readonly<Record<string, string>> = {
+  journal_entries: 'entry_id is the reference of its lines (the journal workbook\'s Reference column)',
+  journal_lines_live: 'entry_id is the reference of its lines',
+  journal_sources: 'entry_id is the reference of its source record',
+};
+
+/** Marts with a reference explained otherwise than by MART_SOURCES. */
+const EXPLAINED_OTHERWISE: Readonly<Record<string, string>> = {
+  holdings_rollforward: 'its movements (explain-job.ts explainHolding)',
+  period_adjustments: 'its reference is the adjusted figure\'s: the row of the mart it names',
+};
+
+describe('every mart row a person traces carries a reference explain resolves', () => {
+  it('every declared mart has a reference column, or is exempt with a reason; every one with a reference has its sources', () => {
+    for (const model of MARTS.models) {
+      const hasReference = model.columns.some((column) => column.name === 'reference');
+      expect(hasReference || model.name in WITHOUT_REFERENCE, `marts.${model.name}: declare a reference column (sql/macros/references.sql) or exempt it here with a reason`).toBe(true);
+      expect(hasReference && model.name in WITHOUT_REFERENCE, `marts.${model.name} has a reference: remove its exemption`).toBe(false);
+      if (hasReference && !(model.name in EXPLAINED_OTHERWISE)) expect(Object.keys(MART_SOURCES), `marts.${model.name}: name its sources in src/jobs/mart-sources.ts`).toContain(model.name);
+    }
+    for (const mart of Object.keys(MART_SOURCES)) expect(MARTS.models.find((model) => model.name === mart)?.columns.some((column) => column.name === 'reference'), `MART_SOURCES.${mart}`).toBe(true);
+  });
+});
+
+/** The decimal text of a value as DuckDB gives it, exact; null stays null. */
+const exact = (value: string | boolean | null | undefined): Rational | null => (value === null || value === undefined ? null : parseDecimal(String(value)));
+
+/** Rows to explain per mart: up to three of each kind (a product, funding or contract rows, a cost method, a lot source, a needing mart). */
+const KIND: Readonly<Record<string, string>> = {
+  fees_daily: 'product',
+  fees_monthly: 'product',
+  futures_pnl_daily: 'symbol IS NULL',
+  futures_pnl_monthly: 'symbol IS NULL',
+  spot_realized_pnl_daily: 'cost_method, quantity_sold > 0',
+  spot_realized_pnl_monthly: 'cost_method',
+  spot_lot_matches: 'lot_source',
+  needs_price: 'mart',
+};
+
+describe('explain on a synced and built history: each mart row\'s sources add up to its figures', () => {
+  let demo: DemoLikeDatabase;
+  beforeAll(async () => {
+    demo = await openDemoLikeDatabase();
+  }, 300_000);
+  afterAll(async () => demo?.close());
+
+  for (const mart of Object.keys(MART_SOURCES)) {
+    it(mart, async () => {
+      const references = await demo.db.all<{ reference: string }>(
+        `SELECT reference FROM marts.${mart} QUALIFY row_number() OVER (PARTITION BY ${KIND[mart] ?? '1'} ORDER BY hash(reference)) <= 3 ORDER BY reference`,
+      );
+      // balance_chain_breaks is empty on an unbroken chain: nothing to explain.
+      if (mart !== 'balance_chain_breaks') expect(references.length, `marts.${mart} has rows`).toBeGreaterThan(0);
+      let checked = 0;
+      for (const { reference } of references) {
+        const explanation: Explanation = await explainReference(demo.db, reference);
+        expect(explanation.kind).toBe('mart');
+        if (explanation.kind !== 'mart') continue;
+        expect(explanation.row.reference).toBe(reference);
+        for (const source of explanation.sources) {
+          expect(source.rows.length).toBe(Math.min(source.count, SOURCE_ROW_LIMIT));
+          for (const total of source.totals) {
+            const where = `${reference}: ${total.figure} against ${source.title}`;
+            if (total.column === 'count') {
+              expect(total.value, where).toBe(String(source.count));
+            } else if (total.value === null) {
+              expect(total.total, where).toBeNull();
+            } else {
+              expect(cmp(exact(total.total) ?? ZERO, exact(total.value)!), `${where}: ${total.total} summed, ${total.value} in the mart`).toBe(0);
+              // Summed again here, exactly, from the listed records when all are listed.
+              if (source.count <= SOURCE_ROW_LIMIT) {
+                const listed = source.rows.map((row) => exact(row[total.column])).filter((value): value is Rational => value !== null);
+                expect(cmp(listed.reduce(add, ZERO), exact(total.value)!), where).toBe(0);
+              }
+            }
+            checked += 1;
+          }
+        }
+      }
+      const sums = MART_SOURCES[mart]!.some((query) => query.sums.length > 0);
+      if (sums && references.length > 0) expect(checked, `a figure of marts.${mart} checked against its sources`).toBeGreaterThan(0);
+    }, 60_000);
+  }
+});
