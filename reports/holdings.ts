@@ -88,9 +88,9 @@ export const holdingsReport = defineReport({
         { column: 'fair_value', header: 'Fair value', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown', total: true },
         { column: 'carrying_value', header: 'Carrying value', format: 'amount', coinColumn: 'reporting_currency', total: true },
         { column: 'remeasurement', header: 'Remeasurement', format: 'amount', coinColumn: 'reporting_currency', nullMeans: 'unknown', total: true },
-        { column: 'unvalued_reason', header: 'Why no value', format: 'text', width: 40 },
+        { column: 'unvalued_reason', header: 'Why no value', format: 'text', width: 28 },
         { column: 'reporting_currency', header: 'Currency', format: 'text' },
-        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
+        { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 24 },
       ],
     },
     {
