@@ -2,21 +2,25 @@
 -- the lots hold (intermediate.int_coin_lots holding_e18 after the last movement at or before it, every
 -- cost method) equal books_quantity. The futures results of the instant's own day are one movement at the
 -- day's end, so that day's coins are compared at the day's start plus those fills. With pooling universal
--- the lots hold every account's units at once: compared with the accounts' sum. Rows returned: the pools,
--- coins, methods and instants where they differ.
+-- the lots hold every account's units at once: compared with the accounts' sum. Where a disposal took more
+-- than the lots held (units bought before the history: no lot, int_coin_lots unmatched_e18), the lots hold
+-- what the movements leave plus those units. Rows returned: the pools, coins, methods and instants where
+-- they differ.
 with reporting as (
     select pooling from settings.reporting
 ),
 
 lots as (
-    select l.pool, l.coin, l.cost_method, coalesce(e.event_at, timestamptz '1970-01-01 00:00:00+00') as event_at, l.event_seq, l.holding_e18
+    select
+        l.pool, l.coin, l.cost_method, coalesce(e.event_at, timestamptz '1970-01-01 00:00:00+00') as event_at, l.event_seq, l.holding_e18,
+        sum(coalesce(l.unmatched_e18, 0)) over (partition by l.pool, l.coin, l.cost_method order by l.event_seq rows between unbounded preceding and current row) as unmatched_e18
     from intermediate.int_coin_lots as l
     inner join intermediate.int_coin_events as e using (pool, coin, event_seq)
 ),
 
--- The lots after the last movement of each instant.
+-- The lots after the last movement of each instant, and what disposals took beyond them so far.
 at_instant as (
-    select pool, coin, cost_method, event_at, arg_max(holding_e18, event_seq) as holding_e18
+    select pool, coin, cost_method, event_at, arg_max(holding_e18, event_seq) as holding_e18, arg_max(unmatched_e18, event_seq) as unmatched_e18
     from lots
     group by all
 ),
@@ -56,7 +60,9 @@ compared as (
     left join same_day as s using (pool, coin, snapshot_at)
 )
 
-select c.pool, c.coin, c.cost_method, c.snapshot_at, exact_qty(c.expected_e18) as books_quantity, exact_qty(coalesce(a.holding_e18, 0)) as lots_quantity
+select
+    c.pool, c.coin, c.cost_method, c.snapshot_at, exact_qty(c.expected_e18) as books_quantity,
+    exact_qty(coalesce(a.unmatched_e18, 0)) as beyond_lots_quantity, exact_qty(coalesce(a.holding_e18, 0)) as lots_quantity
 from compared as c
 asof left join at_instant as a on a.pool = c.pool and a.coin = c.coin and a.cost_method = c.cost_method and a.event_at <= c.snapshot_at
-where coalesce(a.holding_e18, 0) <> c.expected_e18
+where coalesce(a.holding_e18, 0) <> c.expected_e18 + coalesce(a.unmatched_e18, 0)
