@@ -48,6 +48,18 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, Partial<Record<ExitName
   export: { ok: true, busy: true },
   explain: { ok: 'explained' },
   docs: { ok: true, busy: true },
+  archive: {
+    ok: 'archived: the manifest lists what the database holds',
+    failure: 'not archived (the archive is as it was): a full disk, an archive that does not read (named), or an unexpected error',
+    badInput: 'archive.dir is not set, does not exist or is not writable (exledger never creates it), or there is no database',
+    busy: 'a sync, a run or another archive holds the database or the archive folder',
+  },
+  restore: {
+    ok: 'restored: the new database holds the archive; run exledger build on it',
+    failure: 'an archive file is missing or does not match its SHA-256 (named, with the expected and found checksums): nothing was written',
+    badInput: 'the database named already exists (restore never overwrites one), or --from is not an archive folder',
+    busy: 'another restore into the same file is under way',
+  },
   status: { ok: 'shown (during a sync or run too: what it is doing, and the published copy\'s table)', busy: 'the database is held by a process that is not an exledger' },
   sql: { ok: true, busy: true },
   sandbox: { ok: 'stopped by Ctrl-C or SIGTERM, the way to stop it' },
