@@ -68,10 +68,11 @@ export async function archiveJob(config: Readonly<Config>, hooks: ArchiveHooks =
  * `12 files written (3,456 rows; 1 partition rewritten) into /mnt/archive; it holds 45,678 raw rows of 9 streams in 40 files`.
  */
 export function describeArchive(result: ArchiveResult): string {
-  const rows = result.written.reduce((sum, file) => sum + file.rows, 0);
+  const rows = result.written.filter((file) => file.table.startsWith('raw.')).reduce((sum, file) => sum + file.rows, 0);
+  const wholeTables = new Set(result.written.filter((file) => !file.table.startsWith('raw.')).map((file) => file.table)).size;
   const rewritten = result.parts.filter((part) => part.how === 'rewritten' && part.account !== undefined).length;
   const raw = result.tables.filter((table) => table.table.startsWith('raw.'));
-  const notes = [countOf(rows, 'row'), ...(rewritten === 0 ? [] : [`${countOf(rewritten, 'partition')} rewritten`]), ...(result.leftovers === 0 ? [] : [`${countOf(result.leftovers, 'file')} a killed archive left removed`])];
+  const notes = [`${countOf(rows, 'raw row')}${wholeTables === 0 ? '' : `, ${countOf(wholeTables, 'bookkeeping table')}`}`, ...(rewritten === 0 ? [] : [`${countOf(rewritten, 'partition')} rewritten`]), ...(result.leftovers === 0 ? [] : [`${countOf(result.leftovers, 'file')} a killed archive left removed`])];
   const written = result.written.length === 0 ? 'nothing new to write' : `${countOf(result.written.length, 'file')} written (${notes.join('; ')})`;
   const total = raw.reduce((sum, table) => sum + table.rows, 0);
   return `${result.first ? 'first archive: ' : ''}${written} into ${result.dir}; it holds ${countOf(total, 'raw row')} of ${countOf(raw.filter((table) => table.rows > 0).length, 'stream')} in ${countOf(result.written.length + result.keptFiles, 'file')}`;
