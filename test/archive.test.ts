@@ -256,7 +256,7 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
     });
   });
 
-  it('archive.dir that does not exist: archive is one error naming it (exit 2); without archive.dir, archive says how to set it', async () => {
+  it('archive.dir that does not exist: archive is one error naming it (exit 2), a run a failed archive step (exit 3); without archive.dir, archive says how to set it', async () => {
     const missing = path.join(root, 'not-mounted');
     const result = await first.cli(['archive'], { EXLEDGER_ARCHIVE_DIR: missing });
     expect(result.code).toBe(2);
@@ -267,5 +267,14 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
     const none = await runCli(['archive', '--db', copy], { cwd: root, env: exchange.settings });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('error: archive.dir: is not set');
-  });
+
+    // In a run, the archive is a failed step with one line naming it; the later steps still run, and the run is partial (exit 3).
+    const run = await first.cli(['run', '--period', '2026-10'], { EXLEDGER_ARCHIVE_DIR: missing });
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain(`archive failed: archive.dir ${missing}: does not exist (exledger never creates it`);
+    expect(run.stdout).toMatch(/^archive +failed +[\d.]+ s {2}archive\.dir .*: does not exist/m);
+    expect(run.stdout).toMatch(/^publish +ok /m);
+    expect(run.stdout).toMatch(/^run: partly done \(exit 3\)/m);
+    expect(existsSync(missing)).toBe(false);
+  }, 180_000);
 });
