@@ -57,6 +57,8 @@ async function rawRows(file: string): Promise<number> {
   }
 }
 
+const LATE_MS = 5 * 86_400_000;
+
 const manifestOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as ArchiveManifest;
 
 /** Every file under a folder, relative, with `/`. */
@@ -72,7 +74,8 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
   let root: string;
 
   beforeAll(async () => {
-    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '1000000', '--futures-quota', '1000000']);
+    // Late records: one spot fill in ten is published 5 days after its time (the two nights' syncs re-read a week).
+    exchange = await startSandboxProcess(['--end', '2026-11-01', '--window-ms', '1000', '--spot-quota', '1000000', '--futures-quota', '1000000', '--late-spot-fills-ms', String(LATE_MS)]);
     root = mkdtempSync(path.join(os.tmpdir(), 'exledger-archive-'));
   });
   afterAll(async () => {
@@ -81,14 +84,14 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
   });
 
   /** A folder with a config file (database, logs, workbooks, archive folder created) and the CLI run in it. */
-  function workspace(name: string) {
+  function workspace(name: string, sync: object = { startDate: '2026-08-01' }) {
     const dir = path.join(root, name);
     const archive = path.join(dir, 'archive');
     mkdirSync(archive, { recursive: true });
     const db = path.join(dir, 'exledger.duckdb');
     writeFileSync(
       path.join(dir, 'exledger.config.json'),
-      JSON.stringify({ db, reports: { outDir: path.join(dir, 'out') }, logDir: path.join(dir, 'logs'), sync: { startDate: '2026-08-01' }, budget: { spot: { quota: 1_000_000, windowMs: 1000 }, contract: { quota: 1_000_000, windowMs: 1000 } }, archive: { dir: archive } }),
+      JSON.stringify({ db, reports: { outDir: path.join(dir, 'out') }, logDir: path.join(dir, 'logs'), sync, budget: { spot: { quota: 1_000_000, windowMs: 1000 }, contract: { quota: 1_000_000, windowMs: 1000 } }, archive: { dir: archive } }),
     );
     const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env: { ...exchange.settings, ...env } });
     return { dir, archive, db, cli };
@@ -188,13 +191,14 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
     let killed: CliResult;
 
     beforeAll(() => {
-      nights = workspace('nights');
+      nights = workspace('nights', { startDate: '2026-08-01', lookbackDays: 7 });
     });
     afterAll(() => visibleUntil(null));
 
     it('night 1: sync and archive', async () => {
-      await visibleUntil('2026-10-01');
-      expect(await nights.cli(['sync', '--quiet', '--until', '2026-10-01'])).toMatchObject({ code: 0, stderr: '' });
+      // Mid-September: the second night adds to September's partitions (and makes October's).
+      await visibleUntil('2026-09-16');
+      expect(await nights.cli(['sync', '--quiet', '--until', '2026-09-16'])).toMatchObject({ code: 0, stderr: '' });
       const archived = await nights.cli(['archive']);
       expect(archived).toMatchObject({ code: 0, stderr: '' });
       expect(archived.stdout).toMatch(/^archive [\w-]+: first archive: \d+ files written/m);
@@ -240,9 +244,11 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
       const kept = firstNight.files.filter((file) => file.account !== undefined && secondNight.files.some((entry) => entry.path === file.path));
       for (const file of kept) expect(secondNight.files.find((entry) => entry.path === file.path)).toEqual(file);
       expect(kept.length).toBeGreaterThan(firstNight.files.filter((file) => file.account !== undefined).length * 0.8);
-      // New rows went into new files: October's partitions (new), and part-2 of September's late records or re-read days.
+      // New rows went into new files: October's partitions (new), September's part 2.
       const written = secondNight.files.filter((file) => file.archiveId === secondNight.archiveId && file.account !== undefined);
       expect(written.some((file) => file.month === '2026-10')).toBe(true);
+      // The rest of September (and its fills published late) is added to September as its part 2.
+      expect(written.some((file) => file.table === 'raw.spot_fills' && file.month === '2026-09' && file.path.endsWith('/part-2.parquet')), written.map((file) => `${file.path} ${file.rows}`).join('\n')).toBe(true);
       expect(rewritten.every((file) => !firstNight.files.some((entry) => entry.path === file.path))).toBe(true);
 
       const restored = path.join(nights.dir, 'restored.duckdb');
@@ -253,6 +259,26 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
       const idle = await nights.cli(['archive']);
       expect(idle).toMatchObject({ code: 0, stderr: '' });
       expect(idle.stdout).toContain('nothing new to write');
+    });
+
+    it('rows the database no longer has (sync --full-refresh of a stream): their partitions are written again whole, the old files leave the manifest; a restore equals the database', async () => {
+      const before = manifestOf(nights.archive);
+      const old = before.files.filter((file) => file.table === 'raw.transfer_records');
+      expect(old.length).toBeGreaterThan(0);
+      expect(await nights.cli(['sync', '--quiet', '--full-refresh', '--streams', 'transfer_records', '--until', '2026-11-01'])).toMatchObject({ code: 0, stderr: '' });
+      const archived = await nights.cli(['archive']);
+      expect(archived).toMatchObject({ code: 0, stderr: '' });
+      expect(archived.stdout).toMatch(/^\[ *\d+\/\d+\] rewritten +raw\.transfer_records main 2026-\d\d .*\(\d+ archived rows are no longer in the database\)$/m);
+      const after = manifestOf(nights.archive);
+      for (const file of old) {
+        expect(after.files.some((entry) => entry.path === file.path), file.path).toBe(false);
+        expect(existsSync(path.join(nights.archive, ...file.path.split('/'))), file.path).toBe(false);
+      }
+      // The other streams' files are untouched.
+      expect(after.files.filter((file) => file.table === 'raw.spot_fills')).toEqual(before.files.filter((file) => file.table === 'raw.spot_fills'));
+      const restored = path.join(nights.dir, 'after-refresh.duckdb');
+      expect(await nights.cli(['restore', '--quiet', '--from', nights.archive, '--db', restored])).toMatchObject({ code: 0, stderr: '' });
+      expect(await compareArchived(nights.db, restored)).toEqual([]);
     });
   });
 
