@@ -4,6 +4,7 @@ import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ArchiveError, ConfigError } from '../errors.ts';
 import { readManifest, verifyArchive, type ArchiveFile } from './archive-manifest.ts';
+import { sqlString } from './comments.ts';
 import { Database } from './database.ts';
 import { syncDirectory } from './publish.ts';
 
@@ -64,7 +65,7 @@ export async function restoreArchive(dir: string, target: string, prepare: (db: 
           await db.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE IF NOT EXISTS "${schema}"."${tableName}" (${table.columns.map((column) => `"${column.name}" ${column.type}`).join(', ')})`);
           const files = manifest.files.filter((file) => file.table === name);
           if (files.length > 0) {
-            const list = files.map((file) => literal(path.join(dir, ...file.path.split('/')))).join(', ');
+            const list = files.map((file) => sqlString(path.join(dir, ...file.path.split('/')))).join(', ');
             await db.run(
               `INSERT INTO "${schema}"."${tableName}" (${columns})
                SELECT ${table.columns.map((column) => `CAST("${column.name}" AS ${column.type})`).join(', ')} FROM read_parquet([${list}], hive_partitioning = false, union_by_name = true)`,
@@ -101,10 +102,6 @@ function order(name: string): number {
   return ['raw', 'meta', 'settings', 'closed'].indexOf(name.split('.')[0]!);
 }
 
-/** A SQL string literal. */
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
 
 /** Whether a database (or its write-ahead log) is at `file`. */
 export function databaseExists(file: string): boolean {

@@ -4,6 +4,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ArchiveError } from '../errors.ts';
+import { sqlString } from './comments.ts';
 import type { Database } from './database.ts';
 import {
   emptyManifest,
@@ -124,7 +125,8 @@ interface Task {
 export async function archiveDatabase(db: Database, dir: string, hooks: ArchiveHooks = {}): Promise<ArchiveResult> {
   const archiveId = `${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
   let manifest = readManifest(dir);
-  const first = manifest === null;
+  // A first archive that was killed left an empty manifest (no archive id): this is still the first.
+  const first = manifest === null || manifest.archiveId === '';
   if (manifest === null) {
     // An empty manifest first: a first archive killed part-way leaves files it does not list,
     // which the next run removes, instead of files without any manifest (refused, see readManifest).
@@ -231,7 +233,7 @@ function partitionFilter(table: TableInfo, account: string, month: string): stri
   const end = new Date(start);
   end.setUTCMonth(end.getUTCMonth() + 1);
   const range = table.kind === 'history' ? `_event_ms >= ${start} AND _event_ms < ${end.getTime()}` : `_snapshot_at >= make_timestamptz(${start * 1000}) AND _snapshot_at < make_timestamptz(${end.getTime() * 1000})`;
-  return `_account = ${literal(account)} AND ${range}`;
+  return `_account = ${sqlString(account)} AND ${range}`;
 }
 
 /**
@@ -300,7 +302,7 @@ async function archiveTask(db: Database, dir: string, task: Task, archived: read
       return whole(`${entry.path} did not match its checksum`);
     }
   }
-  const stored = `SELECT ${table.columns.map((column) => `"${column.name}"`).join(', ')} FROM read_parquet([${archived.map((entry) => literal(path.join(dir, ...entry.path.split('/')))).join(', ')}], hive_partitioning = false, union_by_name = true)`;
+  const stored = `SELECT ${table.columns.map((column) => `"${column.name}"`).join(', ')} FROM read_parquet([${archived.map((entry) => sqlString(path.join(dir, ...entry.path.split('/')))).join(', ')}], hive_partitioning = false, union_by_name = true)`;
   const [{ gone, added }] = (await db.all<{ gone: string; added: string }>(
     `SELECT (SELECT count(*) FROM (${stored} EXCEPT ALL ${source})) AS gone, (SELECT count(*) FROM (${source} EXCEPT ALL ${stored})) AS added`,
   )) as [{ gone: string; added: string }];
@@ -324,7 +326,7 @@ async function writePart(db: Database, dir: string, task: Task, archived: readon
   return guarded(file, async () => {
     const created = !existsSync(path.join(dir, ...folder.split('/')));
     await mkdir(path.dirname(file), { recursive: true });
-    const rows = await db.run(`COPY (${query}) TO ${literal(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    const rows = await db.run(`COPY (${query}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
     await syncFile(file);
     await syncDirectory(path.dirname(file));
     // A new folder's own entry must survive a power cut too.
@@ -359,7 +361,3 @@ async function guarded<T>(file: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A SQL string literal. */
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
