@@ -255,7 +255,7 @@ async function rawTasks(db: Database, table: TableInfo, manifest: ArchiveManifes
     ? []
     : await db.all<{ account: string; kind: string; from_month: string | null; to_month: string | null }>(
         `SELECT account, kind, strftime(epoch_ms(min_event_ms), '%Y-%m') AS from_month, strftime(epoch_ms(max_event_ms), '%Y-%m') AS to_month
-         FROM meta.raw_changes WHERE raw_table = $1 AND change_seq > $2`,
+         FROM meta.raw_changes WHERE raw_table = $1 AND change_seq > CAST($2 AS BIGINT)`,
         [table.name.slice('raw.'.length), mark],
       );
   const touched = (account: string, month: string) =>
