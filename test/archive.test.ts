@@ -160,6 +160,24 @@ describe('the raw history archived and restored (issue 28, item 5)', () => {
     expect(restoredRequests).toBeLessThan(before / 3);
   }, 180_000);
 
+  it('a signed period survives a restore: its close, its workbooks byte for byte and its frozen figures; the restored build equals the original\'s', async () => {
+    const { dir, archive, db, cli } = first;
+    const close = await cli(['close', '--period', '2026-10', '--by', 'Jane Doe', '--note', 'signed', '--quiet']);
+    expect(close.code, close.stderr).toBe(0);
+    const archived = await cli(['archive']);
+    expect(archived).toMatchObject({ code: 0, stderr: '' });
+    // The close changed the bookkeeping, not the raw history: only tables written again.
+    expect(archived.stdout).toMatch(/^\[ *\d+\/\d+\] added +meta\.period_closes /m);
+    expect(archived.stdout).toMatch(/^\[ *\d+\/\d+\] added +meta\.closed_workbooks /m);
+    expect(archived.stdout).toMatch(/^\[ *\d+\/\d+\] added +closed\./m);
+    expect(archived.stdout).not.toMatch(/ raw\./);
+    const restored = path.join(dir, 'restored-closed.duckdb');
+    expect(await cli(['restore', '--quiet', '--from', archive, '--db', restored])).toMatchObject({ code: 0, stderr: '' });
+    expect(await compareArchived(db, restored)).toEqual([]);
+    expect(await cli(['build', '--quiet', '--db', restored])).toMatchObject({ code: 0, stderr: '' });
+    expect(await compareDatabases(db, restored)).toEqual([]);
+  }, 180_000);
+
   it('a bit flipped in a Parquet file: restore names the file and both checksums, and writes no database', async () => {
     const archive = path.join(root, 'flipped');
     cpSync(first.archive, archive, { recursive: true });
