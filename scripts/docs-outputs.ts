@@ -210,7 +210,7 @@ export function excerpt(text: string, head: number, tail: number): string {
 export const UNAVAILABLE_CAPTURES: ReadonlyMap<string, string> = new Map(SMALL_DISK_UNAVAILABLE === null ? [] : [['error-disk-full', SMALL_DISK_UNAVAILABLE]]);
 
 /** The commands whose --help the reference quotes ('' is `exledger --help`). */
-export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'close', 'reopen', 'export', 'explain', 'docs', 'status', 'sql', 'sandbox', 'demo'] as const;
+export const HELP_COMMANDS = ['', 'run', 'sync', 'build', 'check', 'ls', 'report', 'close', 'reopen', 'export', 'explain', 'docs', 'archive', 'restore', 'status', 'sql', 'sandbox', 'demo'] as const;
 
 /** Runs the tasks, at most `size` at once; their results in order. */
 async function inPool<T>(tasks: readonly (() => Promise<T>)[], size: number): Promise<T[]> {
@@ -337,6 +337,11 @@ export async function captureOutputs(): Promise<Map<string, string>> {
     const run = await expectExit(session, ['run', '--period', SHOWN_PERIOD], 0);
     raw.set('run-start', run.stdout.split('\n')[0] ?? '');
     raw.set('run-summary', linesFrom(run.stdout, /^== summary$/));
+    // The archive (docs/operating.md "Archive and restore"): a first archive, and a restore of it beside the database.
+    mkdirSync(path.join(folder, 'archive'));
+    writeFileSync(path.join(folder, 'archive.json'), config({ ...settings, models: { reportingCurrency: 'USD', pricesFile: './prices.csv' }, archive: { dir: './archive' } }));
+    raw.set('archive-first', (await expectExit(session, ['archive', '--config', 'archive.json', '--quiet'], 0)).stdout);
+    raw.set('restore', (await expectExit(session, ['restore', '--from', './archive', '--db', './data/restored.duckdb', '--quiet'], 0)).stdout);
     const logs = readdirSync(path.join(folder, 'logs'));
     raw.set('run-logs', logs.map((name) => `logs/${name}`).join('\n'));
     // Alone: a report removes the half-written files of other writers of its folder.

@@ -143,6 +143,15 @@ export class OutputError extends FileError {
   readonly isRetryable = false;
 }
 
+/**
+ * The archive of the raw history (archive.dir, restore --from) cannot be used as it is: a file the
+ * manifest lists is missing or does not match its SHA-256, the manifest does not read, or files
+ * are there without a manifest. `file` names the one to look at. Nothing was written.
+ */
+export class ArchiveError extends FileError {
+  readonly isRetryable = false;
+}
+
 /** Which "disk full" it was: the device has no free blocks, or this user's quota is used up. */
 export type DiskFullCode = 'ENOSPC' | 'EDQUOT';
 

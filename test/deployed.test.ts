@@ -233,7 +233,7 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(run.stderr).toBe('');
     const ran = envelopeOf(run) as { status: string; steps: { step: string; status: string }[]; reports: { file: string }[]; published: { path: string }; log: string };
     expect(ran.status).toBe('ok');
-    expect(ran.steps.map((step) => `${step.step} ${step.status}`)).toEqual(['sync ok', 'build ok', 'check ok', 'reports ok', 'publish ok']);
+    expect(ran.steps.map((step) => `${step.step} ${step.status}`)).toEqual(['sync ok', 'archive skipped', 'build ok', 'check ok', 'reports ok', 'publish ok']);
     expect(ran.reports.map((written) => path.basename(written.file)).sort()).toEqual(['balances-2026-10.xlsx', 'fees-2026-10.xlsx', 'pnl-2026-10.xlsx', 'rebates-2026-10.xlsx']);
     expect(ran.published.path).toBe(path.join(dir, 'data', 'exledger.published.duckdb'));
     expect(existsSync(ran.log)).toBe(true);

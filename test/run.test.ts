@@ -191,13 +191,16 @@ describe('exledger run against the sandbox', () => {
     const summary = summaryOf(run.stdout);
     expect(summary.steps.map(({ step, status }) => [step, status])).toEqual([
       ['sync', 'ok'],
+      // Said once, not an error: the run is ok without an archive (docs/operating.md "Archive and restore").
+      ['archive', 'skipped'],
       ['build', 'ok'],
       ['check', 'ok'],
       ['reports', 'ok'],
       ['publish', 'ok'],
     ]);
-    expect(summary.steps[3]!.detail).toBe(`4 workbooks for ${month.label} in ${workspace.outDir}`);
-    expect(summary.steps[4]!.detail).toMatch(new RegExp(`^${publishedPath(workspace.db).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+\\.\\d MB\\)$`));
+    expect(summary.steps[1]!.detail).toBe('archive.dir is not set: the raw history is not archived (docs/operating.md "Archive and restore")');
+    expect(summary.steps[4]!.detail).toBe(`4 workbooks for ${month.label} in ${workspace.outDir}`);
+    expect(summary.steps[5]!.detail).toMatch(new RegExp(`^${publishedPath(workspace.db).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+\\.\\d MB\\)$`));
     expect(summary.verdict).toBe('run: ok');
     // The load info: the first sync brings rows into the histories, every model is brought up to date, the four workbooks by name.
     expect(summary.loadInfo['new rows']).toMatch(/\bacct0\/spot_fills [\d,]+\b/);
@@ -205,10 +208,10 @@ describe('exledger run against the sandbox', () => {
     // Models only: the macro files are loaded too, and not counted.
     const layers = loadProject().models.map((model) => model.layer);
     const staging = layers.filter((layer) => layer === 'staging').length;
-    expect(summary.steps[1]!.detail).toBe(`${layers.length} models: ${layers.length - staging} rebuilt whole, ${staging} unchanged`);
+    expect(summary.steps[2]!.detail).toBe(`${layers.length} models: ${layers.length - staging} rebuilt whole, ${staging} unchanged`);
     expect(summary.loadInfo.models).toBeUndefined();
     // The checks as a count; not a line each.
-    expect(summary.steps[2]!.detail).toMatch(/^\d+ passed$/);
+    expect(summary.steps[3]!.detail).toMatch(/^\d+ passed$/);
     expect(run.stdout).not.toMatch(/^pass /m);
     expect(run.stdout).not.toMatch(/^\[\s*\d+\/\d+\] /m);
     // A heading only over something: the build, check and publish print nothing on a good run.
@@ -228,7 +231,7 @@ describe('exledger run against the sandbox', () => {
     expect(readdirSync(workspace.logDir)).toEqual([path.basename(log)]);
     const lines = logLines(log);
     expect(lines.filter((line) => /^\[\s*\d+\/\d+\] ok /.test(line))).toHaveLength(loadProject().models.length + loadProject().macros.length);
-    expect(lines.filter((line) => line.startsWith('pass  ')).length).toBe(Number(summary.steps[2]!.detail.split(' ')[0]));
+    expect(lines.filter((line) => line.startsWith('pass  ')).length).toBe(Number(summary.steps[3]!.detail.split(' ')[0]));
     // Without a terminal the sync's progress goes to the log only: a line as each stream starts and ends.
     const progress = lines.filter((line) => PROGRESS.test(line));
     expect(progress).toContain('sync acct0/futures_fills: started, 5 windows to read');
@@ -312,7 +315,7 @@ describe('exledger run against the sandbox', () => {
     const summary = summaryOf(run.stdout);
     expect(summary.steps).toEqual([
       { step: 'sync', status: 'failed', detail: 'spot.assets (GET /api/v2/account/assets): cannot reach the exchange (ECONNREFUSED)' },
-      ...['build', 'check', 'reports', 'publish'].map((step) => ({ step, status: 'skipped', detail: 'the sync failed for every stream' })),
+      ...['archive', 'build', 'check', 'reports', 'publish'].map((step) => ({ step, status: 'skipped', detail: 'the sync failed for every stream' })),
     ]);
     expect(summary.verdict).toBe('run: FAILED (exit 1): see the steps above');
 
@@ -375,6 +378,7 @@ describe('exledger run when one stream fails', () => {
     const summary = summaryOf(run.stdout);
     expect(summary.steps.map(({ step, status }) => [step, status])).toEqual([
       ['sync', 'partial'],
+      ['archive', 'skipped'],
       ['build', 'ok'],
       // The missing bills are the sync's failure; nothing synced is wrong, so every check passes. The bills
       // now disagree with the assets snapshot: that is a reconciliation in the balances workbook, not a check.
@@ -385,7 +389,7 @@ describe('exledger run when one stream fails', () => {
     expect(summary.steps[0]!.detail).toBe('failed: acct0 funding_bills');
     // The load info: the workbooks written in --out.
     expect(summary.loadInfo.reports?.split(', ').map((file) => path.resolve(REPO, file)).sort()).toEqual(REPORT_NAMES.map((name) => path.join(out, `${name}-2026-09.xlsx`)).sort());
-    expect(summary.steps[3]!.detail).toBe(`4 workbooks for 2026-09 in ${out}`);
+    expect(summary.steps[4]!.detail).toBe(`4 workbooks for 2026-09 in ${out}`);
     expect(summary.verdict).toBe('run: partly done (exit 3): see the steps above');
     // The sync's own table says why.
     expect(run.stdout).toMatch(/^error in acct0\/funding_bills: funding_bills: the record with billId \d+ from spot\.fundingBills: has no "deltaAmount" \(a required field\); nothing of the window \S+ to \S+ was stored/m);

@@ -1,3 +1,4 @@
+import { archiveCommand } from './archive-command.ts';
 import { buildCommand } from './build-command.ts';
 import { checkCommand } from './check-command.ts';
 import { closeCommand, reopenCommand } from './close-command.ts';
@@ -8,6 +9,7 @@ import { explainCommand } from './explain-command.ts';
 import { exportCommand } from './export-command.ts';
 import { lsCommand } from './ls-command.ts';
 import { reportCommand } from './report-command.ts';
+import { restoreCommand } from './restore-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
 import { sqlCommand } from './sql-command.ts';
@@ -15,4 +17,4 @@ import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
 
 /** Every CLI command, in the order `exledger --help` lists them. */
-export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, closeCommand, reopenCommand, exportCommand, explainCommand, docsCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];
+export const COMMANDS: readonly AnyCommand[] = [runCommand, syncCommand, buildCommand, checkCommand, lsCommand, reportCommand, closeCommand, reopenCommand, exportCommand, explainCommand, docsCommand, archiveCommand, restoreCommand, statusCommand, sqlCommand, sandboxCommand, demoCommand];

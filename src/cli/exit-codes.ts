@@ -48,6 +48,18 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, Partial<Record<ExitName
   export: { ok: true, busy: true },
   explain: { ok: 'explained' },
   docs: { ok: true, busy: true },
+  archive: {
+    ok: 'archived: the manifest lists what the database holds',
+    failure: 'not archived, the archive left as it was: the error line says why',
+    badInput: 'archive.dir not set, missing or not writable (never created); or no database',
+    busy: 'a sync, a run or another archive holds the database or the archive',
+  },
+  restore: {
+    ok: 'restored: run exledger build on the new database',
+    failure: 'an archive file is missing or does not match its SHA-256 (named): nothing written',
+    badInput: 'the database exists (restore never overwrites one), or --from holds no archive',
+    busy: 'another restore into the same file is under way',
+  },
   status: { ok: 'shown (during a sync or run too: what it is doing, and the published copy\'s table)', busy: 'the database is held by a process that is not an exledger' },
   sql: { ok: true, busy: true },
   sandbox: { ok: 'stopped by Ctrl-C or SIGTERM, the way to stop it' },

@@ -11,7 +11,7 @@ import { checkRunPaths, runJob, type RunOutcome } from '../jobs/run-job.ts';
 import { requireWorkerDatabase } from '../jobs/worker-accounts.ts';
 import type { CommandOutcome } from './command.ts';
 import type { Output } from './output.ts';
-import { formatModelResult, formatReportResult, formatRunSummary, formatSyncSummary, formatTestResult, reportRowsProgress, runExitCode, runJson, summarizeBuild } from './result-text.ts';
+import { formatArchivedPart, formatModelResult, formatReportResult, formatRunSummary, formatSyncSummary, formatTestResult, reportRowsProgress, runExitCode, runJson, summarizeBuild } from './result-text.ts';
 import { startRunLog } from './run-log.ts';
 
 /**
@@ -74,6 +74,8 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
             if (result.status === 'failed') show(`${result.step} failed: ${result.detail}`);
           },
           sync: { progress },
+          // A line per partition written goes to the log; the archive step's line says the rest.
+          archive: { onPart: (part, index, total) => part.how !== 'unchanged' && logOnly(formatArchivedPart(part, index, total)) },
           // A model that failed or was skipped is shown; the others are counted on the build line.
           build: { onModel: (result, index, total) => (result.status === 'ok' ? logOnly : show)(formatModelResult(result, index, total)) },
           check: {

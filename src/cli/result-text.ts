@@ -7,6 +7,7 @@ import type { SyncOutcome, SyncStatus } from '../jobs/sync-job.ts';
 import { describeBuild } from '../jobs/build-job.ts';
 import type { ModelResult } from '../models/build.ts';
 import type { TestResult } from '../models/check.ts';
+import type { ArchivedPart } from '../store/archive.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Output } from './output.ts';
@@ -230,3 +231,9 @@ export function runJson(outcome: RunOutcome): Record<string, unknown> {
   };
 }
 
+/** `[ 3/40] added      raw.spot_fills main 2026-10  12 rows  raw/stream=spot_fills/…/part-2.parquet`. */
+export function formatArchivedPart(part: ArchivedPart, index: number, total: number): string {
+  const counter = `[${String(index).padStart(String(total).length)}/${total}]`;
+  const where = part.account === undefined ? part.table : `${part.table} ${part.account} ${part.month}`;
+  return `${counter} ${part.how.padEnd(9)} ${where.padEnd(44)} ${countOf(part.rows, 'row').padStart(12)}  ${part.file ?? ''}${part.why === undefined ? '' : `  (${part.why})`}`.trimEnd();
+}

@@ -7,7 +7,7 @@ import { runWithLog } from './nightly-run.ts';
 export const runCommand = defineCommand({
   command: 'run',
   stopsOnSignal: true,
-  describe: 'The nightly job: sync, build, check, write the reports for the last closed period, publish the read-only copy for analysts',
+  describe: 'The nightly job: sync, archive the raw history (when archive.dir is set), build, check, write the reports for the last closed period, publish the read-only copy for analysts',
   builder: (yargs) =>
     withAccountsOption(withModelOptions(yargs))
       .option('period', { type: 'string', describe: 'Report this period instead (2026-10, 2026-Q3, 2026) [default: the last closed reports.period, else month]' })

@@ -77,6 +77,18 @@ export interface Config {
   reports: ReportsConfig;
   /** Folder of the log file each `exledger run` writes. @default './logs' */
   logDir: string;
+  /** Where `exledger run` and `exledger archive` keep the raw history (docs/operating.md "Archive and restore"). */
+  archive: ArchiveConfig;
+}
+
+/** The archive of the raw history. */
+export interface ArchiveConfig {
+  /**
+   * The archive folder (a mounted remote disk in production), which must exist: exledger never
+   * creates it, so a disk that is not mounted is an error, not a folder on the local disk. Null: no archive.
+   * @default null
+   */
+  dir: string | null;
 }
 
 /** The reports `exledger run` writes. */
@@ -207,6 +219,8 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'reports.ledger.xero.accountCodes': '{ "Realized gains and losses": "260", "Digital assets:USDT": "610" } (Xero account codes by ledger account name)',
   'reports.ledger.xero.accountCodes.*': '"610" (a Xero account code: letters and digits, at most 10)',
   logDir: '"./logs"',
+  archive: '{ "dir": "/mnt/exledger-archive" }',
+  'archive.dir': '"/mnt/exledger-archive" (an existing folder, on a mounted disk of its own)',
 };
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
@@ -311,6 +325,7 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   logDir: nonEmpty.optional(),
+  archive: z.strictObject({ dir: nonEmpty.optional() }).optional(),
 });
 
 /** Whether DuckDB and Intl both know this zone name (Intl throws a RangeError for unknown zones). */
@@ -438,6 +453,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       },
     },
     logDir: file.logDir ?? './logs',
+    archive: { dir: nonEmptyEnvironment(env.EXLEDGER_ARCHIVE_DIR) ?? file.archive?.dir ?? null },
   };
   return deepFreeze(config);
 }
@@ -592,6 +608,11 @@ function openingPositions(declared: readonly { account?: string; symbol: string;
     seen.add(`${account}/${position.symbol}`);
     return { account, symbol: position.symbol, quantity: position.quantity, cost: position.cost };
   });
+}
+
+/** An environment variable set to something (an empty EXLEDGER_ARCHIVE_DIR= is unset, as cron files often leave it). */
+function nonEmptyEnvironment(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
 }
 
 function checkUrl(name: 'EXLEDGER_SPOT_BASE_URL' | 'EXLEDGER_CONTRACT_BASE_URL', value: string | undefined): string | undefined {

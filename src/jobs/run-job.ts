@@ -19,13 +19,17 @@ import { checkJob, describeChecks, type CheckHooks } from './check-job.ts';
 import { requireDatabaseLocation, requireOutputFolder } from './paths.ts';
 import { publishJob } from './publish-job.ts';
 import { reportJob, type ReportHooks } from './report-job.ts';
-import type { StepName, StepResult } from './step.ts';
+import { STEP_ORDER, type StepName, type StepResult } from './step.ts';
+import type { ArchiveHooks, ArchiveResult } from '../store/archive.ts';
+import { archiveJob, describeArchive } from './archive-job.ts';
 import { syncJob, type SyncHooks, type SyncOutcome } from './sync-job.ts';
 import { requireWorkerDatabase } from './worker-accounts.ts';
 
 /** What each step produced, as far as the run got. */
 export interface RunOutputs {
   sync?: SyncOutcome;
+  /** Null when archive.dir is not set (the step is skipped). */
+  archive?: ArchiveResult | null;
   build?: ModelResult[];
   check?: TestResult[];
   reports?: ReportResult[];
@@ -97,6 +101,9 @@ async function readCloseStatusOf(file: string): Promise<CloseStatus> {
   }
 }
 
+/** The archive step's line when archive.dir is not set (said once per run, not an error). */
+export const NO_ARCHIVE = 'archive.dir is not set: the raw history is not archived (docs/operating.md "Archive and restore")';
+
 /** How a run ended: every step ok; some step partly done or failed; the sync failed whole; stopped by a signal. */
 export type RunStatus = 'ok' | 'partial' | 'failed' | 'interrupted';
 
@@ -122,6 +129,7 @@ export interface RunOptions {
   /** Told as each step ends, with what the steps produced so far. */
   onStepEnd?: (result: StepResult, outputs: Readonly<RunOutputs>) => void;
   sync?: Omit<SyncHooks, 'signal'>;
+  archive?: Omit<ArchiveHooks, 'signal'>;
   build?: BuildHooks;
   check?: CheckHooks;
   report?: Omit<ReportHooks, 'notes'>;
@@ -176,8 +184,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     options.onStepEnd?.(result, outputs);
   };
   const skipRest = (from: StepName, detail: string) => {
-    const order: StepName[] = ['sync', 'build', 'check', 'reports', 'publish'];
-    for (const step of order.slice(order.indexOf(from))) record({ step, status: 'skipped', detail, ms: 0 });
+    for (const step of STEP_ORDER.slice(STEP_ORDER.indexOf(from))) record({ step, status: 'skipped', detail, ms: 0 });
   };
   /** Runs one step; its result is judged from its output, or it failed with the error's message. */
   const step = async <K extends StepName>(
@@ -205,10 +212,10 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       }
       record({ step: name, status: 'failed', detail: error instanceof ExledgerError ? error.message : `unexpected: ${(error as Error)?.message ?? String(error)}`, ms: performance.now() - started });
       // A full disk stops the run: every later step writes too (the published copy sits beside
-      // the database). It is the run's one error; what was done before it stays.
-      if (error instanceof DiskFullError) {
-        const order: StepName[] = ['sync', 'build', 'check', 'reports', 'publish'];
-        const next = order[order.indexOf(name) + 1];
+      // the database). It is the run's one error; what was done before it stays. The archive's
+      // disk is another disk: a full one fails the archive step only.
+      if (error instanceof DiskFullError && name !== 'archive') {
+        const next = STEP_ORDER[STEP_ORDER.indexOf(name) + 1];
         if (next !== undefined) skipRest(next, 'the disk is full');
         throw error;
       }
@@ -236,12 +243,27 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     );
     const synced = outputs.sync;
     if (interrupted() || synced?.status === 'interrupted') {
-      skipRest('build', 'the run was interrupted');
+      skipRest('archive', 'the run was interrupted');
       return finish('interrupted');
     }
     if (synced === undefined || synced.status === 'failed') {
-      skipRest('build', 'the sync failed for every stream');
+      skipRest('archive', 'the sync failed for every stream');
       return finish('failed');
+    }
+
+    // Right after the sync, before the build: the raw history is the one thing that cannot be
+    // made again (the exchange refuses what is older than its horizon), so it is copied off
+    // this disk as soon as the night's rows are committed, whatever the build, checks and
+    // reports do after. A failed archive is a failed step (the run is partial), never silent.
+    if (config.archive.dir === null) {
+      outputs.archive = null;
+      record({ step: 'archive', status: 'skipped', detail: NO_ARCHIVE, ms: 0 });
+    } else {
+      await step('archive', () => archiveJob(config, { ...options.archive, signal: options.signal }), (result) => ({ status: 'ok', detail: describeArchive(result) }));
+    }
+    if (interrupted()) {
+      skipRest('build', 'the run was interrupted');
+      return finish('interrupted');
     }
 
     const notes: string[] = [];
@@ -308,7 +330,8 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     // A stop asked for during the last step is still a stop (exit 130, as a scheduler expects
     // of `systemctl stop`), even though nothing was left undone.
     if (interrupted()) return finish('interrupted');
-    return finish(steps.every((result) => result.status === 'ok') ? 'ok' : 'partial');
+    // An archive skipped because none is configured is a choice, not a shortfall of this run.
+    return finish(steps.every((result) => result.status === 'ok' || (result.step === 'archive' && result.status === 'skipped' && outputs.archive === null)) ? 'ok' : 'partial');
   } finally {
     runLock.release();
   }

@@ -2,7 +2,10 @@
 export type StepStatus = 'ok' | 'partial' | 'failed' | 'skipped' | 'interrupted';
 
 /** The steps of the nightly run, in order. */
-export type StepName = 'sync' | 'build' | 'check' | 'reports' | 'publish';
+export type StepName = 'sync' | 'archive' | 'build' | 'check' | 'reports' | 'publish';
+
+/** The steps of the nightly run, in the order they run. */
+export const STEP_ORDER: readonly StepName[] = ['sync', 'archive', 'build', 'check', 'reports', 'publish'];
 
 /** One step of a run and how it ended. */
 export interface StepResult {
