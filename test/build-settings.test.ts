@@ -44,7 +44,7 @@ async function summaryValue(file: string, label: string): Promise<unknown> {
   await workbook.xlsx.readFile(file);
   let value: unknown;
   workbook.getWorksheet('Summary')!.eachRow((row) => {
-    if (row.getCell(1).value === label) value = row.getCell(2).value;
+    if (row.getCell(1).text === label) value = row.getCell(2).value;
   });
   return value;
 }

@@ -53,7 +53,7 @@ async function workbookBalances(file: string): Promise<Map<string, bigint>> {
   await workbook.xlsx.readFile(file);
   const totals = new Map<string, bigint>();
   workbook.getWorksheet('Summary')!.eachRow((row) => {
-    if (row.getCell(1).value === 'Balance per ledger account (debits − credits)') {
+    if (row.getCell(1).text === 'Balance per ledger account (debits − credits)') {
       const [account, currency] = String(row.getCell(2).value).split(' · ');
       expect(currency).toBe('USD');
       totals.set(account!, roundedCents(String(row.getCell(4).value)));

@@ -245,7 +245,7 @@ describe('deployed: exledger build and exledger report pnl in processes of their
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.readFile(path.join(dir, 'out', 'pnl-2026-10.xlsx'));
     const summary: unknown[][] = [];
-    workbook.getWorksheet('Summary')!.eachRow((row) => summary.push([1, 2, 3, 4, 5].map((column) => row.getCell(column).value)));
+    workbook.getWorksheet('Summary')!.eachRow((row) => summary.push([1, 2, 3, 4, 5].map((column) => (column === 1 ? row.getCell(1).text : row.getCell(column).value))));
     const needs: string[][] = [];
     workbook.getWorksheet('Needs a price')!.eachRow((row, index) => {
       const day = row.getCell(3).value;

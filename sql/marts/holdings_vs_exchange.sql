@@ -37,14 +37,14 @@ syncs as (
 ),
 
 exchange as (
-    select
-        s.account, s.snapshot_at, coalesce(p.coin, f.coin) as coin,
-        coalesce(p.units, 0) as spot_quantity,
-        coalesce(f.units, 0) as futures_quantity
+    select s.account, s.snapshot_at, u.coin, sum(u.spot_units) as spot_quantity, sum(u.futures_units) as futures_quantity
     from syncs as s
-    left join spot as p on p.account = s.account and p.run_id = s.run_id
-    full join futures as f on f.account = s.account and f.run_id = s.run_id and f.coin = p.coin
-    where coalesce(p.coin, f.coin) is not null
+    inner join (
+        select account, run_id, coin, units as spot_units, 0 as futures_units from spot
+        union all
+        select account, run_id, coin, 0, units from futures
+    ) as u using (account, run_id)
+    group by all
 ),
 
 instants as (
