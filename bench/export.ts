@@ -112,6 +112,17 @@ const VALUATION_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 
+/** A key value in a mart row's reference, as sql/macros/references.sql's ref_part writes it (the benchmark's database has no macros). */
+const part = (value: string) => `replace(replace(coalesce(cast(${value} as varchar), ''), '%', '%25'), '/', '%2F')`;
+
+/** Each mart's reference (its last column, as a build makes it): `<mart>/<key values>`. */
+const REFERENCES: Readonly<Record<string, string>> = {
+  spot_lot_matches: `'spot_lot_matches/' || concat_ws('/', ${['account', 'cost_method', 'symbol', 'sell_fill_id', "case match_rule when 'unmatched' then 'unmatched' when 'pool' then 'pool' else lot_source end", 'lot_account', 'buy_fill_id'].map(part).join(', ')})`,
+  spot_realized_pnl_monthly: `'spot_realized_pnl_monthly/' || concat_ws('/', ${['account', 'cost_method', 'symbol', "strftime(trade_month, '%Y-%m')"].map(part).join(', ')})`,
+  futures_pnl_monthly: `'futures_pnl_monthly/' || concat_ws('/', ${['account', 'margin_coin', 'symbol', "strftime(pnl_month, '%Y-%m')"].map(part).join(', ')})`,
+  needs_price: `'needs_price/' || concat_ws('/', ${['account', 'coin', 'needed_date', 'mart'].map(part).join(', ')})`,
+};
+
 /** The first day of `month` (YYYY-MM) and of the month after, as epoch ms (UTC). */
 function monthSpan(month: string): { startMs: number; endMs: number } {
   const [year, number] = month.split('-').map(Number) as [number, number];
@@ -167,6 +178,10 @@ export async function writeExportData(db: Database, spec: ExportDataSpec): Promi
   await writeSpotMonthly(db, spec.month, seed);
   await writeFuturesMonthly(db, spec.month);
   for (const [table, columns] of Object.entries(VALUATION_COLUMNS)) for (const column of columns) await db.run(`ALTER TABLE marts.${table} ADD COLUMN ${column}`);
+  for (const [table, reference] of Object.entries(REFERENCES)) {
+    await db.run(`ALTER TABLE marts.${table} ADD COLUMN reference VARCHAR`);
+    await db.run(`UPDATE marts.${table} SET reference = ${reference}`);
+  }
   await writeStreamStatus(db, endMs);
 }
 

@@ -156,8 +156,12 @@ describe('several workers share the accounts and export one dataset', () => {
       for (const column of model.columns) expect(shardedTypes[column.name], `${model.model}.${column.name}`).toBe(singleTypes[column.name]);
       // The single process's sync read the snapshots (e.g. balance_vs_assets.snapshot_at) at another
       // instant than the workers' syncs: those instants say when a sync ran, not what it computed;
-      // compared below against the workers' own databases instead.
-      const columns = model.columns.filter((column) => !column.name.endsWith('snapshot_at')).map((column) => quote(column.name)).join(', ');
+      // compared below against the workers' own databases instead. So is the reference of a row keyed by its snapshot (it names the instant).
+      const bySnapshot = model.columns.some((column) => column.name.endsWith('snapshot_at'));
+      const columns = model.columns
+        .filter((column) => !column.name.endsWith('snapshot_at') && !(bySnapshot && column.name === 'reference'))
+        .map((column) => quote(column.name))
+        .join(', ');
       expect(await rowsOf(duck, `(SELECT ${columns} FROM ${single}) EXCEPT ALL (SELECT ${columns} FROM ${sharded})`), `${model.model}: rows of the single run missing from the shards`).toEqual([]);
       expect(await rowsOf(duck, `(SELECT ${columns} FROM ${sharded}) EXCEPT ALL (SELECT ${columns} FROM ${single})`), `${model.model}: rows of the shards not in the single run`).toEqual([]);
       // Every column, exactly: the shared dataset is worker 1's database's alpha and beta rows and worker 2's gamma rows.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkModels } from '../src/models/check.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, futuresAccountRecord, futuresFill, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
 
 /**
  * marts.futures_pnl_daily / _monthly on a hand-computed ledger: one long on cmt_btcusdt opened, partly
@@ -18,27 +18,7 @@ function trimmed<T extends Record<string, unknown>>(rows: T[]): T[] {
   return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' && /^-?\d+\.\d+$/.test(value) ? value.replace(/\.?0+$/, '') : value])) as T);
 }
 
-function fill(tradeId: string, symbol: string, at: string, direction: string, size: string, value: string, fee: string, pnl: string, liquidateFee = '0'): object {
-  return {
-    tradeId,
-    orderId: `9${tradeId}`,
-    symbol,
-    marginMode: 'SHARED',
-    separatedMode: 'COMBINED',
-    positionSide: direction.endsWith('LONG') ? 'LONG' : 'SHORT',
-    orderSide: direction === 'OPEN_LONG' || direction === 'CLOSE_SHORT' ? 'BUY' : 'SELL',
-    fillSize: size,
-    fillValue: value,
-    fillFee: fee,
-    liquidateFee,
-    realizePnl: pnl,
-    direction,
-    liquidateType: liquidateFee === '0' ? '' : 'FORCE_LIQUIDATE',
-    legacyOrdeDirection: direction,
-    createdTime: String(Date.parse(at)),
-  };
-}
-
+const fill = futuresFill;
 
 async function ledger(): Promise<void> {
   db = await openModelDb();
@@ -111,7 +91,7 @@ describe('futures PnL marts', () => {
     // The futures models' tests by name; staging's generic tests of the futures streams must pass too.
     const results = await checkModels(db);
     expect(results.filter((result) => result.id.startsWith('staging/futures_') && result.status !== 'pass')).toEqual([]);
-    const tests = results.filter((result) => /^(intermediate|marts)\/(int_)?futures_/.test(result.id));
+    const tests = results.filter((result) => /^(intermediate|marts)\/(int_)?futures_(pnl|fill|funding)/.test(result.id));
     expect(tests.map(({ id, status }) => `${id} ${status}`)).toEqual([
       'intermediate/futures_funding_changes_telescope pass',
       'intermediate/int_futures_fill_days_not_null pass',

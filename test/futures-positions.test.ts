@@ -6,7 +6,7 @@ import { checkModels } from '../src/models/check.ts';
 import { readPricesFile } from '../src/models/prices-file.ts';
 import type { Valuation } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, futuresFill, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
 
 /**
  * Open futures positions at month ends (marts.futures_positions_valued), worked by hand. Reporting
@@ -30,26 +30,8 @@ const PRICES = [
   '2026-02-28,contract:cmt_btcusdt,USD,70000',
 ].join('\n');
 
-function fill(tradeId: string, symbol: string, at: string, direction: string, size: string, value: string, pnl: string): object {
-  return {
-    tradeId,
-    orderId: `9${tradeId}`,
-    symbol,
-    marginMode: 'SHARED',
-    separatedMode: 'COMBINED',
-    positionSide: direction.endsWith('LONG') ? 'LONG' : 'SHORT',
-    orderSide: direction === 'OPEN_LONG' || direction === 'CLOSE_SHORT' ? 'BUY' : 'SELL',
-    fillSize: size,
-    fillValue: value,
-    fillFee: '0',
-    liquidateFee: '0',
-    realizePnl: pnl,
-    direction,
-    liquidateType: '',
-    legacyOrdeDirection: direction,
-    createdTime: String(Date.parse(at)),
-  };
-}
+/** A fill without fees: positions do not depend on them. */
+const fill = (tradeId: string, symbol: string, at: string, direction: string, size: string, value: string, pnl: string) => futuresFill(tradeId, symbol, at, direction, size, value, '0', pnl);
 
 const dir = mkdtempSync(path.join(tmpdir(), 'exledger-positions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

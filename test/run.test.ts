@@ -150,7 +150,10 @@ async function summarySheet(file: string): Promise<{ sheets: string[]; rows: unk
   const rows: unknown[][] = [];
   workbook.worksheets[0]!.eachRow((row) => {
     // exceljs reads a merged value into every cell of the merge.
-    const values = (row.values as unknown[]).slice(1).map((value, index) => (row.getCell(index + 1).isMerged && row.getCell(index + 1).master !== row.getCell(index + 1) ? undefined : value));
+    // A key figure's name is a link to the rows it sums: read as the text a person sees.
+    const values = (row.values as unknown[])
+      .slice(1)
+      .map((value, index) => (row.getCell(index + 1).isMerged && row.getCell(index + 1).master !== row.getCell(index + 1) ? undefined : typeof value === 'object' && value !== null && 'hyperlink' in value ? row.getCell(index + 1).text : value));
     while (values.length > 0 && values[values.length - 1] === undefined) values.pop();
     rows.push(values);
   });

@@ -306,7 +306,7 @@ export default declareModels('marts', [
       { name: 'quote_coin', description: 'Quote coin of the contract: the coin of the mark price', unit: 'coin code' },
       { name: 'size', description: 'Size open at the month end (opening fills less closing fills); null: opened before the history (unknown, never 0)', unit: 'coin: the contract\'s underlying' },
       { name: 'open_value', description: 'Value of the open size at its opening prices (each close takes off the value it closed: fill value less the long\'s realized PnL, plus the short\'s)', unit: 'coin: margin_coin' },
-      { name: 'entry_price', description: 'open_value / size: the average entry price (18 decimals); null when nothing is open', unit: 'coin: quote_coin per unit of the underlying' },
+      { name: 'entry_price', description: 'open_value / size: the average entry price (18 decimals); null when nothing is open, or from 1e20 on (beyond DECIMAL(38, 18))', unit: 'coin: quote_coin per unit of the underlying' },
       { name: 'mark_date', description: 'The month\'s last day: the day of the mark price', unit: DAY },
       { name: 'mark_price', description: 'The contract\'s mark price on mark_date from the prices file (coin contract:<symbol>, currency its quote coin); null: none', unit: 'coin: quote_coin per unit of the underlying' },
       { name: 'mark_source', description: 'The prices file\'s line of the mark price' },

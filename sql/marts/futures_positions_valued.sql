@@ -40,11 +40,12 @@ changes as (
         f.trade_id,
         (f.position_side = 'LONG') = (f.order_side = 'BUY') as opening,
         case when (f.position_side = 'LONG') = (f.order_side = 'BUY') then f.fill_size else -f.fill_size end as size_change,
-        cast(case
-            when (f.position_side = 'LONG') = (f.order_side = 'BUY') then f.fill_value
-            when f.position_side = 'LONG' then -(f.fill_value - f.realize_pnl)
-            else -(f.fill_value + f.realize_pnl)
-        end as decimal(38, 12)) as value_change
+        -- At 12 decimals: a fill's value reaches 1e21, beyond the realized PnL's DECIMAL(38, 18).
+        case
+            when (f.position_side = 'LONG') = (f.order_side = 'BUY') then cast(f.fill_value as decimal(38, 12))
+            when f.position_side = 'LONG' then -(cast(f.fill_value as decimal(38, 12)) - cast(f.realize_pnl as decimal(38, 12)))
+            else -(cast(f.fill_value as decimal(38, 12)) + cast(f.realize_pnl as decimal(38, 12)))
+        end as value_change
     from staging.futures_fills as f
     cross join reporting as r
 ),
@@ -169,8 +170,9 @@ final as (
         quote_coin,
         size,
         open_value,
-        -- open_value / size, exact, rounded half up to 18 decimals: V (1e-12) / S (1e-18) in 1e-18 is V * 1e24 / S.
-        case when size > 0 and open_value >= 0 then exact_qty(
+        -- open_value / size, exact, rounded half up to 18 decimals: V (1e-12) / S (1e-18) in 1e-18 is V * 1e24 / S;
+        -- null from 1e20 on, which DECIMAL(38, 18) cannot hold (an average entry price, not a figure summed).
+        case when size > 0 and open_value >= 0 and exact_money_units(open_value) // exact_qty_units(size) < 100000000000000 then exact_qty(
             (exact_money_units(open_value) // exact_qty_units(size)) * cast('1000000000000000000000000' as hugeint)
             + exact_round_div(exact_ratio(exact_money_units(open_value) % exact_qty_units(size), exact_qty_units(size)), cast(1000000000000 as hugeint))
         ) end as entry_price,

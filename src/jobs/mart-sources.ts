@@ -264,10 +264,10 @@ export const MART_SOURCES: Readonly<Record<string, readonly SourceQuery[]>> = {
       // As the mart rebuilds the position: an opening fill adds its size and value; a closing one takes off its size and the open value it closed.
       sql: `SELECT f.trade_id, f.created_time_at, f.order_side, f.fill_size, f.fill_value, f.realize_pnl,
               CASE WHEN m.size IS NULL THEN NULL WHEN (f.position_side = 'LONG') = (f.order_side = 'BUY') THEN f.fill_size ELSE -f.fill_size END AS size_change,
-              CASE WHEN m.size IS NULL THEN NULL ELSE CAST(CASE
-                WHEN (f.position_side = 'LONG') = (f.order_side = 'BUY') THEN f.fill_value
-                WHEN f.position_side = 'LONG' THEN -(f.fill_value - f.realize_pnl)
-                ELSE -(f.fill_value + f.realize_pnl) END AS DECIMAL(38, 12)) END AS value_change
+              CASE WHEN m.size IS NULL THEN NULL
+                WHEN (f.position_side = 'LONG') = (f.order_side = 'BUY') THEN CAST(f.fill_value AS DECIMAL(38, 12))
+                WHEN f.position_side = 'LONG' THEN -(CAST(f.fill_value AS DECIMAL(38, 12)) - CAST(f.realize_pnl AS DECIMAL(38, 12)))
+                ELSE -(CAST(f.fill_value AS DECIMAL(38, 12)) + CAST(f.realize_pnl AS DECIMAL(38, 12))) END AS value_change
             FROM marts.futures_positions_valued AS m
             JOIN staging.futures_fills AS f ON f.account = m.account AND f.symbol = m.symbol AND f.position_side = m.position_side
               AND ${day('f.created_time_at')} <= m.mark_date

@@ -118,6 +118,28 @@ export function queryRows<T = Record<string, string | null>>(db: Database, sql: 
   return db.all<T>(sql);
 }
 
+/** A futures fill as the exchange sends it (exchange-api.md; amounts as strings); `direction` OPEN_LONG, CLOSE_SHORT…, a liquidation where `liquidateFee` is not 0. */
+export function futuresFill(tradeId: string, symbol: string, at: string, direction: string, size: string, value: string, fee: string, pnl: string, liquidateFee = '0'): object {
+  return {
+    tradeId,
+    orderId: `9${tradeId}`,
+    symbol,
+    marginMode: 'SHARED',
+    separatedMode: 'COMBINED',
+    positionSide: direction.endsWith('LONG') ? 'LONG' : 'SHORT',
+    orderSide: direction === 'OPEN_LONG' || direction === 'CLOSE_SHORT' ? 'BUY' : 'SELL',
+    fillSize: size,
+    fillValue: value,
+    fillFee: fee,
+    liquidateFee,
+    realizePnl: pnl,
+    direction,
+    liquidateType: liquidateFee === '0' ? '' : 'FORCE_LIQUIDATE',
+    legacyOrdeDirection: direction,
+    createdTime: String(Date.parse(at)),
+  };
+}
+
 /** The futures account payload (exchange-api.md 2.11) with one USDT collateral entry and its running funding total. */
 export function futuresAccountRecord(cumFunding: string): object {
   const zero = '0';

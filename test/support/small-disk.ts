@@ -88,9 +88,12 @@ export async function compareDatabases(a: string, b: string): Promise<string[]> 
          ORDER BY name, ordinal_position`,
       );
       const tables = new Map<string, string[]>();
+      // A row keyed by a snapshot's instant names it in its reference (marts' `reference`): run bound too.
+      const bySnapshot = new Set(rows.filter((row) => row.column_name.endsWith('snapshot_at')).map((row) => row.name));
       for (const row of rows) {
         // How the incremental build got there (whole or incremental, the log position) is not what it holds.
         if (BUILD_BOOKKEEPING.has(row.name)) continue;
+        if (bySnapshot.has(row.name) && row.column_name === 'reference') continue;
         if (!RUN_BOUND.test(row.column_name)) tables.set(row.name, [...(tables.get(row.name) ?? []), `"${row.column_name}"`]);
       }
       return tables;
