@@ -5,8 +5,9 @@
 // settings.reporting (empty when none of these is chosen).
 // Key: (pool, symbol, cost_method, sell_seq, match_rule, lot_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
 // The matching (src/models/lot-matching.ts) walks each (pool, symbol)'s events in event_seq order
-// with BigInt on the integer units, exactly; one (pool, symbol)'s events are held in memory at a
-// time, and segments are appended as they are found. A pool is an account, or '*' (every account:
+// with BigInt on the integer units, exactly, as the events stream in: no partition's events are held
+// (a matcher keeps its open lots; uk the last 31 days' events), and segments are appended as they
+// are settled, so memory does not grow with a partition's fills. A pool is an account, or '*' (every account:
 // pooling 'universal'); the sells and lots of a segment are found by (pool, symbol, seq).
 // sell_at is the sell's instant, so that a reader's incremental step reads only the row groups
 // of recent sells (DuckDB skips those a constant bound on it excludes).
@@ -43,7 +44,7 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
-import { LOT_METHODS, matchLotsYielding, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { LOT_METHODS, lotMatcher, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -109,7 +110,7 @@ export default declareProgramModel({
     await writeComments(db, [STATE_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
-    await matchPartitions(db, ALL_EVENTS, methods, () => ({ fromSeq: 1n }));
+    await matchPartitions(db, ALL_EVENTS, methods, await partitionEnds(db), () => ({ fromSeq: 1n }));
   },
   async incremental(db: Database) {
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS})`);
@@ -153,7 +154,8 @@ export default declareProgramModel({
           from intermediate.int_spot_trades as t
           join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
           order by t.pool, t.symbol, t.event_seq`;
-        lastDays = await matchPartitions(db, events, methods, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)));
+        const ends = await partitionEnds(db, `select pool, symbol from (values ${values}) as r (pool, symbol, from_seq)`);
+        lastDays = await matchPartitions(db, events, methods, ends, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)));
       }
       // The checkpoints a whole walk keeps: the latest CHECKPOINTS_KEPT month starts, and the day
       // starts of the last RECENT_DAYS days (by the partition's last event, which moved on). A
@@ -295,39 +297,68 @@ function monthOf(day: number): number {
 const isMonthStart = (previousDay: number, nextDay: number): boolean => monthOf(previousDay) !== monthOf(nextDay);
 
 /**
- * Matches the events `sql` returns (ordered by pool, symbol, event_seq), one (pool, symbol) at a
- * time, each cost method from where resumeOf says (undefined: not matched), appending the
- * segments and the checkpoints kept (the latest CHECKPOINTS_KEPT month starts and the recent days').
- * Returns the day of each partition's last event.
+ * Per partition, known before its events are read: the day of its last event (which day starts
+ * are recent) and the earliest month whose start is among its latest CHECKPOINTS_KEPT month starts
+ * (keepMonthsFrom, as year * 12 + month - 1; Infinity: it has no month start). Only those states
+ * are serialized: a whole walk over 57 months would otherwise write 54 states of every open lot
+ * only to drop them.
  */
-async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
+interface PartitionEnd {
+  lastDay: number;
+  keepMonthsFrom: number;
+}
+
+/** The PartitionEnd of each (pool, symbol) that `partitions` (a query of pool, symbol; none: every one) names. */
+async function partitionEnds(db: Database, partitions?: string): Promise<Map<string, PartitionEnd>> {
+  const rows = await db.all<{ pool: string; symbol: string; last_day: number; keep_from: number | null }>(`
+    with months as (
+        select t.pool, t.symbol, year(t.event_date) * 12 + month(t.event_date) - 1 as month, max(datediff('day', date '1970-01-01', t.event_date)) as last_day
+        from intermediate.int_spot_trades as t
+        ${partitions === undefined ? '' : `semi join (${partitions}) as p on p.pool = t.pool and p.symbol = t.symbol`}
+        group by all
+    ),
+
+    -- Every month but a partition's first starts with a checkpoint (month start).
+    ranked as (
+        select *, row_number() over (partition by pool, symbol order by month desc) as recency, count(*) over (partition by pool, symbol) as months
+        from months
+    )
+
+    select pool, symbol, max(last_day)::integer as last_day, min(month) filter (where recency <= ${CHECKPOINTS_KEPT} and recency < months)::integer as keep_from
+    from ranked
+    group by pool, symbol`);
+  return new Map(rows.map((row) => [partitionKey(row.pool, row.symbol), { lastDay: Number(row.last_day), keepMonthsFrom: row.keep_from === null ? Number.POSITIVE_INFINITY : Number(row.keep_from) }]));
+}
+
+const partitionKey = (pool: string, symbol: string) => `${pool}\u0000${symbol}`;
+
+/**
+ * Matches the events `sql` returns (ordered by pool, symbol, event_seq) as they stream in, one
+ * (pool, symbol) at a time, each cost method from where resumeOf says (undefined: not matched),
+ * appending the segments as they are settled and the checkpoints kept (the latest
+ * CHECKPOINTS_KEPT month starts and the recent days'). No partition's events are held: each
+ * matcher keeps only its open lots (uk: the last 31 days' events), so memory does not grow with a
+ * partition's fills. Returns the day of each partition's last event.
+ */
+async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], ends: ReadonlyMap<string, PartitionEnd>, resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
   const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
   const states = await db.appender('settings', 'spot_lot_state');
   const lastDays: LastDay[] = [];
-  let group: { pool: string; symbol: string; events: TradeEvent[] } | undefined;
-  const flush = async () => {
-    if (group === undefined) return;
-    // The partition's last event (the events run to it): which day starts are recent.
-    const lastDay = group.events[group.events.length - 1]!.day;
-    lastDays.push({ pool: group.pool, symbol: group.symbol, lastDay });
-    for (const method of methods) {
-      const resume = resumeOf(group.pool, group.symbol, method);
-      if (resume !== undefined) await matchGroup(segments, states, group.pool, group.symbol, group.events, lastDay, method, resume);
-    }
-  };
+  let partition: PartitionMatch | undefined;
   try {
     for await (const rows of db.streamCommitted(sql)) {
       for (const row of rows) {
         const [pool, symbol] = row as [string, string];
-        if (group === undefined || group.pool !== pool || group.symbol !== symbol) {
-          await flush();
-          group = { pool, symbol, events: [] };
+        if (partition === undefined || partition.pool !== pool || partition.symbol !== symbol) {
+          if (partition !== undefined) lastDays.push(finishPartition(partition, states));
+          partition = startPartition(segments, pool, symbol, methods, ends, resumeOf);
         }
-        group.events.push(eventOf(row));
+        const event = eventOf(row);
+        for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
       }
       segments.flushSync();
     }
-    await flush();
+    if (partition !== undefined) lastDays.push(finishPartition(partition, states));
     segments.flushSync();
     states.flushSync();
   } finally {
@@ -342,6 +373,83 @@ interface LastDay {
   pool: string;
   symbol: string;
   lastDay: number;
+}
+
+/** One (pool, symbol) being matched: a matcher per cost method that resumes there. */
+interface PartitionMatch {
+  pool: string;
+  symbol: string;
+  lastDay: number;
+  matches: MethodMatch[];
+}
+
+/** One cost method's match of a partition, from its first event (fromSeq), and the checkpoints it keeps. */
+interface MethodMatch {
+  method: LotMethod;
+  fromSeq: bigint;
+  matcher: LotMatcher;
+  /** Month starts that are not recent (the latest CHECKPOINTS_KEPT of them). */
+  months: Checkpoint[];
+  /** Day starts of the partition's last RECENT_DAYS[method] days. */
+  recent: Checkpoint[];
+}
+
+function startPartition(segments: SegmentChunks, pool: string, symbol: string, methods: readonly LotMethod[], ends: ReadonlyMap<string, PartitionEnd>, resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): PartitionMatch {
+  const end = ends.get(partitionKey(pool, symbol));
+  if (end === undefined) throw new Error(`int_spot_lot_segments: ${pool} ${symbol} has events but no last day`);
+  const { lastDay, keepMonthsFrom } = end;
+  const matches: MethodMatch[] = [];
+  for (const method of methods) {
+    const resume = resumeOf(pool, symbol, method);
+    if (resume === undefined) continue;
+    // Each segment goes to the appender as it is settled (a chunk at a time): a symbol's segments are never all held.
+    const sink = {
+      push: (...found: Segment[]): number => {
+        for (const segment of found) {
+          if (segment.sellAt === undefined || segment.sellAt === null) throw new Error(`int_spot_lot_segments: sell ${segment.sellSeq} of ${pool} ${symbol} has no instant`);
+          segments.add(pool, symbol, method, segment, segment.sellAt);
+        }
+        return 0;
+      },
+    };
+    const months: Checkpoint[] = [];
+    const recent: Checkpoint[] = [];
+    const matcher = lotMatcher(method, sink, {
+      ...(resume.state === undefined ? {} : { from: resume.state }),
+      isCheckpoint: (previousDay, nextDay) => (isMonthStart(previousDay, nextDay) && monthOf(nextDay) >= keepMonthsFrom) || isRecent(method, nextDay, lastDay),
+      onCheckpoint: (nextSeq, state, previousDay, nextDay) => {
+        const checkpoint: Checkpoint = { nextSeq, kind: isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, state };
+        if (isRecent(method, nextDay, lastDay)) recent.push(checkpoint);
+        else {
+          months.push(checkpoint);
+          if (months.length > CHECKPOINTS_KEPT) months.shift();
+        }
+      },
+    });
+    matches.push({ method, fromSeq: resume.fromSeq, matcher, months, recent });
+  }
+  return { pool, symbol, lastDay, matches };
+}
+
+/** Settles what each matcher still holds and appends the checkpoints kept. */
+function finishPartition(partition: PartitionMatch, states: DuckDBAppender): LastDay {
+  const { pool, symbol, lastDay } = partition;
+  for (const { method, matcher, months, recent } of partition.matches) {
+    matcher.end();
+    // A recent month start counts among the months (none older than the latest CHECKPOINTS_KEPT is recent).
+    const recentMonths = recent.filter((checkpoint) => checkpoint.kind === 'month').length;
+    for (const checkpoint of [...months.slice(Math.max(0, months.length + recentMonths - CHECKPOINTS_KEPT)), ...recent]) {
+      states.appendVarchar(pool);
+      states.appendVarchar(symbol);
+      states.appendVarchar(method);
+      states.appendBigInt(checkpoint.nextSeq);
+      states.appendVarchar(checkpoint.kind);
+      states.appendInteger(checkpoint.nextDay);
+      states.appendVarchar(checkpoint.state);
+      states.endRow();
+    }
+  }
+  return { pool, symbol, lastDay };
 }
 
 function eventOf(row: DuckDBValue[]): TradeEvent {
@@ -396,52 +504,6 @@ class SegmentChunks {
     chunk.setColumns(this.columns);
     this.appender.appendDataChunk(chunk);
     this.columns = SEGMENT_TYPES.map(() => []);
-  }
-}
-
-async function matchGroup(segments: SegmentChunks, states: DuckDBAppender, pool: string, symbol: string, events: readonly TradeEvent[], lastDay: number, method: LotMethod, resume: Resume): Promise<void> {
-  // A sell's instant (sell_at: its readers read only the row groups from an instant on). The
-  // events' seqs are consecutive (event_seq numbers a partition 1, 2, …) and every segment's sell
-  // is one of these events (a saved state holds lots, never sells).
-  const sellAt = (seq: bigint): bigint => {
-    const at = events[Number(seq - events[0]!.seq)]?.at;
-    if (at === undefined || at === null) throw new Error(`int_spot_lot_segments: sell ${seq} of ${pool} ${symbol} is not among the events read`);
-    return at;
-  };
-  // Each segment goes to the appender as it is found (a chunk at a time): a symbol's segments are never all held.
-  const push = (...found: Segment[]): number => {
-    for (const segment of found) segments.add(pool, symbol, method, segment, sellAt(segment.sellSeq));
-    return 0;
-  };
-  const first = events.findIndex((event) => event.seq >= resume.fromSeq);
-  if (first === -1) return;
-  // The checkpoints kept: the latest CHECKPOINTS_KEPT month starts, and every day start of the
-  // last RECENT_DAYS days (lastDay: the partition's last event's).
-  const months: Checkpoint[] = [];
-  const recent: Checkpoint[] = [];
-  await matchLotsYielding(method, first === 0 ? events : events.slice(first), { push }, {
-    ...(resume.state === undefined ? {} : { from: resume.state }),
-    isCheckpoint: (previousDay, nextDay) => isMonthStart(previousDay, nextDay) || isRecent(method, nextDay, lastDay),
-    onCheckpoint: (nextSeq, state, previousDay, nextDay) => {
-      const checkpoint: Checkpoint = { nextSeq, kind: isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, state };
-      if (isRecent(method, nextDay, lastDay)) recent.push(checkpoint);
-      else {
-        months.push(checkpoint);
-        if (months.length > CHECKPOINTS_KEPT) months.shift();
-      }
-    },
-  });
-  // A recent month start counts among the months (none older than the latest CHECKPOINTS_KEPT is recent).
-  const recentMonths = recent.filter((checkpoint) => checkpoint.kind === 'month').length;
-  for (const checkpoint of [...months.slice(Math.max(0, months.length + recentMonths - CHECKPOINTS_KEPT)), ...recent]) {
-    states.appendVarchar(pool);
-    states.appendVarchar(symbol);
-    states.appendVarchar(method);
-    states.appendBigInt(checkpoint.nextSeq);
-    states.appendVarchar(checkpoint.kind);
-    states.appendInteger(checkpoint.nextDay);
-    states.appendVarchar(checkpoint.state);
-    states.endRow();
   }
 }
 

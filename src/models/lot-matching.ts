@@ -48,6 +48,8 @@ export interface Segment {
   /** null where unmatched: no cost is known, never a silent zero. */
   cost: bigint | null;
   proceeds: bigint;
+  /** The sell's instant, as its event gave it (TradeEvent.at; undefined where the event had none). */
+  sellAt?: bigint | null;
 }
 
 /** round(m * n / d), halves away from zero, for d > 0. */
@@ -127,9 +129,28 @@ export interface MatchOptions {
   onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
 }
 
+/**
+ * A match fed one event at a time (in event_seq order), so that a partition of any size is matched
+ * without holding its events: it holds only what the method needs (the open lots; uk also the
+ * events of the days whose 30 following days have not all been seen).
+ */
+export interface LotMatcher {
+  /** Matches the next event; the segments it settles go to the sink. */
+  push(event: TradeEvent): void;
+  /** No more events: settles what is still held (uk's last 30 days). */
+  end(): void;
+}
+
+/** A matcher of `method` putting segments into `out` (see LotMatcher). */
+export function lotMatcher(method: MatchMethod, out: SegmentSink, options: MatchOptions = {}): LotMatcher {
+  return method === 'uk' ? new UkMatcher(out, options) : new StackMatcher(method, out, options);
+}
+
 /** A sell being disposed of: its proceeds spread over its quantity. */
 interface Disposal {
   seq: bigint;
+  /** The sell's instant (TradeEvent.at), carried to its segments as sellAt. */
+  at: bigint | null | undefined;
   spread: Spread;
 }
 
@@ -144,7 +165,7 @@ function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rul
       const piece = source.currentPiece();
       let step = piece.left < disposal.spread.left ? piece.left : disposal.spread.left;
       if (wanted < step) step = wanted;
-      out.push({ sellSeq: disposal.seq, rule, lotSeq: piece.seq, quantity: step, cost: source.take(step), proceeds: disposal.spread.take(step) });
+      out.push({ sellSeq: disposal.seq, rule, lotSeq: piece.seq, quantity: step, cost: source.take(step), proceeds: disposal.spread.take(step), sellAt: disposal.at });
       wanted -= step;
     }
     if (wanted === 0n) return;
@@ -155,11 +176,11 @@ function pair(disposals: readonly Disposal[], source: Spread, units: bigint, rul
 function unmatched(disposals: readonly Disposal[], out: SegmentSink): void {
   for (const disposal of disposals) {
     const left = disposal.spread.left;
-    if (left > 0n) out.push({ sellSeq: disposal.seq, rule: 'unmatched', lotSeq: null, quantity: left, cost: null, proceeds: disposal.spread.take(left) });
+    if (left > 0n) out.push({ sellSeq: disposal.seq, rule: 'unmatched', lotSeq: null, quantity: left, cost: null, proceeds: disposal.spread.take(left), sellAt: disposal.at });
   }
 }
 
-const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
+const disposalOf = (event: TradeEvent): Disposal => ({ seq: event.seq, at: event.at, spread: new Spread(event.quantityOut, event.proceeds, [{ seq: event.seq, units: event.quantityOut }]) });
 const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cost, [{ seq: event.seq, units: event.unitsIn }]);
 
 /**
@@ -181,7 +202,7 @@ export async function matchLotsYielding(method: MatchMethod, events: readonly Tr
   while (steps.next().done !== true) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Events (uk: events grouped into days, then days' events matched) between two steps of matchLotsSteps. */
+/** Events between two steps of matchLotsSteps. */
 export const EVENTS_PER_STEP = 65_536;
 
 /**
@@ -190,8 +211,16 @@ export const EVENTS_PER_STEP = 65_536;
  * end of a partition of millions of events).
  */
 export function* matchLotsSteps(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Generator<void, void, void> {
-  if (method === 'uk') yield* matchUk(events, out, options);
-  else yield* matchStack(method, events, out, options);
+  const matcher = lotMatcher(method, out, options);
+  let sinceStep = 0;
+  for (const event of events) {
+    if (++sinceStep === EVENTS_PER_STEP) {
+      sinceStep = 0;
+      yield;
+    }
+    matcher.push(event);
+  }
+  matcher.end();
 }
 
 /** A lot's Spread as [seq, units, cost, units taken], decimal strings. */
@@ -208,38 +237,45 @@ function restoreLot([seq, units, cost, taken]: SavedLot): Spread {
 /**
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
  * (cost / units), the earliest of equal ones; FIFO from the earliest. Units beyond the inventory
- * are unmatched.
+ * are unmatched. It holds the open lots only: a sell is settled as it comes.
  */
-function* matchStack(method: 'lifo' | 'hifo' | 'fifo', events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
-  const lots: LotHeap | LotQueue | Spread[] = method === 'lifo' ? [] : method === 'fifo' ? new LotQueue() : new LotHeap();
-  // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
-  // resumed match holds them exactly as the whole one did.
-  if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) lots.push(restoreLot(saved));
-  let previousDay: number | undefined;
-  let sinceStep = 0;
-  for (const event of events) {
-    if (++sinceStep === EVENTS_PER_STEP) {
-      sinceStep = 0;
-      yield;
+class StackMatcher implements LotMatcher {
+  private readonly lots: LotHeap | LotQueue | Spread[];
+  private previousDay: number | undefined;
+
+  constructor(
+    method: 'lifo' | 'hifo' | 'fifo',
+    private readonly out: SegmentSink,
+    private readonly options: MatchOptions,
+  ) {
+    this.lots = method === 'lifo' ? [] : method === 'fifo' ? new LotQueue() : new LotHeap();
+    // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
+    // resumed match holds them exactly as the whole one did.
+    if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) this.lots.push(restoreLot(saved));
+  }
+
+  push(event: TradeEvent): void {
+    const { lots, options } = this;
+    if (this.previousDay !== undefined && event.day !== this.previousDay && options.isCheckpoint?.(this.previousDay, event.day) === true) {
+      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), this.previousDay, event.day);
     }
-    if (previousDay !== undefined && event.day !== previousDay && options.isCheckpoint?.(previousDay, event.day) === true) {
-      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), previousDay, event.day);
-    }
-    previousDay = event.day;
+    this.previousDay = event.day;
     if (event.side === 'buy') {
       if (event.unitsIn > 0n) lots.push(lotOf(event));
-      continue;
+      return;
     }
-    if (event.quantityOut <= 0n) continue;
+    if (event.quantityOut <= 0n) return;
     const disposal = disposalOf(event);
     for (;;) {
       const lot = Array.isArray(lots) ? lots.at(-1) : lots.peek();
       if (lot === undefined || disposal.spread.left === 0n) break;
-      pair([disposal], lot, lot.left < disposal.spread.left ? lot.left : disposal.spread.left, 'lot', out);
+      pair([disposal], lot, lot.left < disposal.spread.left ? lot.left : disposal.spread.left, 'lot', this.out);
       if (lot.left === 0n) lots.pop();
     }
-    unmatched([disposal], out);
+    unmatched([disposal], this.out);
   }
+
+  end(): void {}
 }
 
 /** Lots in the order they were acquired, taken from the front. */
@@ -335,6 +371,20 @@ interface UkDay {
   later?: Spread;
 }
 
+/** A day being read: its buys (as the acquisition's pieces) and its disposals so far. */
+interface UkDayBuilder {
+  day: number;
+  firstSeq: bigint;
+  pieces: { seq: bigint; units: bigint }[];
+  units: bigint;
+  cost: bigint;
+  disposals: Disposal[];
+  disposed: bigint;
+}
+
+/** Days after a disposal's whose acquisitions the 30-day rule reaches. */
+const THIRTY_DAYS = 30;
+
 /**
  * HMRC share pooling (Cryptoassets Manual CRYPTO22200+, TCGA 1992 s105, s106A): per day, all
  * acquisitions are one acquisition and all disposals one disposal. A disposal is identified first
@@ -344,86 +394,123 @@ interface UkDay {
  * its day with what those rules left of it; an opening position is the pool at the start.
  * Per-fill detail splits the day's single disposal in fill order (the first sells of the day take
  * the same-day match, then the 30-day matches, then the pool), so the day's totals are HMRC's.
+ *
+ * Fed a stream, it holds the days not yet settled: a day is settled once an event more than 30
+ * days after it has been read (every acquisition its disposal can reach is then known), so it
+ * holds about 31 days' events whatever the history's length.
  */
-function* matchUk(events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions): Generator<void, void, void> {
-  const saved = options.from === undefined ? undefined : (JSON.parse(options.from) as UkState);
-  const days: UkDay[] = [];
-  let poolUnits = saved === undefined ? 0n : BigInt(saved.pool[0]);
-  let poolCost = saved === undefined ? 0n : BigInt(saved.pool[1]);
-  let stepStart = 0;
-  for (let index = 0; index < events.length; ) {
-    if (index - stepStart >= EVENTS_PER_STEP) {
-      stepStart = index;
-      yield;
-    }
-    const day = events[index]!.day;
-    const firstSeq = events[index]!.seq;
-    const buys: TradeEvent[] = [];
-    const disposals: Disposal[] = [];
-    let disposed = 0n;
-    for (; index < events.length && events[index]!.day === day; index += 1) {
-      const event = events[index]!;
-      if (event.isOpening) {
-        poolUnits += event.unitsIn;
-        poolCost += event.cost;
-      } else if (event.side === 'buy') {
-        if (event.unitsIn > 0n) buys.push(event);
-      } else if (event.quantityOut > 0n) {
-        disposals.push(disposalOf(event));
-        disposed += event.quantityOut;
-      }
-    }
-    const units = buys.reduce((sum, buy) => sum + buy.unitsIn, 0n);
-    const acquisition = new Spread(units, buys.reduce((sum, buy) => sum + buy.cost, 0n), buys.length === 0 ? [{ seq: null, units: 0n }] : buys.map((buy) => ({ seq: buy.seq, units: buy.unitsIn })));
-    days.push({ day, firstSeq, acquisition, disposals, disposed, sameDay: units < disposed ? units : disposed });
-  }
-  // What disposals before the saved state took of these days' acquisitions by the 30-day rule.
-  for (const [day, taken] of saved?.later ?? []) {
-    const target = days.find((candidate) => candidate.day === day);
-    if (target === undefined) throw new Error(`uk lot matching: the saved state names day ${day}, which has no events to resume on`);
-    laterPart(target).skip(BigInt(taken));
+class UkMatcher implements LotMatcher {
+  private poolUnits: bigint;
+  private poolCost: bigint;
+  /** Read days not settled yet, from `head` on (those before it are settled and dropped now and then). */
+  private days: UkDay[] = [];
+  private head = 0;
+  private building: UkDayBuilder | undefined;
+  /** The last settled day (a checkpoint falls between it and the next). */
+  private previousDay: number | undefined;
+  /** What disposals before the saved state took by the 30-day rule, per later day, applied when that day is read. */
+  private readonly laterTaken = new Map<number, bigint>();
+
+  constructor(
+    private readonly out: SegmentSink,
+    private readonly options: MatchOptions,
+  ) {
+    const saved = options.from === undefined ? undefined : (JSON.parse(options.from) as UkState);
+    this.poolUnits = saved === undefined ? 0n : BigInt(saved.pool[0]);
+    this.poolCost = saved === undefined ? 0n : BigInt(saved.pool[1]);
+    for (const [day, taken] of saved?.later ?? []) this.laterTaken.set(day, BigInt(taken));
   }
 
-  let sinceStep = 0;
-  for (let index = 0; index < days.length; index += 1) {
-    const today = days[index]!;
-    // A day's work follows its disposals (each reaches at most 31 days' acquisitions).
-    sinceStep += today.disposals.length + 1;
-    if (sinceStep >= EVENTS_PER_STEP) {
-      sinceStep = 0;
-      yield;
+  push(event: TradeEvent): void {
+    if (this.building !== undefined && this.building.day !== event.day) {
+      this.closeDay();
+      this.settleBefore(event.day - THIRTY_DAYS);
     }
-    if (index > 0 && options.isCheckpoint?.(days[index - 1]!.day, today.day) === true) {
+    const day = (this.building ??= { day: event.day, firstSeq: event.seq, pieces: [], units: 0n, cost: 0n, disposals: [], disposed: 0n });
+    if (event.isOpening) {
+      this.poolUnits += event.unitsIn;
+      this.poolCost += event.cost;
+    } else if (event.side === 'buy') {
+      if (event.unitsIn > 0n) {
+        day.pieces.push({ seq: event.seq, units: event.unitsIn });
+        day.units += event.unitsIn;
+        day.cost += event.cost;
+      }
+    } else if (event.quantityOut > 0n) {
+      day.disposals.push(disposalOf(event));
+      day.disposed += event.quantityOut;
+    }
+  }
+
+  end(): void {
+    this.closeDay();
+    this.settleBefore(Number.POSITIVE_INFINITY);
+    const [day] = this.laterTaken.keys();
+    if (day !== undefined) throw new Error(`uk lot matching: the saved state names day ${day}, which has no events to resume on`);
+  }
+
+  /** The day being read is complete: it joins the days to settle. */
+  private closeDay(): void {
+    const built = this.building;
+    if (built === undefined) return;
+    this.building = undefined;
+    const acquisition = new Spread(built.units, built.cost, built.pieces.length === 0 ? [{ seq: null, units: 0n }] : built.pieces);
+    const day: UkDay = { day: built.day, firstSeq: built.firstSeq, acquisition, disposals: built.disposals, disposed: built.disposed, sameDay: built.units < built.disposed ? built.units : built.disposed };
+    const taken = this.laterTaken.get(day.day);
+    if (taken !== undefined) {
+      laterPart(day).skip(taken);
+      this.laterTaken.delete(day.day);
+    }
+    this.days.push(day);
+  }
+
+  /** Settles the read days before `day` (days + 30 < the day being read: all they can reach is read). */
+  private settleBefore(day: number): void {
+    while (this.head < this.days.length && this.days[this.head]!.day < day) {
+      this.settle(this.head);
+      this.head += 1;
+    }
+    if (this.head > 1024 && this.head * 2 > this.days.length) {
+      this.days = this.days.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private settle(index: number): void {
+    const { days, out, options } = this;
+    const today = days[index]!;
+    if (this.previousDay !== undefined && options.isCheckpoint?.(this.previousDay, today.day) === true) {
       const later: [number, string][] = [];
       // Disposals before today reach the acquisitions of the next 29 days at most.
-      for (let ahead = index; ahead < days.length && days[ahead]!.day < today.day + 30; ahead += 1) {
+      for (let ahead = index; ahead < days.length && days[ahead]!.day < today.day + THIRTY_DAYS; ahead += 1) {
         const next = days[ahead]!;
         const taken = next.later === undefined ? 0n : next.acquisition.units - next.later.left - next.sameDay;
         if (taken > 0n) later.push([next.day, String(taken)]);
       }
-      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(poolUnits), String(poolCost)], later } satisfies UkState), days[index - 1]!.day, today.day);
+      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(this.poolUnits), String(this.poolCost)], later } satisfies UkState), this.previousDay, today.day);
     }
+    this.previousDay = today.day;
     // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
-    const later = laterPart(today);
-    if (later.left > 0n) {
-      poolUnits += later.left;
-      poolCost += later.take(later.left);
+    const rest = laterPart(today);
+    if (rest.left > 0n) {
+      this.poolUnits += rest.left;
+      this.poolCost += rest.take(rest.left);
     }
-    if (today.disposed === 0n) continue;
+    if (today.disposed === 0n) return;
     pair(today.disposals, today.acquisition, today.sameDay, 'same_day', out);
     let wanted = today.disposed - today.sameDay;
-    for (let next = index + 1; wanted > 0n && next < days.length && days[next]!.day <= today.day + 30; next += 1) {
+    for (let next = index + 1; wanted > 0n && next < days.length && days[next]!.day <= today.day + THIRTY_DAYS; next += 1) {
       const source = laterPart(days[next]!);
       const step = source.left < wanted ? source.left : wanted;
       if (step > 0n) pair(today.disposals, source, step, 'thirty_day', out);
       wanted -= step;
     }
-    const fromPool = poolUnits < wanted ? poolUnits : wanted;
+    const fromPool = this.poolUnits < wanted ? this.poolUnits : wanted;
     if (fromPool > 0n) {
-      const cost = shareOf(poolCost, fromPool, poolUnits);
+      const cost = shareOf(this.poolCost, fromPool, this.poolUnits);
       pair(today.disposals, new Spread(fromPool, cost, [{ seq: null, units: fromPool }]), fromPool, 'pool', out);
-      poolUnits -= fromPool;
-      poolCost -= cost;
+      this.poolUnits -= fromPool;
+      this.poolCost -= cost;
     }
     unmatched(today.disposals, out);
   }
