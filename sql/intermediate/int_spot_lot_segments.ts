@@ -475,6 +475,12 @@ const CHUNK_ROWS = 2048;
  */
 class SegmentChunks {
   private columns: DuckDBValue[][] = SEGMENT_TYPES.map(() => []);
+  /**
+   * One chunk, reset and refilled: a chunk's native memory is not freed with its JS object
+   * (measured: a new chunk per 2,048 rows held 180 MB per million rows appended, 5 GB over a 10M
+   * history's 29M segments, outside DuckDB's memory_limit; one chunk reused stays flat).
+   */
+  private readonly chunk = DuckDBDataChunk.create(SEGMENT_TYPES, CHUNK_ROWS);
 
   constructor(private readonly appender: DuckDBAppender) {}
 
@@ -497,9 +503,9 @@ class SegmentChunks {
   private appendChunk(): void {
     const rows = this.columns[0]!.length;
     if (rows === 0) return;
-    const chunk = DuckDBDataChunk.create(SEGMENT_TYPES, rows);
-    chunk.setColumns(this.columns);
-    this.appender.appendDataChunk(chunk);
+    this.chunk.reset();
+    this.chunk.setColumns(this.columns);
+    this.appender.appendDataChunk(this.chunk);
     this.columns = SEGMENT_TYPES.map(() => []);
   }
 }
