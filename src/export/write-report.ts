@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, renameSync, rmSync, utimesSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
@@ -13,7 +13,7 @@ import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
 import { rolledUpSheet, rollUpKeys, withAdjustments, withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
 import { countRollUpLines, detailColumns, detailFileName, DETAIL_FORMATS, rollUpSource, writeDetailFiles, type DetailFormat } from './roll-up.ts';
-import { digestSheet, fingerprintOf, keepRecord, recordFile, unchangedRecord } from './report-fingerprint.ts';
+import { digestSheet, fingerprintOf, identify, modifiedStamp, recordProperties, unchangedRecord, type WrittenRecord } from './report-fingerprint.ts';
 import { readClosedPeriods, type ClosedPeriod } from '../store/period-closes.ts';
 import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { writeCsv } from './write-csv.ts';
@@ -171,8 +171,39 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const ledgerFormats = report.ledger === undefined ? [] : LEDGER_FORMATS.filter((format: LedgerFormat) => formats.includes(format));
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
 
-  // Everything the workbook and its files are made from; unchanged since they were written, they are not written again.
-  const record = recordFile(folder, base);
+  // The full detail of each rolled-up sheet, beside the workbook.
+  const detailFiles = report.sheets.map((sheet, index) =>
+    rollUps[index] === undefined
+      ? undefined
+      : (Object.fromEntries(DETAIL_FORMATS.map((format) => [format, path.join(folder, detailFileName(base, sheet.name, format))])) as Record<DetailFormat, string>),
+  );
+  const planned = report.sheets.map((sheet, index) => {
+    const rollUp = rollUps[index];
+    if (rollUp === undefined) return { sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) };
+    // A rolled-up sheet's note takes a row above its table.
+    const files = DETAIL_FORMATS.map((format) => ({ file: detailFiles[index]![format], format, rows: counts[index]! }));
+    return {
+      sheet: rollUp.spec,
+      rows: rollUp.lines,
+      parts: sheetParts(sheet.name, rollUp.lines, maxRows - 1),
+      rolledUp: { detailRows: counts[index]!, by: rollUpKeys(sheet).map((column) => column.header), files, limit: limit! },
+    };
+  });
+  const sheets: WrittenSheet[] = planned.map(({ sheet, rows, parts, rolledUp }) => ({ name: sheet.name, parts, rows, ...(rolledUp === undefined ? {} : { rolledUp: { detailRows: rolledUp.detailRows, by: rolledUp.by, files: rolledUp.files } }) }));
+  const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
+  // The rows of the period a file leaves out (the sheet that lists them), and why.
+  const omittedOf = (omitted: { sheet: string; note: string } | undefined) => {
+    const index = omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === omitted.sheet);
+    return { omitted: index < 0 ? 0 : counts[index]!, note: omitted?.note ?? '' };
+  };
+  // The CSV holds the rows of its sheet: as many as counted.
+  const csvSheet = report.csv === undefined || !formats.includes('csv') ? -1 : report.sheets.findIndex((sheet) => sheet.name === report.csv!.sheet);
+  const csv: ReportResult['csv'] = csvSheet < 0 ? undefined : { file: csvFile, rows: counts[csvSheet]!, ...omittedOf(report.csv!.omitted) };
+  const result: Omit<ReportResult, 'ms'> = { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }) };
+
+  // Everything the workbook and its files are made from; unchanged since they were written, they
+  // are not written again. Ledger imports (asked for now and then, never by the nightly run) are
+  // always written, and their workbook with them.
   const fingerprint = fingerprintOf({
     report,
     period: options.period,
@@ -183,16 +214,15 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
     figures,
     chart,
     notes: options.notes ?? [],
-    formats: formats.filter((format) => (format === 'csv' ? report.csv !== undefined : report.ledger !== undefined)),
-    ledger: ledgerFormats.length === 0 ? null : (options.ledger ?? DEFAULT_LEDGER_SETTINGS),
+    csv: csv !== undefined,
     coinFormats: options.coinFormats,
     detailRowLimit: limit ?? null,
     maxRows,
     sheets: await Promise.all(report.sheets.map(async (sheet) => digestSheet(db, sheet, fingerprintColumns(report, sheet), options.period, account))),
   });
-  if (options.skipUnchanged === true) {
-    const unchanged = await unchangedRecord<ReportResult>(record, fingerprint);
-    if (unchanged !== undefined) return { ...relocate(unchanged.result, folder), unchanged: { since: unchanged.writtenAt }, ms: performance.now() - started };
+  if (options.skipUnchanged === true && ledgerFormats.length === 0) {
+    const unchanged = await unchangedRecord(file, fingerprint);
+    if (unchanged !== undefined) return { ...result, unchanged: { since: unchanged.writtenAt }, ms: performance.now() - started };
   }
 
   const ledgerTemporaries = new Set<string>();
@@ -201,12 +231,6 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   if (ledgerFormats.length > 0 && ledgerCurrency === '') throw missingReportingCurrency(report.name);
   // What would make a ledger import unusable (an account without its Xero code) is refused before the workbook is written.
   const ledgerPlan = ledgerFormats.length === 0 ? undefined : await planLedgerOf(db, report, { ...options, formats: ledgerFormats, currency: ledgerCurrency }, ledgerTemporaries);
-  // The full detail of each rolled-up sheet, beside the workbook: its files and their temporary names.
-  const detailFiles = report.sheets.map((sheet, index) =>
-    rollUps[index] === undefined
-      ? undefined
-      : (Object.fromEntries(DETAIL_FORMATS.map((format) => [format, path.join(folder, detailFileName(base, sheet.name, format))])) as Record<DetailFormat, string>),
-  );
   const detailTemporaries = detailFiles.flatMap((files) => (files === undefined ? [] : DETAIL_FORMATS.map((format) => temporaryOf(files[format]))));
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
@@ -232,25 +256,42 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
+    // The files beside the workbook first (the workbook records what identifies them), all under
+    // temporary names: a failure (a full disk) leaves the earlier files as they were.
+    // Every detail row of each rolled-up sheet, by DuckDB.
+    const beside: string[] = [];
+    for (const [index, files] of detailFiles.entries()) {
+      if (files === undefined) continue;
+      const sheet = report.sheets[index]!;
+      let rows: number;
+      try {
+        rows = await writeDetailFiles(db, sheet, { period: options.period, ...(account === undefined ? {} : { account }), report: report.name, files: { parquet: temporaryOf(files.parquet), csv: temporaryOf(files.csv) } });
+      } catch (error) {
+        throw diskFullOf(error, { file: files.parquet, doing: 'writing the full detail of a rolled-up sheet', kept: 'the previous workbook and files of this name, if any, are unchanged and no half-written file is left' }) ?? error;
+      }
+      if (rows !== counts[index]) throw new DataError(`${sheet.mart}: ${rows} detail rows written for the sheet "${sheet.name}", where ${counts[index]} were counted (the database changed meanwhile?)`, { hint: 'write the report again' });
+      beside.push(files.parquet, files.csv);
+    }
+    if (csv !== undefined) {
+      const rows = await writeCsv(db, report.csv!, report.sheets[csvSheet]!, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
+      if (rows !== csv.rows) throw new DataError(`${report.sheets[csvSheet]!.mart}: ${rows} lines written to ${path.basename(csvFile)}, where ${csv.rows} were counted (the database changed meanwhile?)`, { hint: 'write the report again' });
+      beside.push(csvFile);
+    }
+    const ledger = await ledgerPlan?.write();
+    let ledgerResult: ReportResult['ledger'];
+    if (ledger !== undefined) {
+      const { commit: _commit, ...exports } = ledger;
+      ledgerResult = { ...exports, ...omittedOf(report.ledger!.omitted) };
+    }
+
+    // What it is written from, inside it: the next report of the same figures is not written again.
+    const record: WrittenRecord = { fingerprint, writtenAt: now.toISOString(), stampMs: modifiedStamp(), files: await Promise.all(beside.map(async (written) => ({ name: path.basename(written), ...(await identify(temporaryOf(written))) }))) };
     const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account, closure.header) });
     workbook.creator = 'exledger';
     workbook.created = now;
-    const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
-    const planned = report.sheets.map((sheet, index) => {
-      const rollUp = rollUps[index];
-      if (rollUp === undefined) return { sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) };
-      // A rolled-up sheet's note takes a row above its table.
-      const files = DETAIL_FORMATS.map((format) => ({ file: detailFiles[index]![format], format, rows: counts[index]! }));
-      return {
-        sheet: rollUp.spec,
-        rows: rollUp.lines,
-        parts: sheetParts(sheet.name, rollUp.lines, maxRows - 1),
-        rolledUp: { detailRows: counts[index]!, by: rollUpKeys(sheet).map((column) => column.header), files, limit: limit! },
-      };
-    });
+    workbook.customProperties = recordProperties(record);
     writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, valuationLeftOut, freshness, figures, chart, planned, closure });
     const tableNames = new Set<string>();
-    const sheets: WrittenSheet[] = [];
     for (const [index, { sheet, rows, parts, rolledUp }] of planned.entries()) {
       const notSynced = notSyncedReason(report, sheet, freshness, account ?? null);
       await writeDetailSheet(db, workbook, report, sheet, {
@@ -265,87 +306,32 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
         ...(notSynced === undefined ? {} : { notSynced }),
         ...(rolledUp === undefined ? {} : { source: rollUpSource(report.sheets[index]!, options.period, account), note: rolledUpNote(rows, rolledUp) }),
       });
-      sheets.push({ name: sheet.name, parts, rows, ...(rolledUp === undefined ? {} : { rolledUp: { detailRows: rolledUp.detailRows, by: rolledUp.by, files: rolledUp.files } }) });
     }
     await workbook.commit();
-    // Every detail row of each rolled-up sheet, by DuckDB, under temporary names renamed with the workbook.
-    for (const [index, files] of detailFiles.entries()) {
-      if (files === undefined) continue;
-      const sheet = report.sheets[index]!;
-      let rows: number;
+
+    // Every file complete: each takes its name, the workbook first.
+    const rename = (final: string) => {
       try {
-        rows = await writeDetailFiles(db, sheet, { period: options.period, ...(account === undefined ? {} : { account }), report: report.name, files: { parquet: temporaryOf(files.parquet), csv: temporaryOf(files.csv) } });
+        renameSync(temporaryOf(final), final);
       } catch (error) {
-        throw diskFullOf(error, { file: files.parquet, doing: 'writing the full detail of a rolled-up sheet', kept: 'the previous workbook and files of this name, if any, are unchanged and no half-written file is left' }) ?? error;
+        throw outputError(final, error as NodeJS.ErrnoException);
       }
-      if (rows !== counts[index]) throw new DataError(`${sheet.mart}: ${rows} detail rows written for the sheet "${sheet.name}", where ${counts[index]} were counted (the database changed meanwhile?)`, { hint: 'write the report again' });
-    }
-    // The rows of the period a file leaves out (the sheet that lists them), and why.
-    const omittedOf = (omitted: { sheet: string; note: string } | undefined) => {
-      const index = omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === omitted.sheet);
-      return { omitted: index < 0 ? 0 : counts[index]!, note: omitted?.note ?? '' };
     };
-    // The CSV and the ledger imports are complete before any file is renamed: a failure (a full disk) leaves the earlier files as they were.
-    let csv: ReportResult['csv'];
-    if (report.csv !== undefined && formats.includes('csv')) {
-      const spec = report.csv;
-      const sheet = report.sheets.find((candidate) => candidate.name === spec.sheet)!;
-      const rows = await writeCsv(db, spec, sheet, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
-      csv = { file: csvFile, rows, ...omittedOf(spec.omitted) };
-    }
-    const ledger = await ledgerPlan?.write();
-    try {
-      renameSync(temporary, file);
-    } catch (error) {
-      throw outputError(file, error as NodeJS.ErrnoException);
-    }
-    if (csv !== undefined) {
-      try {
-        renameSync(csvTemporary, csvFile);
-      } catch (error) {
-        throw outputError(csvFile, error as NodeJS.ErrnoException);
-      }
-    }
-    const written = [file, ...(csv === undefined ? [] : [csvFile])];
+    rename(file);
+    // Its modification time as recorded inside it: a workbook saved again (by anyone) is written again.
+    utimesSync(file, new Date(record.stampMs), new Date(record.stampMs));
+    if (csv !== undefined) rename(csvFile);
     for (const [index, sheet] of report.sheets.entries()) {
       if (sheet.rollUp === undefined) continue;
       for (const format of DETAIL_FORMATS) {
         const final = detailFiles[index]?.[format];
         // A sheet no longer rolled up leaves no full detail of an earlier writing beside its workbook.
         if (final === undefined) rmSync(path.join(folder, detailFileName(base, sheet.name, format)), { force: true });
-        else {
-          try {
-            renameSync(temporaryOf(final), final);
-          } catch (error) {
-            throw outputError(final, error as NodeJS.ErrnoException);
-          }
-          written.push(final);
-        }
+        else rename(final);
       }
     }
-    let ledgerResult: ReportResult['ledger'];
-    if (ledger !== undefined) {
-      ledger.commit();
-      const { commit: _commit, ...exports } = ledger;
-      ledgerResult = { ...exports, ...omittedOf(report.ledger!.omitted) };
-      written.push(...exports.exports.flatMap((exported) => exported.files.map((exportedFile) => exportedFile.file)));
-    }
-    const result: ReportResult = {
-      report: report.name,
-      account: account ?? null,
-      file,
-      period: options.period,
-      sheets,
-      warnings,
-      ...(csv === undefined ? {} : { csv }),
-      ...(ledgerResult === undefined ? {} : { ledger: ledgerResult }),
-      ms: 0,
-    };
-    // What it was written from, beside it: the next report of the same figures is not written again.
-    const { ms: _ms, ...kept } = result;
-    const notKept = await keepRecord(record, { fingerprint, writtenAt: now.toISOString(), files: written, result: kept });
-    if (notKept !== undefined) warnings.push(`what ${path.basename(file)} was written from could not be recorded beside it (${notKept}): it will be written again next time, changed or not`);
-    return { ...result, ms: performance.now() - started };
+    ledger?.commit();
+    return { ...result, ...(ledgerResult === undefined ? {} : { ledger: ledgerResult }), ms: performance.now() - started };
   }
 }
 
@@ -545,10 +531,11 @@ function temporaryOf(file: string): string {
 /** The line above a rolled-up sheet's table: that it is rolled up, from how many rows, per what, and where every row is. */
 function rolledUpNote(lines: number, rolledUp: RolledUp & { limit: number }): string {
   const names = rolledUp.files.map((written) => path.basename(written.file));
+  const by = rolledUp.by.length === 1 ? rolledUp.by[0]! : `${rolledUp.by.slice(0, -1).join(', ')} and ${rolledUp.by.at(-1)!}`;
   return (
-    `Rolled up: ${formatCount(rolledUp.detailRows)} detail rows in this period, more than the ${formatCount(rolledUp.limit)} shown in full (reports.detailRowLimit), ` +
-    `so each line here sums the rows of one ${rolledUp.by.join(', ')} (${formatCount(lines)} ${lines === 1 ? 'line' : 'lines'}): amounts exactly, "unknown" where a row summed is unknown; ` +
-    `"Detail rows" counts them. Every detail row is in ${names.join(' and ')}, beside this workbook.`
+    `Rolled up: ${formatCount(rolledUp.detailRows)} detail rows in this period, more than the ${formatCount(rolledUp.limit)} shown in full (reports.detailRowLimit). ` +
+    `Each of the ${formatCount(lines)} ${lines === 1 ? 'line' : 'lines'} sums the rows of one ${by}: amounts exactly, "unknown" where a row summed is unknown; "Detail rows" counts them. ` +
+    `Every detail row is in ${names.join(' and ')}, beside this workbook.`
   );
 }
 
@@ -560,16 +547,4 @@ function fingerprintColumns(report: ReportSpec, sheet: SheetSpec): string[] {
   const csv = report.csv?.sheet === sheet.name ? report.csv.columns.map((column) => column.column) : [];
   const ledger = report.ledger?.sheet === sheet.name ? Object.values(report.ledger.columns) : [];
   return [...new Set([...detailColumns(sheet), ...csv, ...ledger])];
-}
-
-/** A result kept beside a workbook, with its files in the folder it is in now. */
-function relocate(result: Omit<ReportResult, 'ms'>, folder: string): Omit<ReportResult, 'ms'> {
-  const at = (file: string) => path.join(folder, path.basename(file));
-  return {
-    ...result,
-    file: at(result.file),
-    sheets: result.sheets.map((sheet) => (sheet.rolledUp === undefined ? sheet : { ...sheet, rolledUp: { ...sheet.rolledUp, files: sheet.rolledUp.files.map((written) => ({ ...written, file: at(written.file) })) } })),
-    ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: at(result.csv.file) } }),
-    ...(result.ledger === undefined ? {} : { ledger: { ...result.ledger, exports: result.ledger.exports.map((exported) => ({ ...exported, files: exported.files.map((written) => ({ ...written, file: at(written.file) })) })) } }),
-  };
 }

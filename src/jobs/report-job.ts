@@ -203,11 +203,10 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
  * What a writer of the output folder leaves while it works, with its pid: a workbook's temporary
  * name (write-report.ts: `.<report>-<period>[-<account>].xlsx.tmp-<pid>`, its CSV alike, its
  * ledger imports `.<…>.quickbooks.csv.tmp-<pid>`, `.<…>.xero-2.csv.tmp-<pid>`, `.<…>.journal.tmp-<pid>`,
- * the full detail of a rolled-up sheet `.<…>.spot-lot-detail.parquet.tmp-<pid>` and `.csv.tmp-<pid>`,
- * the record of what it was written from `.<…>.report.json.tmp-<pid>`),
+ * the full detail of a rolled-up sheet `.<…>.spot-lot-detail.parquet.tmp-<pid>` and `.csv.tmp-<pid>`),
  * and the folder a close writes its workbooks into before they are committed (`.close-<pid>-…`, close-job.ts).
  */
-const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+(?:\.[a-z0-9-]+)?\.(?:xlsx|csv|journal|parquet|json)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
+const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+(?:\.[a-z0-9-]+)?\.(?:xlsx|csv|journal|parquet)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
 
 /**
  * Removes what report writers and closes that are gone left in the output folder (killed
