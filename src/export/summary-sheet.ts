@@ -535,7 +535,7 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     for (const planned of rolledUp) {
       for (const written of planned.rolledUp!.files) {
         const kind = written.file.endsWith('.parquet') ? 'Parquet: amounts as DECIMAL, ids as text, instants in UTC' : 'CSV: DuckDB\'s exact text of each value, instants in ISO 8601 UTC';
-        add(text(path.basename(written.file)), count(written.rows), text(`Every detail row of "${planned.sheet.name}" in the period, in its order, with the mart's column names (${kind})`, { span: COLUMNS - 2 }));
+        add(text(path.basename(written.file)), count(written.rows), text(`Every detail row of "${planned.sheet.name}" in the period, with the mart's column names (${kind})`, { span: COLUMNS - 2 }));
       }
     }
     blank();
