@@ -172,6 +172,7 @@ export function reportResultJson(result: ReportResult): Record<string, unknown> 
   return {
     ...result,
     file: path.resolve(result.file),
+    sheets: result.sheets.map((sheet) => (sheet.rolledUp === undefined ? sheet : { ...sheet, rolledUp: { ...sheet.rolledUp, files: sheet.rolledUp.files.map((written) => ({ ...written, file: path.resolve(written.file) })) } })),
     ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }),
     ...(result.ledger === undefined ? {} : { ledger: { ...result.ledger, exports: result.ledger.exports.map((written) => ({ ...written, files: written.files.map((file) => ({ ...file, file: path.resolve(file.file) })) })) } }),
     ms: Math.round(result.ms),
