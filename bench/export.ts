@@ -1,7 +1,10 @@
 /**
  * Benchmark of `exledger report`: the pnl workbook of one month whose FIFO lot detail holds
- * 1,000,000 rows (one detail sheet), run as a child process so its wall time and peak memory are
- * those of the real command. Target (issue 5): under 60 s and under 1 GB of peak RSS.
+ * 1,000,000 rows, run as a child process so its wall time and peak memory are those of the real
+ * command, twice: as configured by default (past reports.detailRowLimit, 100,000, the sheet is
+ * rolled up and its full detail written beside the workbook as Parquet and CSV: issue 28), and
+ * with the limit at its largest, 1,047,575 (the whole sheet in the workbook, as before the
+ * roll-up). Target (issue 5): under 60 s and under 1 GB of peak RSS.
  *
  *   npm run bench -- export
  *
@@ -18,14 +21,15 @@
  * no cost, no PnL: nulls, as the mart has them); rows stored in a hashed order, so the report's
  * ORDER BY sorts for real, as after the mart's joins.
  *
- * Prints one row: rows in the detail sheet (as the command reports them, and as found in the
- * workbook: its table's ref and the sheet's <row> elements, counted while unzip streams them),
- * wall s, the command's own s, its CPU s (user + system: less sensitive to other processes than
- * wall time), peak RSS, workbook size, load average at start, target, met.
+ * Prints a row per run: detail rows (as the command reports them), what the workbook holds (its
+ * table's ref and the sheet's <row> elements, counted while unzip streams them; rolled up: its
+ * lines, and the rows of the Parquet and CSV files beside it), wall s, the command's own s, its
+ * CPU s (user + system: less sensitive to other processes than wall time), peak RSS, the size of
+ * the workbook (and of its files), load average at start, target, met.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +40,7 @@ import { DEFAULT_MODEL_SETTINGS, recordModelBuild, writeSettings } from '../src/
 import { BENCH_DATA_DIR, copyBuildData } from './build-data.ts';
 import { cachedDatabase } from './cached-database.ts';
 import { measureCommand, type MeasuredRun } from './measure-command.ts';
+import { MAX_DETAIL_ROW_LIMIT } from '../src/export/roll-up.ts';
 
 /** What the export benchmark's database holds. */
 export interface ExportDataSpec {
@@ -55,11 +60,15 @@ export interface ExportScenario {
   targetPeakBytes: number;
   /** The command is stopped after this many seconds (a run that never ends still gets a row). */
   timeoutSeconds: number;
+  /** reports.detailRowLimit of the run. @default the configuration's default */
+  detailRowLimit?: number;
 }
 
 const MB = 1024 ** 2;
 const GB = 1024 ** 3;
 const SCENARIO: ExportScenario = { name: 'export-1m', spec: { lotRows: 1_000_000, month: '2025-06' }, targetSeconds: 60, targetPeakBytes: 1 * GB, timeoutSeconds: 600 };
+/** The same with every row in the sheet, as before the roll-up: the limit at its largest. */
+const FULL_SCENARIO: ExportScenario = { ...SCENARIO, name: 'export-1m-full', detailRowLimit: MAX_DETAIL_ROW_LIMIT };
 /** The detail sheet the rows land in (reports/pnl.ts). */
 const DETAIL_SHEET = 'Spot lot detail';
 
@@ -393,8 +402,8 @@ export function cachedExportData(spec: ExportDataSpec): Promise<{ path: string; 
 
 /** What one child run of `exledger report` gave. */
 export interface ExportRun extends MeasuredRun {
-  /** The command's --json output: its own time and each sheet's rows. */
-  result?: { file: string; ms: number; sheets: { name: string; parts: string[]; rows: number }[] };
+  /** The command's --json output: its own time and each sheet's rows (a rolled-up sheet's: its lines, its detail rows and files). */
+  result?: { file: string; ms: number; sheets: { name: string; parts: string[]; rows: number; rolledUp?: { detailRows: number; files: { file: string; format: string; rows: number }[] } }[] };
 }
 
 /** One measured export: the run, the load it started under, and what the workbook holds. */
@@ -405,7 +414,11 @@ export interface MeasuredExport {
   load: number;
   /** The detail sheet's rows as the command reported them. */
   detailRows?: number;
+  /** Rolled up: the lines the sheet shows instead. */
+  lines?: number;
   check?: WorkbookCheck;
+  /** Rolled up: the rows found in each file beside the workbook, and their bytes. */
+  files?: { format: string; rows: number | undefined; bytes: number }[];
   /** The workbook holds the rows the command reported (in its sheet and its table). */
   found: boolean;
   met: boolean;
@@ -414,52 +427,77 @@ export interface MeasuredExport {
 
 /** Runs the export benchmark and prints its table. */
 export async function benchExport(): Promise<void> {
-  console.log('\n== exledger report pnl: a 1M-row detail sheet, wall time and peak memory of the command (child process)');
-  const { scenario, run, load, detailRows: rows, check, found, met, database } = await measureExport();
-  console.table([
-    {
+  console.log('\n== exledger report pnl: a 1M-row lot detail, rolled up (the default) and whole, wall time and peak memory of the command (child process)');
+  const runs = [];
+  for (const scenario of [SCENARIO, FULL_SCENARIO]) runs.push(await measureExport(scenario));
+  console.table(
+    runs.map(({ scenario, run, load, detailRows: rows, lines, check, files, met }) => ({
       scenario: scenario.name,
       'detail rows': rows?.toLocaleString('en-US') ?? '?',
-      'in workbook': check === undefined ? '?' : `${check.dataRows?.toLocaleString('en-US') ?? '?'} rows, table ${check.tableRef ?? '?'}`,
+      'in workbook': check === undefined ? '?' : `${check.dataRows?.toLocaleString('en-US') ?? '?'} ${lines === undefined ? 'rows' : 'lines'}, table ${check.tableRef ?? '?'}`,
+      'beside it': files === undefined ? '' : files.map((file) => `${file.format} ${file.rows?.toLocaleString('en-US') ?? '?'} rows`).join(', '),
       'wall s': run.timedOut ? `>${scenario.timeoutSeconds} (stopped)` : run.wallSeconds.toFixed(1),
       'report s': run.result === undefined ? '' : (run.result.ms / 1000).toFixed(1),
       'CPU s': run.cpuSeconds === undefined ? '?' : run.cpuSeconds.toFixed(1),
       'peak RSS MB': run.peakBytes === undefined ? '?' : Math.round(run.peakBytes / MB),
-      'workbook MB': check === undefined ? '?' : (check.bytes / MB).toFixed(1),
+      'files MB': check === undefined ? '?' : [check.bytes, ...(files ?? []).map((file) => file.bytes)].map((bytes) => (bytes / MB).toFixed(1)).join(' + '),
       'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
       target: `< ${scenario.targetSeconds} s, < ${scenario.targetPeakBytes / GB} GB`,
       result: met ? 'met' : 'NOT MET',
-    },
-  ]);
-  console.log(`peak from ${run.peakSource}; database ${path.relative(REPO, database)}`);
-  if (run.result === undefined) console.log(`no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
-  else if (!found) console.log(`the workbook does not hold the ${rows ?? '?'} rows the command reported (${check?.note ?? 'see above'})`);
+    })),
+  );
+  for (const { run, detailRows: rows, check, found, database } of runs) {
+    console.log(`peak from ${run.peakSource}; database ${path.relative(REPO, database)}`);
+    if (run.result === undefined) console.log(`no result (exit ${run.exitCode ?? 'killed'}):\n${run.stderrTail}`);
+    else if (!found) console.log(`the workbook or its files do not hold the ${rows ?? '?'} rows the command reported (${check?.note ?? 'see above'})`);
+  }
 }
 
 /**
  * Measures `exledger report pnl` over a fresh copy of the cached export database (generated
- * first when missing; generation is not measured) and checks the workbook it wrote.
+ * first when missing; generation is not measured) and checks the workbook it wrote, and the
+ * files beside it when the sheet is rolled up.
  */
-export async function measureExport(): Promise<MeasuredExport> {
-  const scenario = SCENARIO;
+export async function measureExport(scenario: ExportScenario = SCENARIO): Promise<MeasuredExport> {
   const data = await cachedExportData(scenario.spec);
   if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
   const work = path.join(BENCH_DATA_DIR, `run-${scenario.name}.duckdb`);
   copyBuildData(data.path, work);
   const outDir = mkdtempSync(path.join(tmpdir(), 'exledger-bench-export-'));
   try {
+    const config = path.join(outDir, 'exledger.config.json');
+    writeFileSync(config, JSON.stringify(scenario.detailRowLimit === undefined ? {} : { reports: { detailRowLimit: scenario.detailRowLimit } }));
     // Other processes on the machine slow the command down: the load it started under is shown beside it.
     const load = loadavg()[0] as number;
-    const run = await runReport(['report', 'pnl', '--period', scenario.spec.month, '--db', work, '--out', outDir, '--json'], scenario.timeoutSeconds);
+    const run = await runReport(['report', 'pnl', '--period', scenario.spec.month, '--db', work, '--out', path.join(outDir, 'out'), '--config', config, '--json'], scenario.timeoutSeconds);
     const detail = run.result?.sheets.find((sheet) => sheet.name === DETAIL_SHEET);
     const check = run.result === undefined ? undefined : await inspectWorkbook(run.result.file, detail?.parts[0] ?? DETAIL_SHEET);
+    const rolledUp = detail?.rolledUp;
+    const files = rolledUp === undefined ? undefined : await Promise.all(rolledUp.files.map(async (file) => ({ format: file.format, rows: await countFileRows(file.file, file.format), bytes: statSync(file.file).size })));
+    const detailRows = rolledUp?.detailRows ?? detail?.rows;
     const timeMet = !run.timedOut && run.exitCode === 0 && run.wallSeconds < scenario.targetSeconds;
     const memoryMet = run.peakBytes !== undefined && run.peakBytes < scenario.targetPeakBytes;
-    const found = detail !== undefined && check?.dataRows === detail.rows && check.tableRows === detail.rows;
-    return { scenario, run, load, detailRows: detail?.rows, check, found, met: timeMet && memoryMet && found, database: work };
+    const found = detail !== undefined && check?.dataRows === detail.rows && check.tableRows === detail.rows && (files === undefined || files.every((file) => file.rows === detailRows));
+    return { scenario, run, load, detailRows, ...(rolledUp === undefined ? {} : { lines: detail!.rows }), check, ...(files === undefined ? {} : { files }), found, met: timeMet && memoryMet && found, database: work };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
+}
+
+/** The rows of a detail file: a Parquet file's by DuckDB (its metadata), a CSV's lines less its header. */
+async function countFileRows(file: string, format: string): Promise<number | undefined> {
+  if (format === 'parquet') {
+    const db = await Database.open(':memory:');
+    try {
+      const [row] = await db.all<{ n: string }>('SELECT count(*) AS n FROM read_parquet($1)', [file]);
+      return Number(row!.n);
+    } finally {
+      db.close();
+    }
+  }
+  let lines = 0;
+  for await (const chunk of createReadStream(file)) for (const byte of chunk as Buffer) if (byte === 10) lines++;
+  return lines - 1;
 }
 
 async function runReport(cliArgs: readonly string[], timeoutSeconds: number): Promise<ExportRun> {
@@ -509,11 +547,12 @@ export async function inspectWorkbook(file: string, sheetName: string): Promise<
   const tableXml = tableTarget === undefined ? undefined : unzip(path.posix.normalize(path.posix.join(path.posix.dirname(sheetPart), tableTarget)));
   const tableRef = tableXml === undefined ? undefined : /<table [^>]*\bref="([A-Z]+\d+:[A-Z]+\d+)"/.exec(tableXml)?.[1];
   const refRows = tableRef === undefined ? undefined : Number(/(\d+)$/.exec(tableRef)![1]) - Number(/^[A-Z]+(\d+)/.exec(tableRef)![1]) + 1;
-  // Below the table (issue 13): a heading and one totals row per coin and cost method, labelled by the writer.
-  const counts = await countInZipPart(file, sheetPart, ['<row ', '<v>Totals of the rows shown', '<v>Total</v>']);
+  // Below the table (issue 13): a heading and one totals row per coin and cost method, labelled by the writer;
+  // above a rolled-up sheet's table (issue 28), the line that says so.
+  const counts = await countInZipPart(file, sheetPart, ['<row ', '<v>Totals of the rows shown', '<v>Total</v>', '<v>Rolled up: ']);
   return {
     bytes,
-    dataRows: counts === undefined ? undefined : counts[0]! - 1 - counts[1]! - counts[2]!,
+    dataRows: counts === undefined ? undefined : counts[0]! - 1 - counts[1]! - counts[2]! - counts[3]!,
     tableRef,
     // The table's ref spans its header and its rows (the totals are below it).
     tableRows: refRows === undefined ? undefined : refRows - 1,

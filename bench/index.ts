@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
 import { benchExport } from './export.ts';
+import { benchReportAll } from './report-all.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchRatios } from './ratios.ts';
@@ -37,6 +38,7 @@ const parts: Record<string, () => Promise<void>> = {
   'run-kill': () => benchRunKill(process.argv[3] === undefined ? undefined : Number(process.argv[3])),
   build: () => benchBuild(),
   export: benchExport,
+  'report-all': benchReportAll,
   'ratios-1m': () => benchRatios(['1m']),
   'ratios-10m': () => benchRatios(['10m']),
   'ratios-export': () => benchRatios(['export']),

@@ -71,7 +71,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
     const measured = await measureExport();
     rows.push({
       benchmark: 'export',
-      what: `\`exledger report pnl\`, a ${measured.detailRows?.toLocaleString('en-US') ?? '?'}-row detail sheet`,
+      what: `\`exledger report pnl\`, a ${measured.detailRows?.toLocaleString('en-US') ?? '?'}-row detail sheet${measured.lines === undefined ? '' : `, rolled up to ${measured.lines.toLocaleString('en-US')} lines, its rows beside the workbook as Parquet and CSV`}`,
       measured: figureOf({ ...measured.run, exitCode: measured.found ? measured.run.exitCode : 1 }, measured.load, measured.scenario.timeoutSeconds),
       target: { seconds: measured.scenario.targetSeconds, peakBytes: measured.scenario.targetPeakBytes },
     });

@@ -76,6 +76,8 @@ export const balancesReport = defineReport({
         { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
       highlight: { column: 'gap', when: 'always' },
+      // A chain broken on every bill (a stream synced with gaps) breaks once per bill.
+      rollUp: { by: ['account', 'coin_name', { column: 'c_time_month', header: 'Month', format: 'month' }, 'biz_type'], sum: ['gap'] },
     },
     {
       name: 'Bills vs assets',

@@ -45,6 +45,8 @@ export const journalReport = defineReport({
         { column: 'currency', header: 'Currency', format: 'text' },
         { column: 'memo', header: 'Memo', format: 'text', width: 40 },
       ],
+      // A line per movement: per day, exchange account and ledger account past the limit (the CSV keeps every line).
+      rollUp: { by: ['entry_date', 'account', 'ledger_account', 'currency'], sum: ['debit', 'credit', 'net_amount'] },
     },
     {
       name: 'Journal line sources',
@@ -64,6 +66,7 @@ export const journalReport = defineReport({
         { column: 'source_model', header: 'Source', format: 'text', width: 20 },
         { column: 'source_key', header: 'Source key', format: 'text', width: 40 },
       ],
+      rollUp: { by: ['entry_date', 'kind', 'coin', 'currency', 'cost_method', 'source_model'], sum: ['coin_amount'] },
     },
     {
       name: NOT_VALUED,
@@ -85,6 +88,8 @@ export const journalReport = defineReport({
         { column: 'source_model', header: 'Source', format: 'text', width: 20 },
         { column: 'source_key', header: 'Source key', format: 'text', width: 40 },
       ],
+      // Without its amount (no price), a line of records is unknown.
+      rollUp: { by: ['entry_date', 'account', 'kind', 'coin', 'status'], sum: ['amount'] },
     },
     needsPriceSheet(['marts.journal_entries']),
   ],

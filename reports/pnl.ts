@@ -88,6 +88,12 @@ export const pnlReport = defineReport({
         // would print this sheet below 70% one page wide. Its key is on the sheet, and explaining the day's Spot PnL row lists each match's reference.
       ],
       totalsPer: ['cost_method'],
+      // A month of a busy account matches millions of lots per method: per symbol, day of the sale and rule
+      // (the unmatched parts, whose cost is unknown, on lines of their own).
+      rollUp: {
+        by: ['account', 'cost_method', 'symbol', { column: 'sell_date', header: 'Sold on', format: 'date' }, 'match_rule', 'base_coin', 'quote_coin'],
+        sum: ['quantity', 'cost', 'proceeds', 'realized_pnl'],
+      },
     },
     {
       name: 'Futures PnL by month',

@@ -47,6 +47,8 @@ export const rebatesReport = defineReport({
         { column: 'active_days', header: 'Active days', format: 'integer' },
         { column: 'reference', header: 'Reference (exledger explain)', format: 'id', width: 30 },
       ],
+      // A line per invited user: per account and month for a very large network (Detail rows: the invited users).
+      rollUp: { by: ['account', 'activity_month'], sum: ['deposit_amount', 'withdrawal_amount', 'spot_volume', 'futures_volume', 'commission'] },
     },
   ],
   summary: [

@@ -93,6 +93,30 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ configPath: 'missing.json' }, {}, dir)).toThrow(/--config/);
   });
 
+  it('reports.detailRowLimit: 100,000 by default, a whole number of rows from 1 to what a sheet holds, else one error naming it with an example', () => {
+    expect(resolveConfig({}, {}, dirWithConfig({})).reports.detailRowLimit).toBe(100_000);
+    expect(resolveConfig({}, {}, dirWithConfig({ reports: { detailRowLimit: 250_000 } })).reports.detailRowLimit).toBe(250_000);
+    const errorOf = (value: unknown): ConfigError => {
+      try {
+        resolveConfig({}, {}, dirWithConfig({ reports: { detailRowLimit: value } }));
+      } catch (error) {
+        return error as ConfigError;
+      }
+      throw new Error(`${JSON.stringify(value)} was accepted`);
+    };
+    for (const [value, why] of [
+      [0, 'at least 1 row'],
+      [1.5, 'a whole number of rows'],
+      [2_000_000, 'at most 1047575 rows (a sheet\'s rows less its header and totals: more would not fit on one sheet)'],
+      ['100000', 'Invalid input: expected number, received string'],
+    ] as const) {
+      const error = errorOf(value);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toBe(`exledger.config.json: reports.detailRowLimit: ${why}`);
+      expect(error.hint).toBe('e.g. reports.detailRowLimit: 100000 (a whole number of rows, 1 to 1047575: a sheet with more is rolled up)');
+    }
+  });
+
   it('reads the model settings, flags over the file, and rejects numbers for amounts and unknown zones', () => {
     expect(resolveConfig({}, {}, dirWithConfig({})).models).toEqual({
       reportingTimeZone: 'UTC',

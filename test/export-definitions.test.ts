@@ -46,6 +46,22 @@ describe('report declarations', () => {
     expect(broken({ ...spot, columns: spot.columns.map((column) => (column.column === 'symbol' ? { ...column, nullMeans: 'unknown' } : column)) })).toThrow(/columns\.2\.nullMeans/);
     expect(broken({ ...spot, columns: [{ column: 'quote_coin', header: 'Quote coin', format: 'text' }, ...spot.columns.filter((column) => column.column !== 'quote_coin')] })).toThrow(/columns\.0.*first column holds the totals rows' label/);
   });
+
+  it('a roll-up keeps its lines per the coin of each amount it sums, per its totals\' keys, and per what a figure on it reads: refused otherwise', () => {
+    const pnl = REPORTS[0]!;
+    const lots = pnl.sheets.find((sheet) => sheet.name === 'Spot lot detail')!;
+    const rollUp = lots.rollUp!;
+    const broken = (sheet: typeof lots, summary: ReportSpec['summary'] = []) => () => validateReports([{ ...pnl, sheets: [sheet], summary }], STREAM_NAMES);
+    expect(broken(lots)).not.toThrow();
+    // Without the quote coin, a line would add USDT and BTC costs.
+    expect(broken({ ...lots, rollUp: { ...rollUp, by: rollUp.by.filter((key) => key !== 'quote_coin') } })).toThrow(/sheets\.0\.rollUp\.by: has not "quote_coin", the coin of the summed "cost"/);
+    expect(broken({ ...lots, rollUp: { ...rollUp, by: rollUp.by.filter((key) => key !== 'cost_method') } })).toThrow(/sheets\.0\.rollUp\.by: has not "cost_method", a column the sheet's totals are kept per/);
+    expect(broken({ ...lots, rollUp: { ...rollUp, sum: ['symbol'] } })).toThrow(/sheets\.0\.rollUp\.sum\.0: "symbol" is not an amount or count column/);
+    expect(broken({ ...lots, rollUp: { ...rollUp, by: [...rollUp.by, 'sel_date'] } })).toThrow(/rollUp\.by\.7: "sel_date" is not a column of the sheet/);
+    // A figure on a rolled-up sheet reads its lines: by what they are kept per.
+    expect(broken(lots, [{ label: 'Proceeds', sheet: lots.name, sum: 'proceeds', by: ['quote_coin'], coinColumn: 'quote_coin' }])).not.toThrow();
+    expect(broken(lots, [{ label: 'Proceeds', sheet: lots.name, sum: 'proceeds', by: ['buy_fill_id'] }])).toThrow(/summary\.0: "buy_fill_id" is not one of the rollUp\.by columns of the sheet "Spot lot detail"/);
+  });
 });
 
 describe('periods', () => {

@@ -42,7 +42,7 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, Partial<Record<ExitName
   build: { ok: 'every model was built', failure: 'a model failed (each failure is listed)', busy: true },
   check: { ok: 'every test passed', failure: 'a test failed (each failure is listed)', busy: true },
   ls: { ok: true },
-  report: { ok: 'every workbook was written', partial: 'the journal was written, some of its records not valued in full (a price is missing)', busy: true },
+  report: { ok: 'every workbook was written, or is unchanged since it was (not written again)', partial: 'the journal was written, some of its records not valued in full (a price is missing)', busy: true },
   close: { ok: 'closed: its workbooks were written as closed', failure: 'refused: each reason is listed, nothing was closed', busy: 'a run, a close or a reopen is under way, or the database is held' },
   reopen: { ok: 'reopened', busy: 'a run, a close or a reopen is under way, or the database is held' },
   export: { ok: true, busy: true },

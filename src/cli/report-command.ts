@@ -28,6 +28,11 @@ export const reportCommand = defineCommand({
         type: 'string',
         array: true,
         describe: 'Files written beside the journal workbook, repeated or comma-separated: csv, quickbooks, xero, netsuite, hledger (ledger imports rounded to the currency\'s minor unit) [default: csv]',
+      })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: 'Write every workbook, even one whose figures have not changed since it was written (else it is not written again, and the line says since when)',
       }),
   config: (args) => ({ ...configOverrides(args), outDir: args.out }),
   handler: async (args, { config, output }) => {
@@ -40,7 +45,7 @@ export const reportCommand = defineCommand({
       { reports, streams: STREAMS, coinFormats: COIN_FORMATS },
       period,
       { onWorkbook: (result) => output.summary(formatReportResult(result)), onRows: reportRowsProgress(output) },
-      { ...(account === undefined ? {} : { account }), ...(formats === undefined ? {} : { formats }) },
+      { ...(account === undefined ? {} : { account }), ...(formats === undefined ? {} : { formats }), force: args.force === true },
     );
     // A CSV or ledger import whose source rows are not all valued (the journal's records without a price) is written, said, and partial (exit 3).
     const incomplete = results.filter((result) => (result.csv?.omitted ?? 0) > 0 || (result.ledger?.omitted ?? 0) > 0);

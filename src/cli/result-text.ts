@@ -127,10 +127,24 @@ export function formatReportResult(result: ReportResult): string {
     const csv = result.csv === undefined ? '' : ` and ${displayPath(result.csv.file)}`;
     return [`${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}${csv}  closed on ${result.closed.at} by ${result.closed.by}: as signed (SHA-256 ${result.closed.sha256.slice(0, 12)}…)`, ...ledgerLines(result)].join('\n');
   }
+  const indent = `${''.padEnd(9)} ${''.padEnd(9)} `;
+  if (result.unchanged !== undefined) {
+    // Nothing was written: the files at these paths are those of the same figures.
+    const besides = [...(result.csv === undefined ? [] : [result.csv.file]), ...result.sheets.flatMap((sheet) => sheet.rolledUp?.files.map((written) => written.file) ?? []), ...(result.ledger?.exports.flatMap((exported) => exported.files.map((written) => written.file)) ?? [])];
+    const files = besides.length === 0 ? '' : ` (and the ${countOf(besides.length, 'file')} beside it)`;
+    return `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  unchanged since ${result.unchanged.since}: not written again${files}`;
+  }
+  // The rows shown: a rolled-up sheet's lines (its detail rows are in its files, a line each below).
   const rows = result.sheets.reduce((sum, sheet) => sum + sheet.rows, 0);
-  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}  ${(result.ms / 1000).toFixed(1)} s`;
-  const csv = result.csv === undefined ? [] : [`${''.padEnd(9)} ${''.padEnd(9)} ${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not valued in full` : ''}`];
-  return [line, ...csv, ...ledgerLines(result), ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
+  const rolled = result.sheets.filter((sheet) => sheet.rolledUp !== undefined);
+  const rolledText = rolled.length === 0 ? '' : `, ${countOf(rolled.length, 'sheet')} rolled up`;
+  const line = `${result.report.padEnd(9)} ${result.period.label.padEnd(9)} ${displayPath(result.file)}  ${countOf(result.sheets.length, 'sheet')}, ${countOf(rows, 'row')}${rolledText}  ${(result.ms / 1000).toFixed(1)} s`;
+  const csv = result.csv === undefined ? [] : [`${indent}${displayPath(result.csv.file)}  ${countOf(result.csv.rows, 'line')}${result.csv.omitted > 0 ? `, ${countOf(result.csv.omitted, 'source row')} not valued in full` : ''}`];
+  const details = rolled.map((sheet) => {
+    const [first, ...others] = sheet.rolledUp!.files.map((written) => displayPath(written.file));
+    return `${indent}${[first, ...others.map((file) => path.extname(file))].join(' and ')}  ${countOf(sheet.rolledUp!.detailRows, 'row')}: the full detail of "${sheet.name}" (rolled up to ${countOf(sheet.rows, 'line')})`;
+  });
+  return [line, ...csv, ...details, ...ledgerLines(result), ...result.warnings.map((warning) => `          warning: ${warning}`)].join('\n');
 }
 
 /**
@@ -158,6 +172,7 @@ export function reportResultJson(result: ReportResult): Record<string, unknown> 
   return {
     ...result,
     file: path.resolve(result.file),
+    sheets: result.sheets.map((sheet) => (sheet.rolledUp === undefined ? sheet : { ...sheet, rolledUp: { ...sheet.rolledUp, files: sheet.rolledUp.files.map((written) => ({ ...written, file: path.resolve(written.file) })) } })),
     ...(result.csv === undefined ? {} : { csv: { ...result.csv, file: path.resolve(result.csv.file) } }),
     ...(result.ledger === undefined ? {} : { ledger: { ...result.ledger, exports: result.ledger.exports.map((written) => ({ ...written, files: written.files.map((file) => ({ ...file, file: path.resolve(file.file) })) })) } }),
     ms: Math.round(result.ms),

@@ -28,6 +28,7 @@ import {
 import { DEFAULT_RETRY, type RetryOptions } from '../exchange/retry.ts';
 import type { PeriodKind } from '../export/period.ts';
 import { DEFAULT_LEDGER_SETTINGS, LEDGER_DATE_FORMATS, type LedgerSettings } from '../export/ledger-layouts.ts';
+import { DEFAULT_DETAIL_ROW_LIMIT, MAX_DETAIL_ROW_LIMIT } from '../export/roll-up.ts';
 
 /**
  * Configuration, resolved once: defaults, then the config file, then the environment, then
@@ -101,6 +102,12 @@ export interface ReportsConfig {
   outDir: string;
   /** How the journal's ledger imports (`exledger report journal --format …`) are rounded and written. @default DEFAULT_LEDGER_SETTINGS */
   ledger: LedgerSettings;
+  /**
+   * Detail rows a sheet shows in full: past them, a sheet of one row per record (lot matches,
+   * journal lines) is rolled up and its full detail written beside the workbook as Parquet and
+   * CSV (docs/workbooks.md "Rolled-up sheets"). @default DEFAULT_DETAIL_ROW_LIMIT (100,000)
+   */
+  detailRowLimit: number;
 }
 
 /** How `exledger sync` reads histories. */
@@ -210,6 +217,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   'reports.names.*': '"pnl"',
   'reports.period': '"month" (or quarter, year)',
   'reports.outDir': '"./out"',
+  'reports.detailRowLimit': `100000 (a whole number of rows, 1 to ${MAX_DETAIL_ROW_LIMIT}: a sheet with more is rolled up)`,
   'reports.ledger': '{ "minorUnit": 2, "roundingAccount": "Rounding differences", "dateFormat": "MM/DD/YYYY", "xero": { "taxRate": "Tax Exempt", "accountCodes": { "Trading fees": "404" } } }',
   'reports.ledger.minorUnit': '2 (decimals of the ledger currency: 0 to 12; default: the reporting currency\'s, ISO 4217)',
   'reports.ledger.roundingAccount': `"${DEFAULT_LEDGER_SETTINGS.roundingAccount}" (a ledger account name of its own)`,
@@ -309,6 +317,12 @@ const fileSchema = z.strictObject({
       names: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/, 'a report name such as "pnl"')).min(1).optional(),
       period: z.enum(['month', 'quarter', 'year']).optional(),
       outDir: nonEmpty.optional(),
+      detailRowLimit: z
+        .number()
+        .int('a whole number of rows')
+        .min(1, 'at least 1 row')
+        .max(MAX_DETAIL_ROW_LIMIT, `at most ${MAX_DETAIL_ROW_LIMIT} rows (a sheet's rows less its header and totals: more would not fit on one sheet)`)
+        .optional(),
       ledger: z
         .strictObject({
           minorUnit: z.number().int('a whole number of decimals').min(0).max(12).optional(),
@@ -442,6 +456,7 @@ export function resolveConfig(overrides: ConfigOverrides = {}, env: NodeJS.Proce
       names: file.reports?.names ?? null,
       period: file.reports?.period ?? 'month',
       outDir: overrides.outDir ?? file.reports?.outDir ?? './out',
+      detailRowLimit: file.reports?.detailRowLimit ?? DEFAULT_DETAIL_ROW_LIMIT,
       ledger: {
         minorUnit: file.reports?.ledger?.minorUnit ?? DEFAULT_LEDGER_SETTINGS.minorUnit,
         roundingAccount: file.reports?.ledger?.roundingAccount ?? DEFAULT_LEDGER_SETTINGS.roundingAccount,

@@ -62,7 +62,7 @@ function decimalsExpression(column: string): string {
  * spaces). Content-sized columns keep a wide sheet legible when printed one page wide. A declared
  * `width` wins; text wider than its column wraps.
  */
-async function measureColumns(db: Database, spec: SheetSpec, filter: { where: string; values: string[] }, coinFormats: CoinFormats): Promise<ColumnLayout> {
+async function measureColumns(db: Database, spec: SheetSpec, source: SheetSource, coinFormats: CoinFormats): Promise<ColumnLayout> {
   const measures = spec.columns.map((column, index) => {
     switch (column.format) {
       case 'amount':
@@ -90,7 +90,7 @@ async function measureColumns(db: Database, spec: SheetSpec, filter: { where: st
   });
   const coinColumns = [...new Set(spec.columns.map((column) => column.coinColumn).filter((coin): coin is string => coin !== undefined))];
   const coins = coinColumns.map((coin, index) => `list(DISTINCT CAST(${coin} AS VARCHAR)) AS c${index}`);
-  const [row] = await db.all<Record<string, string | string[] | null>>(`SELECT ${[...measures, ...coins].join(', ')} FROM ${spec.mart} WHERE ${filter.where}`, filter.values);
+  const [row] = await db.all<Record<string, string | string[] | null>>(`SELECT ${[...measures, ...coins].join(', ')} FROM ${source.relation} WHERE ${source.where}`, source.values);
   const decimals = spec.columns.map((column, index) => (column.format === 'price' || column.format === 'rate' ? Number(row?.[`d${index}`] ?? 0) : 0));
   const wraps = spec.columns.map(() => false);
   const widths = spec.columns.map((column, index) => {
@@ -154,6 +154,21 @@ function wrappedLines(text: string, width: number): number {
   return lines;
 }
 
+/**
+ * The rows a sheet shows: a relation (its mart, or a roll-up of it: roll-up.ts), the WHERE clause
+ * that keeps the workbook's rows, and its parameters.
+ */
+export interface SheetSource {
+  relation: string;
+  where: string;
+  values: string[];
+}
+
+/** A sheet's own rows: its mart's rows of the period (and account). */
+export function martSource(spec: SheetSpec, period: ReportPeriod, account?: string): SheetSource {
+  return { relation: spec.mart, ...rowFilter(spec, period, account) };
+}
+
 /** Excel's last row. */
 const EXCEL_ROWS = 1_048_576;
 /** Rows kept free below a full sheet's table for its totals: a blank row, a heading, up to 998 totals (coins × methods). */
@@ -187,6 +202,10 @@ export async function writeDetailSheet(
     onProgress?: (sheet: string, written: number, total: number) => void;
     /** The period starts before its streams' synced history (notSyncedReason): said instead of "no rows". */
     notSynced?: string;
+    /** The rows it shows. @default its mart's rows of the period and account (martSource) */
+    source?: SheetSource;
+    /** A line above the table, on every part (a rolled-up sheet says so): the table's header is then on row 2. @default none */
+    note?: string;
   },
 ): Promise<void> {
   const columns = spec.columns;
@@ -195,12 +214,14 @@ export async function writeDetailSheet(
   // A NULL amount, count or rate is unknown unless declared not applicable: shown as "unknown", never blank (read as 0).
   const unknownIfNull = columns.map((column) => isNumeric(column.format) && (column.nullMeans ?? 'unknown') === 'unknown');
   const elsewhereIfNull = columns.map((column) => column.nullMeans === 'elsewhere');
-  const filter = rowFilter(spec, plan.period, plan.account);
-  const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${spec.mart} WHERE ${filter.where} ORDER BY ${spec.orderBy.join(', ')}`;
+  const source = plan.source ?? martSource(spec, plan.period, plan.account);
+  const sql = `SELECT ${columns.map(selectExpression).join(', ')} FROM ${source.relation} WHERE ${source.where} ORDER BY ${spec.orderBy.join(', ')}`;
   const totalled = hasTotals(spec);
   const keyIndex = totalsKeys(spec).map((key) => columns.findIndex((column) => column.column === key));
-  const layout = await measureColumns(db, spec, filter, plan.coinFormats);
-  const nearest = spec.period?.grain === 'nearest' ? await nearestNote(db, spec, filter, plan.period) : undefined;
+  const layout = await measureColumns(db, spec, source, plan.coinFormats);
+  const nearest = spec.period?.grain === 'nearest' && plan.source === undefined ? await nearestNote(db, spec, source, plan.period) : undefined;
+  // The table's header row: below the note, when there is one.
+  const headerRow = plan.note === undefined ? 1 : 2;
   const widths = layout.widths;
   const wrapped = layout.wraps.flatMap((wraps, index) => (wraps ? [index] : []));
   const styles = new StyleCache(columns, plan.coinFormats, layout);
@@ -216,8 +237,10 @@ export async function writeDetailSheet(
 
   const openPart = () => {
     part++;
-    sheet = workbook.addWorksheet(plan.parts[part]!, { views: [{ state: 'frozen', ySplit: 1 }], pageSetup: { ...PAGE_SETUP, printTitlesRow: '1:1' } });
+    // The note (if any) and the header stay in view and are printed on every page.
+    sheet = workbook.addWorksheet(plan.parts[part]!, { views: [{ state: 'frozen', ySplit: headerRow }], pageSetup: { ...PAGE_SETUP, printTitlesRow: `1:${headerRow}` } });
     sheet.columns = columns.map((column, index) => ({ width: writtenWidth(widths[index]!) }));
+    if (plan.note !== undefined) noteRow(sheet, plan.note, { bold: true });
     const header = sheet.addRow(columns.map((column) => column.header));
     header.font = { bold: true };
     header.height = 15 * headerLines;
@@ -249,7 +272,7 @@ export async function writeDetailSheet(
       noteRow(sheet, empty, plan.notSynced === undefined ? undefined : WARNING_FONT);
     } else {
       const name = tableName(report.name, spec.name, part + 1, plan.tableNames);
-      workbook.addTable(sheet, { name, headerRow: 1, dataRows: partRows, columns: columns.map((column) => ({ name: column.header })) });
+      workbook.addTable(sheet, { name, headerRow, dataRows: partRows, columns: columns.map((column) => ({ name: column.header })) });
       if (totalled) writeTotals(sheet, [...groups.values()], partRows);
       if (nearest !== undefined) {
         sheet.addRow([]).commit();
@@ -267,7 +290,7 @@ export async function writeDetailSheet(
    * a total of a value kept on other rows (`elsewhere`) is "unknown" while no row shown holds one.
    */
   const writeTotals = (target: ExcelJS.Worksheet, list: TotalsGroup[], rows: number) => {
-    const lastRow = 1 + rows + 2 + list.length;
+    const lastRow = headerRow + rows + 2 + list.length;
     if (lastRow > EXCEL_ROWS) throw new DataError(`${spec.mart}: ${list.length} totals rows do not fit below ${rows} rows on the sheet "${target.name}" (Excel ends at row ${EXCEL_ROWS})`);
     target.addRow([]).commit();
     const keyHeaders = keyIndex.map((index) => columns[index]!.header);
@@ -319,14 +342,15 @@ export async function writeDetailSheet(
     if (columns.length > 1) target.mergeCells(row.number, 1, row.number, columns.length);
     row.getCell(1).alignment = { horizontal: 'left', vertical: 'top', wrapText: true };
     if (font !== undefined) row.getCell(1).font = font;
-    const lines = wrappedLines(text, across);
+    // Bold text is about a tenth wider.
+    const lines = wrappedLines(text, font?.bold === true ? Math.floor(across / 1.1) : across);
     if (lines > 1) row.height = 15 * lines;
     row.commit();
   };
 
   openPart();
   await db.exclusive(async () => {
-    const result = await db.connection.stream(sql, filter.values);
+    const result = await db.connection.stream(sql, source.values);
     for await (const chunk of result.yieldRowsJson()) {
       for (const values of chunk) {
         if (partRows === plan.maxRows) {
@@ -343,7 +367,7 @@ export async function writeDetailSheet(
           const lines = Math.max(1, ...wrapped.map((index) => (typeof cells[index] === 'string' ? wrappedLines(cells[index], widths[index]! - (afterNumber(columns, index) ? 1 : 0)) : 1)));
           if (lines > 1) row.height = 15 * lines;
         }
-        const rowNumber = partRows + 2;
+        const rowNumber = partRows + headerRow + 1;
         if (totalled) {
           group = groupOf(values);
           const run = group.runs[group.runs.length - 1];
@@ -380,7 +404,7 @@ export async function writeDetailSheet(
  * account's rows are of, and how far before or after the end of the period it lies, so nobody
  * takes the 26 November snapshot for the 31 October balance.
  */
-async function nearestNote(db: Database, spec: SheetSpec, filter: { where: string; values: string[] }, period: ReportPeriod): Promise<string | undefined> {
+async function nearestNote(db: Database, spec: SheetSpec, filter: SheetSource, period: ReportPeriod): Promise<string | undefined> {
   const column = spec.period!.column;
   const rows = await db.all<{ account: string; at_ms: string; end_ms: string }>(
     `SELECT DISTINCT CAST(account AS VARCHAR) AS account, epoch_ms(${column}) AS at_ms, epoch_ms(CAST(CAST($${filter.values.length + 1} AS DATE) + 1 AS TIMESTAMP) AT TIME ZONE 'UTC') AS end_ms

@@ -109,6 +109,33 @@ export interface SheetSpec {
    * does not cover says so instead of showing figures. @default the report's streams
    */
   streams?: readonly string[];
+  /**
+   * How the sheet is rolled up when its rows in the period are more than `reports.detailRowLimit`
+   * (a sheet of one row per record: lot matches, journal lines): one line per value of `by`, its
+   * `sum` columns summed exactly, with the count of the detail rows it stands for; the full
+   * detail is written beside the workbook (roll-up.ts). @default never rolled up (its rows are
+   * bounded: per coin and month, per coin and day)
+   */
+  rollUp?: RollUpSpec;
+}
+
+/**
+ * A sheet's roll-up: the columns each line is kept per, and the amounts and counts it sums. The
+ * rolled-up sheet's columns are `by` (in that order), the count of detail rows, then `sum`.
+ */
+export interface RollUpSpec {
+  /**
+   * The columns a line is kept per: a column of the sheet (its name), or another column of the
+   * mart with how it is shown (a day: `{ column: 'sell_date', header: 'Sold on', format: 'date' }`
+   * in place of the sheet's instants). Each summed amount's coin column is one of them.
+   */
+  by: readonly (string | ColumnSpec)[];
+  /**
+   * The sheet's amount and count columns summed on each line. A line over a row whose value is
+   * unknown (NULL, `nullMeans` unknown) is unknown, never the sum of the others; NULLs that mean
+   * not applicable or elsewhere are left out, as the sheet's totals leave them out.
+   */
+  sum: readonly string[];
 }
 
 /**
@@ -271,6 +298,42 @@ export function totalsKeys(sheet: SheetSpec): string[] {
   return [...new Set([...(sheet.totalsPer ?? []), ...coins])];
 }
 
+/** The column of a rolled-up sheet counting the detail rows each line stands for. */
+export const DETAIL_ROWS_COLUMN = 'detail_rows';
+
+/** The columns a rolled-up sheet keeps its lines per, as they are shown (a key is never totalled). */
+export function rollUpKeys(sheet: SheetSpec): ColumnSpec[] {
+  return (sheet.rollUp?.by ?? []).map((key) => {
+    const column = typeof key === 'string' ? sheet.columns.find((candidate) => candidate.column === key)! : key;
+    const { total: _total, ...shown } = column;
+    return shown;
+  });
+}
+
+/**
+ * The sheet as it is written when rolled up (docs/workbooks.md "Rolled-up sheets"): the `by`
+ * columns, the count of detail rows, then the summed columns, each with its format, coin and
+ * what its NULL means; ordered as the sheet is, by the keys it keeps; highlighted as the sheet
+ * is when its highlighted column is kept. The rows it reads are built by roll-up.ts.
+ */
+export function rolledUpSheet(sheet: SheetSpec): SheetSpec {
+  const { rollUp, highlight, ...rest } = sheet;
+  if (rollUp === undefined) return sheet;
+  const keys = rollUpKeys(sheet);
+  const names = keys.map((column) => column.column);
+  const sums = rollUp.sum.map((name) => sheet.columns.find((column) => column.column === name)!);
+  // The count is totalled (per the sheet's totals keys): its total is the sheet's number of detail rows.
+  const count: ColumnSpec = { column: DETAIL_ROWS_COLUMN, header: 'Detail rows', format: 'integer', total: true };
+  const columns = [...keys, count, ...sums];
+  const kept = highlight !== undefined && columns.some((column) => column.column === highlight.column);
+  return {
+    ...rest,
+    columns,
+    orderBy: [...sheet.orderBy.filter((column) => names.includes(column)), ...names.filter((column) => !sheet.orderBy.includes(column))],
+    ...(kept ? { highlight } : {}),
+  };
+}
+
 /** Whether the sheet totals any column (if not, it has no totals rows at all). */
 export function hasTotals(sheet: SheetSpec): boolean {
   return sheet.columns.some((column) => column.total === true);
@@ -281,7 +344,18 @@ export function hasTotals(sheet: SheetSpec): boolean {
  * valuation columns, sheets and figures (absent, not a column or line of unknowns).
  */
 export function withoutValuation(report: ReportSpec): ReportSpec {
-  const sheets = report.sheets.filter((sheet) => sheet.valuation !== true).map((sheet) => ({ ...sheet, columns: sheet.columns.filter((column) => column.valuation !== true) }));
+  const sheets = report.sheets
+    .filter((sheet) => sheet.valuation !== true)
+    .map((sheet) => {
+      const columns = sheet.columns.filter((column) => column.valuation !== true);
+      const kept = (name: string) => columns.some((column) => column.column === name);
+      // A roll-up keeps per and sums the columns that are left (a valuation key of its own is left out too).
+      const rollUp =
+        sheet.rollUp === undefined
+          ? {}
+          : { rollUp: { by: sheet.rollUp.by.filter((key) => (typeof key === 'string' ? kept(key) : key.valuation !== true)), sum: sheet.rollUp.sum.filter(kept) } };
+      return { ...sheet, columns, ...rollUp };
+    });
   return { ...report, sheets, summary: report.summary.filter((figure) => figure.unpriced === undefined && sheets.some((sheet) => sheet.name === figure.sheet)) };
 }
 
@@ -315,6 +389,8 @@ export function adjustmentsSheet(marts: readonly string[]): SheetSpec {
     only: { column: 'mart', values: marts },
     emptyText: 'No figure of a closed period changed since its close: nothing to adjust.',
     streams: [],
+    // A late change to a long closed history (a corrected price) can adjust a figure per day and key.
+    rollUp: { by: ['account', 'closed_period', 'mart', 'adjusted_date', 'measure', 'coin'], sum: ['as_closed', 'live', 'adjustment'] },
   };
 }
 
@@ -348,6 +424,10 @@ const columnSchema = z.strictObject({
   width: z.number().int().min(4).max(80).optional(),
   valuation: z.boolean().optional(),
 });
+const rollUpSchema = z.strictObject({
+  by: z.array(z.union([identifier, columnSchema])).min(1),
+  sum: z.array(identifier).min(1),
+});
 const sheetSchema = z.strictObject({
   // Excel: 31 characters at most, none of : \ / ? * [ ]; 28 leaves room for " (2)".
   name: z.string().min(1).max(28).regex(/^[^:\\/?*[\]]+$/, 'no : \\ / ? * [ or ]').refine((name) => name !== 'Summary', 'the Summary sheet is the writer\'s'),
@@ -362,6 +442,7 @@ const sheetSchema = z.strictObject({
   emptyText: z.string().min(1).optional(),
   valuation: z.boolean().optional(),
   streams: z.array(z.string()).optional(),
+  rollUp: rollUpSchema.optional(),
 });
 const reportSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and -'),
@@ -402,6 +483,36 @@ const reportSchema = z.strictObject({
     })
     .optional(),
 });
+
+/**
+ * A sheet's roll-up: its keys are columns of the sheet (or new ones, with a format), its sums the
+ * sheet's amounts and counts, each summed amount's coin a key (a line adds one coin), the totals'
+ * keys among its keys; and the rolled-up sheet passes the totals' checks of any sheet.
+ */
+function validateRollUp(sheet: SheetSpec, at: string): void {
+  const rollUp = sheet.rollUp!;
+  const columns = sheet.columns.map((column) => column.column);
+  if (sheet.period?.grain === 'nearest') throw new ConfigError(`${at}.rollUp`, 'a sheet of the instant nearest the period\'s end holds one row per coin: it is never rolled up');
+  const names: string[] = [];
+  rollUp.by.forEach((key, index) => {
+    const name = typeof key === 'string' ? key : key.column;
+    if (typeof key === 'string' && !columns.includes(key)) throw new ConfigError(`${at}.rollUp.by.${index}`, `"${key}" is not a column of the sheet (another column of the mart is given with its header and format)`);
+    if (typeof key !== 'string' && columns.includes(key.column)) throw new ConfigError(`${at}.rollUp.by.${index}`, `"${key.column}" is a column of the sheet: name it`);
+    if (name === DETAIL_ROWS_COLUMN || names.includes(name)) throw new ConfigError(`${at}.rollUp.by.${index}`, `"${name}" is named twice (or is the count of detail rows)`);
+    names.push(name);
+  });
+  rollUp.sum.forEach((name, index) => {
+    const column = sheet.columns.find((candidate) => candidate.column === name);
+    if (column === undefined || !['amount', 'integer'].includes(column.format)) throw new ConfigError(`${at}.rollUp.sum.${index}`, `"${name}" is not an amount or count column of the sheet`);
+    if (names.includes(name)) throw new ConfigError(`${at}.rollUp.sum.${index}`, `"${name}" is also a rollUp.by column`);
+    if (column.coinColumn !== undefined && !names.includes(column.coinColumn)) throw new ConfigError(`${at}.rollUp.by`, `has not "${column.coinColumn}", the coin of the summed "${name}": a line would add coins`);
+  });
+  for (const key of totalsKeys(sheet)) if (!names.includes(key)) throw new ConfigError(`${at}.rollUp.by`, `has not "${key}", a column the sheet's totals are kept per`);
+  const rolled = rolledUpSheet(sheet);
+  const keys = totalsKeys(rolled);
+  if (keys.includes(rolled.columns[0]!.column)) throw new ConfigError(`${at}.rollUp.by.0`, 'the first column holds the totals rows\' label: it is not a totals key');
+  if (rolled.orderBy.slice(0, keys.length).some((key) => !keys.includes(key))) throw new ConfigError(`${at}.orderBy`, `starts with the columns totals are kept per (${keys.join(', ')}), so each total of the rolled-up sheet covers one block of lines`);
+}
 
 /**
  * Checks every declaration (at start-up of any report command): shapes, and the references
@@ -449,6 +560,7 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         const leading = sheet.orderBy.slice(0, keys.length);
         if (keys.some((key) => !leading.includes(key))) throw new ConfigError(`${at}.orderBy`, `starts with the columns totals are kept per (${keys.join(', ')}), so each total covers one block of rows`);
       }
+      if (sheet.rollUp !== undefined) validateRollUp(sheet, at);
       for (const stream of sheet.streams ?? []) if (!report.streams.includes(stream)) throw new ConfigError(`${at}.streams`, `"${stream}" is not one of the report's streams`);
       if (sheet.only !== undefined && !columns.includes(sheet.only.column)) throw new ConfigError(`${at}.only.column`, `"${sheet.only.column}" is not a column of the sheet`);
       if (sheet.highlight !== undefined && !columns.includes(sheet.highlight.column)) throw new ConfigError(`${at}.highlight.column`, `"${sheet.highlight.column}" is not a column of the sheet`);
@@ -468,6 +580,15 @@ export function validateReports(reports: readonly ReportSpec[], knownStreams: re
         throw new ConfigError(`${at}.unpriced`, 'only a sum over a sheet with a reporting_currency column counts its rows without a price');
       }
       if (figure.coinColumn !== undefined && !(figure.by ?? []).includes(figure.coinColumn)) throw new ConfigError(`${at}.coinColumn`, 'must be one of `by`');
+      if (sheet.rollUp !== undefined) {
+        // A figure's rows must be the rolled-up sheet's lines too, so its link still points at rows that sum to it.
+        const keys = rollUpKeys(sheet).map((column) => column.column);
+        if (figure.last !== undefined) throw new ConfigError(`${at}.last`, `the sheet "${sheet.name}" can be rolled up: a latest value is not on its lines`);
+        for (const column of [...(figure.by ?? []), ...(figure.where === undefined ? [] : [figure.where])]) {
+          if (!keys.includes(column)) throw new ConfigError(at, `"${column}" is not one of the rollUp.by columns of the sheet "${sheet.name}": its lines could not be told apart by it`);
+        }
+        if (figure.sum !== undefined && !sheet.rollUp.sum.includes(figure.sum)) throw new ConfigError(`${at}.sum`, `"${figure.sum}" is not one of the rollUp.sum columns of the sheet "${sheet.name}"`);
+      }
       for (const part of [...(figure.includes ?? []), ...(figure.includesAnyGroup ?? [])]) {
         if (part === figure.label || !report.summary.some((candidate) => candidate.label === part)) throw new ConfigError(`${at}.includes`, `"${part}" is not another figure of this report`);
       }

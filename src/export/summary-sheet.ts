@@ -1,4 +1,6 @@
+import path from 'node:path';
 import type ExcelJS from 'exceljs';
+import { formatCount } from '../count-text.ts';
 import { DataError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { readDrift } from '../store/schema-drift.ts';
@@ -199,6 +201,8 @@ export interface FigureScope {
    * account has only its total (the same value): no line would add anything. @default false
    */
   perAccount?: boolean;
+  /** The sheets rolled up (their lines count detail rows): a count over one is their Detail rows summed. @default none */
+  rolledUp?: ReadonlySet<string>;
 }
 
 /**
@@ -243,7 +247,9 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
     const notApplicable = figure.sum !== undefined && sheet.columns.find((column) => column.column === figure.sum)?.nullMeans === 'not-applicable';
     // Which rows it reads, named by the sheet's headers (the link on its name opens them).
     const header = (column: string) => sheet.columns.find((candidate) => candidate.column === column)?.header ?? column;
-    const how = figure.sum !== undefined ? `${header(figure.sum)} summed over the rows` : figure.last !== undefined ? `${header(figure.last)} of the latest of the rows` : 'The number of rows';
+    // A rolled-up sheet's lines each stand for rows: what counts them is their Detail rows, summed.
+    const counted = scope.rolledUp?.has(sheet.name) === true ? 'Detail rows summed over the rows' : 'The number of rows';
+    const how = figure.sum !== undefined ? `${header(figure.sum)} summed over the rows` : figure.last !== undefined ? `${header(figure.last)} of the latest of the rows` : counted;
     const rowsOf = (row: Record<string, string | null> | undefined, account: string | null | undefined) => {
       const conditions = [
         ...by.map((column, index) => `${header(column)} = ${row?.[`g${index}`] ?? '(empty)'}`),
@@ -368,7 +374,11 @@ export interface SummaryInput {
   freshness: Freshness[];
   figures: Figure[];
   chart: { title: string; unit: string; bars: ChartBar[] };
-  planned: { sheet: SheetSpec; rows: number; parts: string[] }[];
+  /**
+   * The detail sheets as written: the sheet (rolled up: its lines' columns), its rows, its parts;
+   * a rolled-up sheet's detail rows, the columns its lines are per (headers) and its full detail's files.
+   */
+  planned: { sheet: SheetSpec; rows: number; parts: string[]; rolledUp?: { detailRows: number; by: readonly string[]; files: readonly { file: string; rows: number }[] } }[];
   coinFormats: CoinFormats;
   /**
    * Whether the period is closed: "Closed on … by …", or "Draft: not closed" (write-report.ts
@@ -445,6 +455,11 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
       font: stale.length === 0 ? { ...OK_FONT, bold: true } : { ...WARNING_FONT, bold: true },
     }),
   );
+  const rolledUp = input.planned.filter((planned) => planned.rolledUp !== undefined);
+  if (rolledUp.length > 0) {
+    const which = rolledUp.map((planned) => `"${planned.sheet.name}" (${formatCount(planned.rolledUp!.detailRows)} rows)`);
+    add(wide(`Rolled up: ${which.join(', ')} ${rolledUp.length === 1 ? 'shows' : 'show'} lines that each sum many detail rows; every detail row is in the files listed under "Full detail beside this workbook".`, { font: BOLD_FONT }));
+  }
   const drifted = [...new Set(input.freshness.flatMap((line) => line.newFields.map((field) => `${line.stream}.${field}`)))];
   if (drifted.length > 0) {
     add(wide(`Note: the exchange sends ${drifted.length} field(s) that no figure reads yet: ${drifted.join(', ')} (see Data freshness).`, { font: { ...WARNING_FONT, bold: true } }));
@@ -489,8 +504,10 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
     ].join(' ');
     if (!known) reasonGiven.add(`${figure.label}\n${reason}`);
     // The figure's name links to the rows it reads: the sheet's table, header included (its first sheet when split).
+    // A rolled-up sheet's lines, which sum to the figure as its rows do, are below its note.
     const planned = input.planned.find((candidate) => candidate.sheet.name === figure.sheet);
-    const range = planned === undefined || planned.parts.length !== 1 || planned.rows === 0 ? 'A1' : `A1:${columnLetters(planned.sheet.columns.length)}${planned.rows + 1}`;
+    const headerRow = planned?.rolledUp === undefined ? 1 : 2;
+    const range = planned === undefined || planned.parts.length !== 1 || planned.rows === 0 ? 'A1' : `A1:${columnLetters(planned.sheet.columns.length)}${planned.rows + headerRow}`;
     const target = `#'${(planned?.parts[0] ?? figure.sheet).replace(/'/g, "''")}'!${range}`;
     add(
       { ...text(figure.label, warn), value: { text: figure.label, hyperlink: target } },
@@ -505,10 +522,24 @@ export function writeSummary(workbook: XlsxWriter, report: ReportSpec, input: Su
 
   section('Sheets');
   add(...header('Sheet', ['Rows', 'right']), text('What it shows', { font: BOLD_FONT, span: COLUMNS - 2 }));
-  for (const { sheet: detail, rows: rowCount, parts } of input.planned) {
-    add(text(parts.length === 1 ? detail.name : `${detail.name} (${parts.length} sheets)`), count(rowCount), text(detail.description, { span: COLUMNS - 2 }));
+  for (const { sheet: detail, rows: rowCount, parts, rolledUp: lines } of input.planned) {
+    const rolled = lines === undefined ? '' : `. Rolled up: ${formatCount(lines.detailRows)} detail rows in ${formatCount(rowCount)} lines, one per ${lines.by.join(', ')}; every row in the files below.`;
+    add(text(parts.length === 1 ? detail.name : `${detail.name} (${parts.length} sheets)`), count(rowCount), text(`${detail.description}${rolled}`, { span: COLUMNS - 2 }));
   }
   blank();
+
+  if (rolledUp.length > 0) {
+    // The files are written with the workbook and renamed with it: they are its rows, in full.
+    section('Full detail beside this workbook');
+    add(...header('File', ['Rows', 'right']), text('What it holds', { font: BOLD_FONT, span: COLUMNS - 2 }));
+    for (const planned of rolledUp) {
+      for (const written of planned.rolledUp!.files) {
+        const kind = written.file.endsWith('.parquet') ? 'Parquet: amounts as DECIMAL, ids as text, instants in UTC' : 'CSV: DuckDB\'s exact text of each value, instants in ISO 8601 UTC';
+        add(text(path.basename(written.file)), count(written.rows), text(`Every detail row of "${planned.sheet.name}" in the period, with the mart's column names (${kind})`, { span: COLUMNS - 2 }));
+      }
+    }
+    blank();
+  }
 
   section('Notes');
   const notes = [

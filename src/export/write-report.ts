@@ -1,7 +1,8 @@
-import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, renameSync, rmSync, utimesSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
+import { formatCount } from '../count-text.ts';
 import { ConfigError, DataError, DiskFullError, OutputError } from '../errors.ts';
 import { describeBuildSettings, type BuildSettingsRow } from '../models/settings.ts';
 import type { Database } from '../store/database.ts';
@@ -10,7 +11,9 @@ import { sheetParts, TOTALS_ROWS_RESERVED, writeDetailSheet } from './detail-she
 import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import { reportPrintSetup } from './print-setup.ts';
-import { withAdjustments, withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { rolledUpSheet, rollUpKeys, withAdjustments, withoutValuation, type ReportSpec, type SheetSpec } from './report-definition.ts';
+import { countRollUpLines, detailColumns, detailFileName, DETAIL_FORMATS, rollUpSource, writeDetailFiles, type DetailFormat } from './roll-up.ts';
+import { digestSheet, fingerprintOf, identify, modifiedStamp, recordProperties, unchangedRecord, type WrittenRecord } from './report-fingerprint.ts';
 import { readClosedPeriods, type ClosedPeriod } from '../store/period-closes.ts';
 import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, writeSummary, type SummaryStream } from './summary-sheet.ts';
 import { writeCsv } from './write-csv.ts';
@@ -62,6 +65,17 @@ export interface WriteReportOptions {
   formats?: readonly FileFormat[];
   /** How the ledger imports are rounded and written (reports.ledger). @default DEFAULT_LEDGER_SETTINGS */
   ledger?: LedgerSettings;
+  /**
+   * Detail rows a sheet shows in full (`reports.detailRowLimit`): a sheet with more, and a
+   * `rollUp` declared, is rolled up, its full detail written beside the workbook as Parquet and
+   * CSV (roll-up.ts). @default none: every sheet in full (what a close writes)
+   */
+  detailRowLimit?: number;
+  /**
+   * When the workbook at its path was written from the same fingerprint and its files are as
+   * written, it is not written again (the result says `unchanged`). @default false: always written
+   */
+  skipUnchanged?: boolean;
 }
 
 /** One detail sheet as written. */
@@ -69,7 +83,17 @@ export interface WrittenSheet {
   name: string;
   /** The sheet names it was written to (more than one past Excel's row limit). */
   parts: string[];
+  /** Its rows of the period; a rolled-up sheet's are in `rolledUp.detailRows`, and these are its lines. */
   rows: number;
+  /** More than `detailRowLimit` detail rows: the lines it shows instead, and the files that hold every row. */
+  rolledUp?: RolledUp;
+}
+
+/** A rolled-up sheet: its detail rows, the columns its lines are per (their headers), and the full detail's files. */
+export interface RolledUp {
+  detailRows: number;
+  by: string[];
+  files: { file: string; format: DetailFormat; rows: number }[];
 }
 
 /** What writeReport wrote. */
@@ -94,6 +118,8 @@ export interface ReportResult {
   ledger?: LedgerExports & { omitted: number; note: string };
   /** A closed period's workbook, written again as its close wrote it (its sheets are not listed). */
   closed?: { at: string; by: string; version: number; sha256: string };
+  /** Not written again: the workbook and its files at their paths are those of the same figures, written `since` (ISO 8601 UTC). */
+  unchanged?: { since: string };
   ms: number;
 }
 
@@ -120,10 +146,18 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const accounts = await readSyncedAccounts(db);
   if (account !== undefined && !accounts.includes(account)) throw unknownAccount(account, accounts);
   const counts = await Promise.all(report.sheets.map(async (sheet) => countRows(db, sheet, options.period, account)));
+  // Past the limit, a sheet that declares how is rolled up: its lines, counted here.
+  const limit = options.detailRowLimit;
+  const rollUps = await Promise.all(
+    report.sheets.map(async (sheet, index) =>
+      limit !== undefined && sheet.rollUp !== undefined && counts[index]! > limit ? { spec: rolledUpSheet(sheet), lines: await countRollUpLines(db, sheet, options.period, account) } : undefined,
+    ),
+  );
+  const rolledUpSheets = new Set(report.sheets.filter((_, index) => rollUps[index] !== undefined).map((sheet) => sheet.name));
   const freshness = await readFreshness(db, report, options.streams, options.period, reporting.timeZone, now, options.staleAfterHours ?? 36, account);
   // A database of one account: its lines would repeat the totals, so there are none.
   // A period the synced history does not reach shows no number for it, never the 0 of no rows.
-  const figures = applyCoverage(await readFigures(db, report, options.period, account === undefined ? { perAccount: accounts.length > 1 } : { account }), report, freshness);
+  const figures = applyCoverage(await readFigures(db, report, options.period, { ...(account === undefined ? { perAccount: accounts.length > 1 } : { account }), rolledUp: rolledUpSheets }), report, freshness);
   const chart = await readChart(db, report, options.period, options.coinFormats.chartCoins, account);
 
   // An account's workbook never takes the consolidated one's name (nor another account's).
@@ -135,19 +169,76 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   const csvTemporary = path.join(folder, `.${base}.csv.tmp-${process.pid}`);
   const formats = options.formats ?? ['csv'];
   const ledgerFormats = report.ledger === undefined ? [] : LEDGER_FORMATS.filter((format: LedgerFormat) => formats.includes(format));
+  const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
+
+  // The full detail of each rolled-up sheet, beside the workbook.
+  const detailFiles = report.sheets.map((sheet, index) =>
+    rollUps[index] === undefined
+      ? undefined
+      : (Object.fromEntries(DETAIL_FORMATS.map((format) => [format, path.join(folder, detailFileName(base, sheet.name, format))])) as Record<DetailFormat, string>),
+  );
+  const planned = report.sheets.map((sheet, index) => {
+    const rollUp = rollUps[index];
+    if (rollUp === undefined) return { sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) };
+    // A rolled-up sheet's note takes a row above its table.
+    const files = DETAIL_FORMATS.map((format) => ({ file: detailFiles[index]![format], format, rows: counts[index]! }));
+    return {
+      sheet: rollUp.spec,
+      rows: rollUp.lines,
+      parts: sheetParts(sheet.name, rollUp.lines, maxRows - 1),
+      rolledUp: { detailRows: counts[index]!, by: rollUpKeys(sheet).map((column) => column.header), files, limit: limit! },
+    };
+  });
+  const sheets: WrittenSheet[] = planned.map(({ sheet, rows, parts, rolledUp }) => ({ name: sheet.name, parts, rows, ...(rolledUp === undefined ? {} : { rolledUp: { detailRows: rolledUp.detailRows, by: rolledUp.by, files: rolledUp.files } }) }));
+  const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
+  // The rows of the period a file leaves out (the sheet that lists them), and why.
+  const omittedOf = (omitted: { sheet: string; note: string } | undefined) => {
+    const index = omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === omitted.sheet);
+    return { omitted: index < 0 ? 0 : counts[index]!, note: omitted?.note ?? '' };
+  };
+  // The CSV holds the rows of its sheet: as many as counted.
+  const csvSheet = report.csv === undefined || !formats.includes('csv') ? -1 : report.sheets.findIndex((sheet) => sheet.name === report.csv!.sheet);
+  const csv: ReportResult['csv'] = csvSheet < 0 ? undefined : { file: csvFile, rows: counts[csvSheet]!, ...omittedOf(report.csv!.omitted) };
+  const result: Omit<ReportResult, 'ms'> = { report: report.name, account: account ?? null, file, period: options.period, sheets, warnings, ...(csv === undefined ? {} : { csv }) };
+
+  // Everything the workbook and its files are made from; unchanged since they were written, they
+  // are not written again. Ledger imports (asked for now and then, never by the nightly run) are
+  // always written, and their workbook with them.
+  const fingerprint = fingerprintOf({
+    report,
+    period: options.period,
+    account: account ?? null,
+    reporting,
+    closure: closure.text,
+    freshness: freshness.map((line) => ({ account: line.account, stream: line.stream, state: line.state, gap: line.gap?.side ?? null, newFields: line.newFields })),
+    figures,
+    chart,
+    notes: options.notes ?? [],
+    csv: csv !== undefined,
+    coinFormats: options.coinFormats,
+    detailRowLimit: limit ?? null,
+    maxRows,
+    sheets: await Promise.all(report.sheets.map(async (sheet) => digestSheet(db, sheet, fingerprintColumns(report, sheet), options.period, account))),
+  });
+  if (options.skipUnchanged === true && ledgerFormats.length === 0) {
+    const unchanged = await unchangedRecord(file, fingerprint);
+    if (unchanged !== undefined) return { ...result, unchanged: { since: unchanged.writtenAt }, ms: performance.now() - started };
+  }
+
   const ledgerTemporaries = new Set<string>();
   // The ledger imports are in the reporting currency (the marts' values in it).
   const ledgerCurrency = ledgerFormats.length === 0 ? '' : (reporting.reportingCurrency ?? '');
   if (ledgerFormats.length > 0 && ledgerCurrency === '') throw missingReportingCurrency(report.name);
   // What would make a ledger import unusable (an account without its Xero code) is refused before the workbook is written.
   const ledgerPlan = ledgerFormats.length === 0 ? undefined : await planLedgerOf(db, report, { ...options, formats: ledgerFormats, currency: ledgerCurrency }, ledgerTemporaries);
-  const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_DATA_ROWS;
+  const detailTemporaries = detailFiles.flatMap((files) => (files === undefined ? [] : DETAIL_FORMATS.map((format) => temporaryOf(files[format]))));
   let output: WriteStream | undefined;
   // A process ended at once (a second Ctrl-C) leaves no half-written file behind.
   const removeTemporary = () => {
     rmSync(temporary, { force: true });
     rmSync(csvTemporary, { force: true });
     for (const file of ledgerTemporaries) rmSync(file, { force: true });
+    for (const file of detailTemporaries) rmSync(file, { force: true });
   };
   process.once('exit', removeTemporary);
   try {
@@ -165,73 +256,82 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
   }
 
   async function writeWorkbook(stream: WriteStream): Promise<ReportResult> {
+    // The files beside the workbook first (the workbook records what identifies them), all under
+    // temporary names: a failure (a full disk) leaves the earlier files as they were.
+    // Every detail row of each rolled-up sheet, by DuckDB.
+    const beside: string[] = [];
+    for (const [index, files] of detailFiles.entries()) {
+      if (files === undefined) continue;
+      const sheet = report.sheets[index]!;
+      let rows: number;
+      try {
+        rows = await writeDetailFiles(db, sheet, { period: options.period, ...(account === undefined ? {} : { account }), report: report.name, files: { parquet: temporaryOf(files.parquet), csv: temporaryOf(files.csv) } });
+      } catch (error) {
+        throw diskFullOf(error, { file: files.parquet, doing: 'writing the full detail of a rolled-up sheet', kept: 'the previous workbook and files of this name, if any, are unchanged and no half-written file is left' }) ?? error;
+      }
+      if (rows !== counts[index]) throw new DataError(`${sheet.mart}: ${rows} detail rows written for the sheet "${sheet.name}", where ${counts[index]} were counted (the database changed meanwhile?)`, { hint: 'write the report again' });
+      beside.push(files.parquet, files.csv);
+    }
+    if (csv !== undefined) {
+      const rows = await writeCsv(db, report.csv!, report.sheets[csvSheet]!, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
+      if (rows !== csv.rows) throw new DataError(`${report.sheets[csvSheet]!.mart}: ${rows} lines written to ${path.basename(csvFile)}, where ${csv.rows} were counted (the database changed meanwhile?)`, { hint: 'write the report again' });
+      beside.push(csvFile);
+    }
+    const ledger = await ledgerPlan?.write();
+    let ledgerResult: ReportResult['ledger'];
+    if (ledger !== undefined) {
+      const { commit: _commit, ...exports } = ledger;
+      ledgerResult = { ...exports, ...omittedOf(report.ledger!.omitted) };
+    }
+
+    // What it is written from, inside it: the next report of the same figures is not written again.
+    const record: WrittenRecord = { fingerprint, writtenAt: now.toISOString(), stampMs: modifiedStamp(), files: await Promise.all(beside.map(async (written) => ({ name: path.basename(written), ...(await identify(temporaryOf(written))) }))) };
     const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account, closure.header) });
     workbook.creator = 'exledger';
     workbook.created = now;
-    const warnings = freshness.filter((line) => line.state !== 'ok').map((line) => `${[line.account, line.stream].filter((part) => part !== '').join(' ')}: ${line.note}`);
-    const planned = report.sheets.map((sheet, index) => ({ sheet, rows: counts[index]!, parts: sheetParts(sheet.name, counts[index]!, maxRows) }));
+    workbook.customProperties = recordProperties(record);
     writeSummary(workbook, report, { ...options, accounts, now, timeZone: reporting.timeZone, costMethods: reporting.costMethods, reportingCurrency: reporting.reportingCurrency, prices: reporting.prices, journal: reporting.journal, valuationLeftOut, freshness, figures, chart, planned, closure });
     const tableNames = new Set<string>();
-    const sheets: WrittenSheet[] = [];
-    for (const { sheet, rows, parts } of planned) {
+    for (const [index, { sheet, rows, parts, rolledUp }] of planned.entries()) {
       const notSynced = notSyncedReason(report, sheet, freshness, account ?? null);
       await writeDetailSheet(db, workbook, report, sheet, {
         period: options.period,
         account,
         rows,
         parts,
-        maxRows,
+        maxRows: rolledUp === undefined ? maxRows : maxRows - 1,
         tableNames,
         coinFormats: options.coinFormats,
         onProgress: options.onProgress,
         ...(notSynced === undefined ? {} : { notSynced }),
+        ...(rolledUp === undefined ? {} : { source: rollUpSource(report.sheets[index]!, options.period, account), note: rolledUpNote(rows, rolledUp) }),
       });
-      sheets.push({ name: sheet.name, parts, rows });
     }
     await workbook.commit();
-    // The rows of the period a file leaves out (the sheet that lists them), and why.
-    const omittedOf = (omitted: { sheet: string; note: string } | undefined) => {
-      const index = omitted === undefined ? -1 : report.sheets.findIndex((candidate) => candidate.name === omitted.sheet);
-      return { omitted: index < 0 ? 0 : counts[index]!, note: omitted?.note ?? '' };
-    };
-    // The CSV and the ledger imports are complete before any file is renamed: a failure (a full disk) leaves the earlier files as they were.
-    let csv: ReportResult['csv'];
-    if (report.csv !== undefined && formats.includes('csv')) {
-      const spec = report.csv;
-      const sheet = report.sheets.find((candidate) => candidate.name === spec.sheet)!;
-      const rows = await writeCsv(db, spec, sheet, { period: options.period, account, file: csvTemporary, onError: (error) => outputError(csvFile, error) });
-      csv = { file: csvFile, rows, ...omittedOf(spec.omitted) };
-    }
-    const ledger = await ledgerPlan?.write();
-    try {
-      renameSync(temporary, file);
-    } catch (error) {
-      throw outputError(file, error as NodeJS.ErrnoException);
-    }
-    if (csv !== undefined) {
+
+    // Every file complete: each takes its name, the workbook first.
+    const rename = (final: string) => {
       try {
-        renameSync(csvTemporary, csvFile);
+        renameSync(temporaryOf(final), final);
       } catch (error) {
-        throw outputError(csvFile, error as NodeJS.ErrnoException);
+        throw outputError(final, error as NodeJS.ErrnoException);
+      }
+    };
+    rename(file);
+    // Its modification time as recorded inside it: a workbook saved again (by anyone) is written again.
+    utimesSync(file, new Date(record.stampMs), new Date(record.stampMs));
+    if (csv !== undefined) rename(csvFile);
+    for (const [index, sheet] of report.sheets.entries()) {
+      if (sheet.rollUp === undefined) continue;
+      for (const format of DETAIL_FORMATS) {
+        const final = detailFiles[index]?.[format];
+        // A sheet no longer rolled up leaves no full detail of an earlier writing beside its workbook.
+        if (final === undefined) rmSync(path.join(folder, detailFileName(base, sheet.name, format)), { force: true });
+        else rename(final);
       }
     }
-    let ledgerResult: ReportResult['ledger'];
-    if (ledger !== undefined) {
-      ledger.commit();
-      const { commit: _commit, ...written } = ledger;
-      ledgerResult = { ...written, ...omittedOf(report.ledger!.omitted) };
-    }
-    return {
-      report: report.name,
-      account: account ?? null,
-      file,
-      period: options.period,
-      sheets,
-      warnings,
-      ...(csv === undefined ? {} : { csv }),
-      ...(ledgerResult === undefined ? {} : { ledger: ledgerResult }),
-      ms: performance.now() - started,
-    };
+    ledger?.commit();
+    return { ...result, ...(ledgerResult === undefined ? {} : { ledger: ledgerResult }), ms: performance.now() - started };
   }
 }
 
@@ -421,4 +521,30 @@ async function checkMarts(db: Database, report: ReportSpec): Promise<void> {
 async function countRows(db: Database, sheet: SheetSpec, period: ReportPeriod, account: string | undefined): Promise<number> {
   const filter = rowFilter(sheet, period, account);
   return Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM ${sheet.mart} WHERE ${filter.where}`, filter.values))[0]!.n);
+}
+
+/** A file's temporary name while it is written: `.<name>.tmp-<pid>` in its folder (report-job.ts removes those of writers that are gone). */
+function temporaryOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+}
+
+/** The line above a rolled-up sheet's table: that it is rolled up, from how many rows, per what, and where every row is. */
+function rolledUpNote(lines: number, rolledUp: RolledUp & { limit: number }): string {
+  const names = rolledUp.files.map((written) => path.basename(written.file));
+  const by = rolledUp.by.length === 1 ? rolledUp.by[0]! : `${rolledUp.by.slice(0, -1).join(', ')} and ${rolledUp.by.at(-1)!}`;
+  return (
+    `Rolled up: ${formatCount(rolledUp.detailRows)} detail rows in this period, more than the ${formatCount(rolledUp.limit)} shown in full (reports.detailRowLimit). ` +
+    `Each of the ${formatCount(lines)} ${lines === 1 ? 'line' : 'lines'} sums the rows of one ${by}: amounts exactly, "unknown" where a row summed is unknown; "Detail rows" counts them. ` +
+    `Every detail row is in ${names.join(' and ')}, beside this workbook.`
+  );
+}
+
+/**
+ * The columns whose values a sheet's digest covers: those its full detail holds (the sheet's and
+ * the roll-up's keys) and those its CSV or ledger imports read.
+ */
+function fingerprintColumns(report: ReportSpec, sheet: SheetSpec): string[] {
+  const csv = report.csv?.sheet === sheet.name ? report.csv.columns.map((column) => column.column) : [];
+  const ledger = report.ledger?.sheet === sheet.name ? Object.values(report.ledger.columns) : [];
+  return [...new Set([...detailColumns(sheet), ...csv, ...ledger])];
 }

@@ -101,6 +101,13 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   /** How every sheet added from now on prints (print-setup.ts). @default exceljs's (portrait, no header) */
   printSetup: PrintSetup | undefined;
 
+  /**
+   * The workbook's custom document properties (docProps/custom.xml: Excel's File > Info >
+   * Properties), text by name: what it was written from (report-fingerprint.ts). Set before
+   * `commit()`. @default none (the part is written, empty)
+   */
+  customProperties: Readonly<Record<string, string>> = {};
+
   /** Writes into `stream` (an opened file: see write-report.ts, which watches it for errors). */
   constructor(options: { stream: Writable; printSetup?: PrintSetup }) {
     super({ stream: options.stream, useStyles: true, useSharedStrings: false });
@@ -189,12 +196,45 @@ export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
     if (entry !== undefined && entry._writableState.length > highWaterBytes) await once(entry, 'drain');
   }
 
-  /** exceljs's content types, with the tables and drawings this writer added. */
+  /** exceljs's content types, with the tables and drawings this writer added, and the custom properties. */
   override addContentTypes(): Promise<void> {
     const book = this as unknown as WorkbookInternals;
     const model = { worksheets: book._worksheets.filter(Boolean), sharedStrings: book.sharedStrings, commentRefs: book.commentRefs, media: book.media, tables: this.tables, drawings: this.drawings };
-    book.zip.append(new ContentTypesXform().toXml(model), { name: '[Content_Types].xml' });
+    const xml = new ContentTypesXform().toXml(model).replace('</Types>', `<Override PartName="/${CUSTOM_PART}" ContentType="application/vnd.openxmlformats-officedocument.custom-properties+xml"/></Types>`);
+    book.zip.append(xml, { name: '[Content_Types].xml' });
     return Promise.resolve();
+  }
+
+  /**
+   * exceljs's package relationships (written when the writer is made, before any property is
+   * set), with one to the custom properties, which commit() always writes.
+   */
+  override addOfficeRels(): Promise<void> {
+    const book = this as unknown as WorkbookInternals;
+    const rels = [
+      ['rId1', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument', 'xl/workbook.xml'],
+      ['rId2', 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', 'docProps/core.xml'],
+      ['rId3', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties', 'docProps/app.xml'],
+      ['rId4', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/custom-properties', CUSTOM_PART],
+    ];
+    const xml =
+      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      rels.map(([id, type, target]) => `<Relationship Id="${id}" Type="${type}" Target="${target}"/>`).join('') +
+      '</Relationships>';
+    book.zip.append(xml, { name: '/_rels/.rels' });
+    return Promise.resolve();
+  }
+
+  /** exceljs's core properties, then the custom ones. */
+  override async addCore(): Promise<void> {
+    await super.addCore();
+    const properties = Object.entries(this.customProperties)
+      .map(([name, value], index) => `<property fmtid="{D5CDD505-2E9C-101B-9397-08002B2CF9AE}" pid="${index + 2}" name="${escapeXml(name)}"><vt:lpwstr>${escapeXml(value)}</vt:lpwstr></property>`)
+      .join('');
+    const xml =
+      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/custom-properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">' +
+      `${properties}</Properties>`;
+    (this as unknown as WorkbookInternals).zip.append(xml, { name: CUSTOM_PART });
   }
 
   /**
@@ -271,6 +311,9 @@ function nameEveryFont(workbook: ExcelJS.stream.xlsx.WorkbookWriter): void {
 type XformClass = new () => { prepare?(model: unknown): void; toXml(model: unknown): string };
 
 /** exceljs's own renderers of a part (its internal modules; the version is pinned). */
+/** The custom document properties part. */
+const CUSTOM_PART = 'docProps/custom.xml';
+
 const requireExceljs = createRequire(import.meta.url);
 const ContentTypesXform = requireExceljs('exceljs/lib/xlsx/xform/core/content-types-xform.js') as XformClass;
 const WorkbookXform = requireExceljs('exceljs/lib/xlsx/xform/book/workbook-xform.js') as XformClass;

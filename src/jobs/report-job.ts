@@ -97,6 +97,11 @@ export interface ReportScope {
    * ledger imports. @default ['csv'] (what `exledger run` writes)
    */
   formats?: readonly FileFormat[];
+  /**
+   * Write every workbook, even one whose figures have not changed since it was written at its
+   * path (`exledger report --force`). @default false: an unchanged workbook is not written again, and the result says since when
+   */
+  force?: boolean;
 }
 
 /**
@@ -137,7 +142,9 @@ export function formatsOf(value: unknown, selected: readonly ReportSpec[], all: 
  * database, opened read-only (a sync writing it meanwhile gives one clear error). The output
  * folder and the account (--account) are checked before anything is written; each workbook is
  * written under a temporary name and renamed, so an earlier good workbook is only ever replaced
- * by a complete one.
+ * by a complete one. A sheet past `reports.detailRowLimit` is rolled up, its full detail beside
+ * the workbook; a workbook whose figures are those it was written with is not written again
+ * (unless `scope.force`): its result says `unchanged`.
  */
 export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog, period: ReportPeriod, hooks: ReportHooks = {}, scope: ReportScope = {}): Promise<ReportResult[]> {
   const { reports, streams, coinFormats } = catalog;
@@ -178,6 +185,8 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
           ...(scope.formats === undefined ? {} : { formats: scope.formats }),
           ledger: config.reports.ledger,
           notes: hooks.notes,
+          detailRowLimit: config.reports.detailRowLimit,
+          skipUnchanged: scope.force !== true,
           onProgress: hooks.onRows === undefined ? undefined : (sheet, written, total) => hooks.onRows!(report.name, sheet, written, total),
         }),
       );
@@ -193,10 +202,11 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
 /**
  * What a writer of the output folder leaves while it works, with its pid: a workbook's temporary
  * name (write-report.ts: `.<report>-<period>[-<account>].xlsx.tmp-<pid>`, its CSV alike, its
- * ledger imports `.<…>.quickbooks.csv.tmp-<pid>`, `.<…>.xero-2.csv.tmp-<pid>`, `.<…>.journal.tmp-<pid>`),
+ * ledger imports `.<…>.quickbooks.csv.tmp-<pid>`, `.<…>.xero-2.csv.tmp-<pid>`, `.<…>.journal.tmp-<pid>`,
+ * the full detail of a rolled-up sheet `.<…>.spot-lot-detail.parquet.tmp-<pid>` and `.csv.tmp-<pid>`),
  * and the folder a close writes its workbooks into before they are committed (`.close-<pid>-…`, close-job.ts).
  */
-const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+(?:\.[a-z]+(?:-\d+)?)?\.(?:xlsx|csv|journal)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
+const LEFTOVERS = [/^\.[a-z][a-z0-9-]*-[0-9A-Za-z_-]+(?:\.[a-z0-9-]+)?\.(?:xlsx|csv|journal|parquet)\.tmp-(\d+)$/, /^\.close-(\d+)-[0-9A-Za-z]+$/];
 
 /**
  * Removes what report writers and closes that are gone left in the output folder (killed

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
-import { countOf } from '../count-text.ts';
+import { countOf, formatCount } from '../count-text.ts';
 import type { CoinFormats } from '../export/cell-formats.ts';
 import { AuthError, ConfigError, DatabaseBusyError, DiskFullError, ExledgerError, InterruptedError } from '../errors.ts';
 import { lastClosedPeriod, type ReportPeriod } from '../export/period.ts';
@@ -308,7 +308,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       // run: the workbook lists them and the prices file is the operator's to complete.
       (results) => ({
         status: 'ok',
-        detail: `${countOf(results.length, 'workbook')} for ${period.label}${results[0]?.closed === undefined ? '' : ` as closed on ${results[0].closed.at} by ${results[0].closed.by}`} in ${path.resolve(config.reports.outDir)}${results
+        detail: `${countOf(results.length, 'workbook')} for ${period.label}${results[0]?.closed === undefined ? '' : ` as closed on ${results[0].closed.at} by ${results[0].closed.by}`} in ${path.resolve(config.reports.outDir)}${unchangedText(results)}${results
           .filter((result) => (result.csv?.omitted ?? 0) > 0)
           .map((result) => `; ${result.report}: ${countOf(result.csv!.omitted, 'source row')} not valued in full (no price)`)
           .join('')}`,
@@ -335,4 +335,10 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
   } finally {
     runLock.release();
   }
+}
+
+/** `; 4 unchanged since their last writing (not written again)`, when some were. */
+function unchangedText(results: readonly ReportResult[]): string {
+  const unchanged = results.filter((result) => result.unchanged !== undefined).length;
+  return unchanged === 0 ? '' : `; ${formatCount(unchanged)} unchanged since ${unchanged === 1 ? 'it was' : 'they were'} written (not written again)`;
 }
