@@ -384,6 +384,8 @@ interface UkDayBuilder {
 
 /** Days after a disposal's whose acquisitions the 30-day rule reaches. */
 const THIRTY_DAYS = 30;
+/** Settled days are dropped from UkMatcher's list this many at a time. */
+const SETTLED_DAYS_DROPPED = 32;
 
 /**
  * HMRC share pooling (Cryptoassets Manual CRYPTO22200+, TCGA 1992 s105, s106A): per day, all
@@ -470,7 +472,9 @@ class UkMatcher implements LotMatcher {
       this.settle(this.head);
       this.head += 1;
     }
-    if (this.head > 1024 && this.head * 2 > this.days.length) {
+    // Settled days are dropped (their events with them): what is held is the days not yet settled,
+    // about 31, never the partition's history.
+    if (this.head >= SETTLED_DAYS_DROPPED) {
       this.days = this.days.slice(this.head);
       this.head = 0;
     }
