@@ -189,37 +189,8 @@ const lotOf = (event: TradeEvent): Spread => new Spread(event.unitsIn, event.cos
  * and saves exactly the states that a match over all the events would have put and saved there.
  */
 export function matchLots(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): void {
-  const steps = matchLotsSteps(method, events, out, options);
-  while (steps.next().done !== true);
-}
-
-/**
- * matchLots letting the event loop run between its steps (matchLotsSteps): a signal (SIGTERM,
- * Ctrl-C) is acted on within a step rather than at the end of a partition of millions of events.
- */
-export async function matchLotsYielding(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Promise<void> {
-  const steps = matchLotsSteps(method, events, out, options);
-  while (steps.next().done !== true) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-/** Events between two steps of matchLotsSteps. */
-export const EVENTS_PER_STEP = 65_536;
-
-/**
- * matchLots one step at a time: it pauses after every EVENTS_PER_STEP events, so that a caller
- * can let the event loop run between steps (a signal is then acted on within a step, not at the
- * end of a partition of millions of events).
- */
-export function* matchLotsSteps(method: MatchMethod, events: readonly TradeEvent[], out: SegmentSink, options: MatchOptions = {}): Generator<void, void, void> {
   const matcher = lotMatcher(method, out, options);
-  let sinceStep = 0;
-  for (const event of events) {
-    if (++sinceStep === EVENTS_PER_STEP) {
-      sinceStep = 0;
-      yield;
-    }
-    matcher.push(event);
-  }
+  for (const event of events) matcher.push(event);
   matcher.end();
 }
 
