@@ -154,9 +154,11 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
   // Each instant also as the start of its reporting-zone day and month (cut: day, month) and as those dates.
   const [zone] = await db.all<{ n: string }>("SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'settings' AND table_name = 'reporting'");
   const timeZone = zone?.n === '1' ? "coalesce((SELECT any_value(time_zone) FROM settings.reporting), 'UTC')" : "'UTC'";
+  // The days as sql/macros/dates.sql's local_date and local_day_start give them, written out: a
+  // project of other SQL (a test's) need not have those macros.
   const rows = await db.all<{ seq: string; model: string; account: string | null; symbol: string | null; from_at: string | null; from_us: string | null; day_start: string | null; month_start: string | null; from_date: string | null; from_month: string | null }>(
     `WITH changes AS (
-       SELECT c.*, local_date(c.from_at, z.time_zone) AS from_date, z.time_zone
+       SELECT c.*, CAST(timezone(z.time_zone, c.from_at) AS DATE) AS from_date, z.time_zone
        FROM settings.model_changes AS c
        CROSS JOIN (SELECT ${timeZone} AS time_zone) AS z
        WHERE c.change_seq > $1
@@ -164,8 +166,8 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
      SELECT change_seq AS seq, model, account, symbol,
        CAST(from_at AS VARCHAR) AS from_at,
        epoch_us(from_at) AS from_us,
-       CAST(local_day_start(from_date, time_zone) AS VARCHAR) AS day_start,
-       CAST(local_day_start(date_trunc('month', from_date), time_zone) AS VARCHAR) AS month_start,
+       CAST(timezone(time_zone, CAST(from_date AS TIMESTAMP)) AS VARCHAR) AS day_start,
+       CAST(timezone(time_zone, CAST(date_trunc('month', from_date) AS TIMESTAMP)) AS VARCHAR) AS month_start,
        CAST(from_date AS VARCHAR) AS from_date,
        CAST(CAST(date_trunc('month', from_date) AS DATE) AS VARCHAR) AS from_month
      FROM changes`,

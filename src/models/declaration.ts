@@ -60,10 +60,12 @@ const modelSchema = z
      * incremental check (`exledger check --changed`, src/models/check-scope.ts): the column a
      * change's account names (the pool, for the spot intermediate models), the one its symbol
      * names, and the instant (`at`) or reporting-zone date (`date`; `cut: month` for a table of
-     * months) compared with the change's from_at. Its generic tests then read what changed:
-     * not_null and accepted_values the changed rows, unique every row of a key a changed row
-     * has (joined on the key's notNull columns); relationships stay whole (a parent row gone
-     * is not a changed row of the child). @default none: its generic tests run whole when it changed
+     * months) compared with the change's from_at. Each must follow from the key (a fill's id
+     * gives its symbol and time, a sell's number its instant), so that two rows of one key lie
+     * in the same place. Its generic tests then read the changed rows: not_null, accepted_values
+     * and unique (a duplicate of a changed row is a changed row too; one whose place disagrees
+     * with its key is the full check's); relationships stay whole (a parent row gone is not a
+     * changed row of the child). @default none: its generic tests run whole when it changed
      */
     changes: z
       .object({ account: identifier.optional(), symbol: identifier.optional(), at: identifier.optional(), date: identifier.optional(), cut: z.enum(['row', 'day', 'month']).optional() })
@@ -207,12 +209,10 @@ export function genericTests(id: string, model: ModelDeclaration): GenericTest[]
   const placing = Object.entries(changes).map(([name, column]) => `${name}: ${column}`);
   if (cut !== undefined) placing.push(`cut: ${cut}`);
   const changed = model.changes === undefined ? '' : `{{ changed(${placing.join(', ')}) }} and `;
-  // A duplicate of a changed row's key may be a row that did not change: every row of its key is read, found by the key's
-  // columns that are never NULL (compared with =, which DuckDB joins fast).
-  const joinKey = model.key.filter((name) => notNull.includes(name));
-  const changedKeys = model.changes === undefined || joinKey.length === 0 ? '' : `\n{{ changed_keys(table: ${id}, alias: t, key: ${joinKey.join(' ')}, ${placing.join(', ')}) }}`;
+  // The columns that place a row are functions of its key (ModelDeclaration.changes): two rows of one key lie
+  // in the same partition and instant, so a duplicate of a changed row is a changed row too.
   const tests: GenericTest[] = [
-    { id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\nfrom ${id} as t${changedKeys}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] },
+    { id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\nfrom ${id}${changed === '' ? '' : `\nwhere ${changed.replace(/ and $/, '')}`}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] },
   ];
   if (notNull.length > 0) {
     const nullList = `list_filter([${notNull.map((name) => `case when ${name} is null then '${name}' end`).join(', ')}], (name) -> name is not null)`;

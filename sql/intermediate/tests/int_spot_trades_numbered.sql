@@ -3,8 +3,7 @@
 -- opening lots first, and each fill once.
 -- Checking what changed (docs/architecture.md "The incremental check"): the numbering is a property of
 -- the whole partition, so every row of a changed partition is counted (narrow columns, no sort); a
--- fill twice is found wherever a changed row is one of the two ({{ changed_keys }}: every row of its
--- fill), a fill without its id among the changed rows.
+-- fill's rows share its instant, so a fill twice, or without its id, is among the changed rows.
 select pool, symbol, null as fill_id, count(*) as n, max(event_seq) as last_seq
 from intermediate.int_spot_trades
 where {{ changed(account: pool, symbol: symbol) }}
@@ -13,14 +12,8 @@ having max(event_seq) <> count(*) or min(event_seq) <> 1
     or count(*) filter (where lot_source = 'opening') > count(distinct account) filter (where lot_source = 'opening')
     or coalesce(max(event_seq) filter (where lot_source = 'opening'), 0) <> count(*) filter (where lot_source = 'opening')
 union all
-select t.account, t.symbol, t.fill_id, count(*), null
-from intermediate.int_spot_trades as t
-{{ changed_keys(table: intermediate.int_spot_trades, alias: t, key: account symbol fill_id, account: pool, symbol: symbol, at: event_at) }}
-where t.lot_source = 'fill' and t.fill_id is not null
-group by t.account, t.symbol, t.fill_id
-having count(*) > 1
-union all
 select account, symbol, fill_id, count(*), null
 from intermediate.int_spot_trades
-where {{ changed(account: pool, symbol: symbol, at: event_at) }} and lot_source = 'fill' and fill_id is null
+where {{ changed(account: pool, symbol: symbol, at: event_at) }} and lot_source = 'fill'
 group by account, symbol, fill_id
+having count(*) > 1 or fill_id is null

@@ -5,8 +5,13 @@
 -- Checking what changed (docs/architecture.md "The incremental check"): a day's sources and its mart rows
 -- share the account and the day, so the days of the changed accounts from the changed instant's day on
 -- (cut: day) are complete on both sides; any symbol's change selects the account's days (no symbol here).
+-- The days are the mart's: those of the time zone it was built with (settings.model_builds), which a build
+-- refused for another zone leaves as they were while settings.reporting names the new one.
 with reporting as (
-    select any_value(time_zone) as time_zone from settings.reporting
+    select coalesce(
+        (select any_value(time_zone) from settings.model_builds where model = 'marts.fees_daily'),
+        (select any_value(time_zone) from settings.reporting)
+    ) as time_zone
 ),
 
 sources as (

@@ -6,8 +6,13 @@
 -- Checking what changed (docs/architecture.md "The incremental check"): a month's fills, days, month rows and
 -- funding changes share the account and the month, so the months of the changed accounts from the changed
 -- instant's month on (cut: month) are complete on every side; any symbol's change selects the account's months.
+-- The days are the mart's: those of the time zone it was built with (settings.model_builds), which a build
+-- refused for another zone leaves as they were while settings.reporting names the new one.
 with reporting as (
-    select any_value(time_zone) as time_zone from settings.reporting
+    select coalesce(
+        (select any_value(time_zone) from settings.model_builds where model = 'marts.futures_pnl_daily'),
+        (select any_value(time_zone) from settings.reporting)
+    ) as time_zone
 ),
 
 fills as (
