@@ -109,7 +109,7 @@ describe('the check of what changed (exledger check --changed)', () => {
     expect(scope.from).toBe('2026-01-01T00:00:00Z');
     // The partitions the build changed: BTC and ETH of the account (and the marts' accounts and days).
     expect(scope.partitions).toBeGreaterThanOrEqual(2);
-    for (const id of ['intermediate/int_spot_lot_segments_quantities', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_average_cost_consistent', 'marts/spot_lot_matches_unique', 'marts/spot_lot_matches_consistent', 'marts/fees_match_sources', 'intermediate/int_spot_trades_numbered']) {
+    for (const id of ['intermediate/int_spot_lot_segments_quantities', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_average_cost_consistent', 'marts/spot_lot_matches_unique', 'marts/spot_lot_matches_consistent', 'marts/fees_match_sources', 'intermediate/int_spot_trades_numbered', 'intermediate/int_spot_average_cost_unique', 'marts/spot_lot_matches_accepted_values_cost_method', 'staging/spot_fills_unique']) {
       expect(named(results, id).scope, id).toBe('changed');
     }
     // Nothing the futures tests read changed: their passes stand.

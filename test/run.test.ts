@@ -243,6 +243,8 @@ describe('exledger run against the sandbox', () => {
     expect(run.stdout).not.toMatch(PROGRESS);
     expectLogHolds(lines, run.stdout);
     for (const header of ['== sync', '== build', '== check', '== reports', '== publish', '== summary', 'run: ok']) expect(lines).toContain(header);
+    // Which rows the check read, said before its tests: on a new database, everything.
+    expect(lines[lines.indexOf('== check') + 1]).toBe('check: checked everything (no earlier pass to build on)');
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
 

@@ -184,6 +184,8 @@ export default declareModels('intermediate', [
     description: 'Moving weighted-average cost: the cost each sell disposed of and the inventory\'s cost after each event (cost method average).',
     grain: 'one row per spot trade event',
     key: ['pool', 'symbol', 'event_seq'],
+    // Its rows are int_spot_trades', replaced from the same frontier: placed by theirs.
+    changes: { via: 'intermediate.int_spot_trades', account: 'pool', symbol: 'symbol', at: 'event_at' },
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
