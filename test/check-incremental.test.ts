@@ -48,9 +48,22 @@ async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
 async function night(fills: readonly object[]): Promise<void> {
   await withDb(async (db) => {
     if (fills.length > 0) await insertHistory(db, 'spot_fills', fills);
+    const [before] = await queryRows<{ seq: string }>(db, 'SELECT max(change_seq) AS seq FROM settings.model_changes');
     const results = await buildAll(db, { costMethods: COST_METHODS });
     // The build after the first is incremental: the spot models took the changes, not the whole history.
     expect(results.find((result) => result.id === 'intermediate.int_spot_trades')?.how).not.toBe('whole');
+    // Each model brought up to date recorded what it changed (in its own transaction), once; an unchanged one nothing;
+    // a whole rebuild "everything".
+    const recorded = await queryRows<{ model: string; seqs: string; everything: boolean }>(
+      db,
+      `SELECT model, count(DISTINCT change_seq) AS seqs, bool_or(account IS NULL) AS everything FROM settings.model_changes WHERE change_seq > ${before!.seq} GROUP BY model`,
+    );
+    const how = new Map(results.map((result) => [result.id, result.how]));
+    // (An incremental step whose inputs came out as they were, a staging window read again, records no row.)
+    for (const row of recorded) expect(['whole', 'incremental'], row.model).toContain(how.get(row.model));
+    for (const [model] of [...how].filter(([, built]) => built === 'whole')) expect(recorded.find((row) => row.model === model)?.everything, model).toBe(true);
+    expect(recorded.every((row) => row.seqs === '1')).toBe(true);
+    expect(recorded.find((row) => row.model === 'intermediate.int_spot_trades')?.everything).toBe(false);
   });
 }
 
