@@ -73,6 +73,7 @@ export default declareModels('intermediate', [
     description: 'Fees and traded volumes in legs of one coin each, per source (spot symbol and side, futures contract, bill business type).',
     grain: 'one row per account, product, source, coin leg, coin and day (reporting zone)',
     key: ['account', 'product', 'source', 'coin_leg', 'coin', 'event_date'],
+    changes: { account: 'account', date: 'event_date' },
     columns: [
       account,
       { name: 'product', description: 'Where the fees were charged', notNull: true, acceptedValues: ['spot', 'futures', 'funding'] },
@@ -113,6 +114,7 @@ export default declareModels('intermediate', [
     description: 'Futures fills summed per contract and day, with the contract\'s margin and quote coin.',
     grain: 'one row per account, contract and day (reporting zone)',
     key: ['account', 'symbol', 'fill_date'],
+    changes: { account: 'account', symbol: 'symbol', date: 'fill_date' },
     columns: [
       account,
       { name: 'symbol', description: 'Futures contract', notNull: true },
@@ -201,6 +203,7 @@ export default declareModels('intermediate', [
     description: 'FIFO lot matches by quantity interval, plus each sell part beyond the inventory (cost method fifo).',
     grain: 'one row per sell and lot whose quantity intervals overlap, plus one per unmatched sell part',
     key: ['pool', 'symbol', 'sell_seq', 'lot_seq'],
+    changes: { account: 'pool', symbol: 'symbol', at: 'sell_at' },
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
@@ -234,6 +237,7 @@ export default declareModels('intermediate', [
     description: 'Lot matches of the stateful cost methods lifo, hifo and uk (computed in TypeScript), plus each sell part nothing was found for.',
     grain: 'one row per cost method, sell, match rule and lot (the pool and nothing known: no lot)',
     key: ['pool', 'symbol', 'cost_method', 'sell_seq', 'match_rule', 'lot_seq'],
+    changes: { account: 'pool', symbol: 'symbol', at: 'sell_at' },
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
@@ -258,6 +262,7 @@ export default declareModels('intermediate', [
     description: 'Spot fills and declared opening lots in cost-basis order, with running inventory.',
     grain: 'one row per spot fill, plus one per declared opening position',
     key: ['pool', 'symbol', 'event_seq'],
+    changes: { account: 'pool', symbol: 'symbol', at: 'event_at' },
     columns: [
       pool,
       account,

@@ -86,6 +86,7 @@ export default declareModels('staging', [
     description: 'Funding (spot) account bills: every change of a coin\'s balance, with the balance after it.',
     grain: 'one row per bill',
     key: ['account', 'bill_id'],
+    changes: { account: 'account', at: 'c_time_at' },
     columns: [
       account,
       { name: 'bill_id', description: 'Exchange\'s bill id (exact 64-bit integer as text)', notNull: true },
@@ -178,6 +179,7 @@ export default declareModels('staging', [
     description: 'Futures fills, with their fees and the PnL the exchange realized.',
     grain: 'one row per fill',
     key: ['account', 'trade_id'],
+    changes: { account: 'account', symbol: 'symbol', at: 'created_time_at' },
     columns: [
       account,
       { name: 'trade_id', description: 'Exchange\'s fill id (exact 64-bit integer as text)', notNull: true },
@@ -289,6 +291,7 @@ export default declareModels('staging', [
     description: 'Spot fills, with their amounts as DECIMALs and as integer units for the exact arithmetic of the spot models.',
     grain: 'one row per fill',
     key: ['account', 'fill_id'],
+    changes: { account: 'account', symbol: 'symbol', at: 'c_time_at' },
     columns: [
       account,
       { name: 'account_id', description: 'Exchange\'s account id', notNull: true },
@@ -339,6 +342,7 @@ export default declareModels('staging', [
     description: 'Transfers between the account\'s spot and futures sides, one row per transfer (identical transfers are distinct rows).',
     grain: 'one row per transfer',
     key: ['account', 'record_key'],
+    changes: { account: 'account', at: 'trade_time_at' },
     columns: [
       account,
       { name: 'record_key', description: 'Record identity: time, content hash and occurrence (the exchange sends no id)', notNull: true },

@@ -6,7 +6,7 @@ import type { Config } from '../config/config.ts';
 import { ExledgerError } from '../errors.ts';
 import type { ReportPeriod } from '../export/period.ts';
 import { selectReports } from '../jobs/report-job.ts';
-import { describeChecks } from '../jobs/check-job.ts';
+import { describeChecks, describeCheckScope } from '../jobs/check-job.ts';
 import { checkRunPaths, runJob, type RunOutcome } from '../jobs/run-job.ts';
 import { requireWorkerDatabase } from '../jobs/worker-accounts.ts';
 import type { CommandOutcome } from './command.ts';
@@ -79,6 +79,8 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
           // A model that failed or was skipped is shown; the others are counted on the build line.
           build: { onModel: (result, index, total) => (result.status === 'ok' ? logOnly : show)(formatModelResult(result, index, total)) },
           check: {
+            // Which rows the check reads (what changed since each test last passed, or everything), before its tests.
+            onScope: (scope) => logOnly(`check: ${describeCheckScope(scope)}`),
             // A check that did not pass is shown whole (its offending rows); the passed ones are counted.
             onTest: (result) => (result.status === 'pass' ? logOnly : show)(formatTestResult(result)),
             onRecorded: (record) => record.error !== undefined && output.error(`warning: the check results could not be recorded in ${record.file}: ${record.error}`),

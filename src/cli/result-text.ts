@@ -100,7 +100,9 @@ export function summarizeBuild(results: readonly ModelResult[], ms: number): str
 
 /** `pass  marts/balance_chain_unbroken  0.01 s`, and for a failure the offending rows below it. */
 export function formatTestResult(result: TestResult): string {
-  const head = `${result.status === 'pass' ? 'pass' : result.status === 'fail' ? 'FAIL' : 'ERROR'}  ${result.id.padEnd(44)} ${(result.ms / 1000).toFixed(2).padStart(6)} s`;
+  // A check of what changed says what each test read (a whole check reads everything: nothing to say).
+  const scope = result.scope === 'changed' ? '  changed rows' : result.scope === 'unchanged' ? '  unchanged since its last pass' : result.why === undefined ? '' : `  whole (${result.why})`;
+  const head = `${result.status === 'pass' ? 'pass' : result.status === 'fail' ? 'FAIL' : 'ERROR'}  ${result.id.padEnd(44)} ${(result.ms / 1000).toFixed(2).padStart(6)} s${scope}`;
   if (result.status === 'pass') return head;
   if (result.status === 'error') return `${head}\n      ${result.message}`;
   const more = result.offending > result.sample.length ? `\n      ... ${formatCount(result.offending - result.sample.length)} more` : '';
@@ -242,6 +244,7 @@ export function runJson(outcome: RunOutcome): Record<string, unknown> {
     sync: outcome.outputs.sync === undefined ? null : syncJson(outcome.outputs.sync),
     reports: outcome.reports.map(reportResultJson),
     loadInfo: loadInfoOf(outcome.outputs),
+    checkScope: outcome.outputs.checkScope ?? null,
     published: outcome.published === null ? null : { ...outcome.published, path: path.resolve(outcome.published.path), ms: Math.round(outcome.published.ms) },
   };
 }

@@ -1,7 +1,8 @@
 import type { Config } from '../config/config.ts';
-import { formatCount } from '../count-text.ts';
-import { checkModels, type TestResult } from '../models/check.ts';
-import { checkResultsPath, recordCheckResults } from '../models/check-results.ts';
+import path from 'node:path';
+import { countOf, formatCount } from '../count-text.ts';
+import { checkModels, type CheckScope, type TestResult } from '../models/check.ts';
+import { checkResultsPath, readCheckResults, recordCheckResults, type RecordedTestResult } from '../models/check-results.ts';
 import { loadProject } from '../models/project.ts';
 import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
@@ -20,6 +21,8 @@ export interface CheckRecord {
 export interface CheckHooks {
   /** Told as each SQL test finishes. */
   onTest?: (result: TestResult, index: number, total: number) => void;
+  /** Told once, before the first test, what the check covers (see describeCheckScope). */
+  onScope?: (scope: CheckScope) => void;
   /** Told once the results are recorded beside the database, or could not be. */
   onRecorded?: (record: CheckRecord) => void;
   /** Once aborted, no further test starts, and nothing is recorded (see CheckOptions.signal). */
@@ -27,7 +30,16 @@ export interface CheckHooks {
 }
 
 /** What a check runs: the tests of the selected models (src/models/select.ts), every test by default. */
-export type CheckRequest = CheckHooks & ModelSelection;
+export type CheckRequest = CheckHooks &
+  ModelSelection & {
+    /**
+     * Check only what the builds changed since each test last passed (`exledger check --changed`,
+     * the run's check), as recorded in settings.model_changes; a test whose last pass is unknown
+     * (no results, a failure, another SQL or setting, a whole rebuild of a model it reads) is
+     * checked whole. @default false: every test whole
+     */
+    changed?: boolean;
+  };
 
 /**
  * The check job: runs the SQL tests (or those of the selected models) over the built models of an
@@ -42,19 +54,57 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
   if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
   requireDatabase(config.db);
   const startedAt = new Date();
+  const changedSince = request.changed === true ? lastResults(config.db) : undefined;
   const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
   let results: TestResult[];
+  let scope: CheckScope | undefined;
   try {
-    results = await whilePending(`check: the SQL tests on ${config.db}`, () => checkModels(db, { onResult: request.onTest, select, exclude, signal: request.signal }));
+    results = await whilePending(`check: the SQL tests on ${config.db}`, () =>
+      checkModels(db, {
+        onResult: request.onTest,
+        onScope: (told) => {
+          scope = told;
+          request.onScope?.(told);
+        },
+        select,
+        exclude,
+        signal: request.signal,
+        ...(changedSince === undefined ? {} : { changedSince }),
+      }),
+    );
   } finally {
     db.close();
   }
   try {
-    request.onRecorded?.({ file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0 })) });
+    const through = scope?.through;
+    request.onRecorded?.({
+      file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0, ...(through === undefined ? {} : { through }) })),
+    });
   } catch (error) {
     request.onRecorded?.({ file: checkResultsPath(config.db), error: (error as Error).message.split('\n')[0]! });
   }
   return results;
+}
+
+/** The last results recorded for this database, by test id (none: an empty map, so every test is checked whole). */
+function lastResults(db: string): Map<string, RecordedTestResult> {
+  const last = readCheckResults(db);
+  if (last.kind !== 'recorded' || last.results.database !== path.resolve(db)) return new Map();
+  return new Map(last.results.results.map((result) => [result.id, result]));
+}
+
+/**
+ * What a check covered, in one phrase: `checked everything`, or `checked what changed since the
+ * last check: 3 partitions from 2025-12-31T00:00:00Z (120 tests on those rows, 40 whole, 25
+ * unchanged since their last pass)` (`nothing` where no partition changed).
+ */
+export function describeCheckScope(scope: CheckScope): string {
+  if (scope.asked === 'everything') return 'checked everything';
+  const { changed, whole, unchanged } = scope.tests;
+  const parts = [`${formatCount(changed)} ${changed === 1 ? 'test' : 'tests'} on those rows`, `${formatCount(whole)} whole`, `${formatCount(unchanged)} unchanged since ${unchanged === 1 ? 'its' : 'their'} last pass`];
+  if (changed === 0 && unchanged === 0) return `checked everything (no test's last pass is known to build on; ${countOf(whole, 'test')} whole)`;
+  const what = scope.partitions === 0 ? 'nothing' : `${countOf(scope.partitions, 'partition')} from ${scope.from ?? 'their start'}`;
+  return `checked what changed since the last check: ${what} (${parts.join(', ')})`;
 }
 
 /**

@@ -8,14 +8,14 @@ import type { ReportSpec } from '../export/report-definition.ts';
 import type { ReportResult } from '../export/write-report.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import type { ModelResult } from '../models/build.ts';
-import type { TestResult } from '../models/check.ts';
+import type { CheckScope, TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import { Database } from '../store/database.ts';
 import { readCloseStatus, type CloseStatus } from '../close/close-status.ts';
 import type { PublishJobResult } from './publish-job.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
 import { buildJob, describeBuild, type BuildHooks } from './build-job.ts';
-import { checkJob, describeChecks, type CheckHooks } from './check-job.ts';
+import { checkJob, describeChecks, describeCheckScope, type CheckHooks } from './check-job.ts';
 import { requireDatabaseLocation, requireOutputFolder } from './paths.ts';
 import { publishJob } from './publish-job.ts';
 import { reportJob, type ReportHooks } from './report-job.ts';
@@ -32,6 +32,8 @@ export interface RunOutputs {
   archive?: ArchiveResult | null;
   build?: ModelResult[];
   check?: TestResult[];
+  /** What the check covered: what the builds changed since each test last passed, where known. */
+  checkScope?: CheckScope;
   reports?: ReportResult[];
   publish?: PublishJobResult;
   /** The closed periods and pending adjustments after the build. */
@@ -286,14 +288,25 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       return finish('interrupted');
     }
 
+    // The night's check reads what the builds changed since each test last passed (a test whose
+    // last pass is unknown runs whole): `exledger check` by hand checks everything.
     await step(
       'check',
-      () => checkJob(config, { ...options.check, signal: options.signal }),
+      () =>
+        checkJob(config, {
+          ...options.check,
+          changed: true,
+          onScope: (scope) => {
+            outputs.checkScope = scope;
+            options.check?.onScope?.(scope);
+          },
+          signal: options.signal,
+        }),
       (results) => {
         const failed = results.filter((result) => result.status !== 'pass');
         if (failed.length === 0) notes.push(`Checks: all ${results.length} SQL tests passed in this run.`);
         for (const result of failed) notes.push(`Check FAILED in this run: ${result.id} (${result.status === 'fail' ? countOf(result.offending, 'offending row') : result.message}); see exledger check.`);
-        return { status: failed.length === 0 ? 'ok' : 'partial', detail: describeChecks(results) };
+        return { status: failed.length === 0 ? 'ok' : 'partial', detail: `${describeChecks(results)}${outputs.checkScope === undefined ? '' : `; ${describeCheckScope(outputs.checkScope)}`}` };
       },
     );
     if (interrupted()) {

@@ -3,7 +3,7 @@ import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
-import { applyStagingChanges, changesAfter, ensureStateTables, explainedByLog, fingerprints, lastRawChange, loadPending, passOn, pendingOf, rawInputs, rawRowCount, readState, settingsDigests, writeState } from './incremental.ts';
+import { applyStagingChanges, changesAfter, ensureStateTables, explainedByLog, fingerprints, lastRawChange, loadPending, passOn, pendingOf, pruneChanges, rawInputs, rawRowCount, readState, recordChanges, settingsDigests, writeState } from './incremental.ts';
 import { selectModels } from './select.ts';
 import { otherBuildSettings, recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
 
@@ -75,6 +75,7 @@ export async function buildModels(db: Database, settings: ModelSettings, options
     throw error instanceof DiskFullError ? error.during('recording the build settings (settings.reporting)', BUILD_KEPT) : error;
   });
   await ensureStateTables(db);
+  await pruneChanges(db);
   const context: BuildContext = {
     settings,
     fingerprints: fingerprints(project.models, project.macros, await settingsDigests(db)),
@@ -200,6 +201,8 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       if (plan.how !== 'unchanged') {
         const handOn = plan.how === 'whole' && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
         await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn);
+        // What the check of this build's changes reads (exledger check --changed), with the table it describes.
+        await recordChanges(db, model.id, handOn);
         const rawTables = rawInputs(model).tables;
         const lastChangeSeq = plan.how === 'whole' ? await lastRawChange(db) : plan.lastChangeSeq;
         await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, rawTables.length === 0 ? null : await rawRowCount(db, rawTables));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isProcessAlive } from '../store/lock.ts';
 import { syncDirectory } from '../store/publish.ts';
 import type { TestResult } from './check.ts';
+import type { ChangeMark } from './check-scope.ts';
 
 /**
  * The last results of `exledger check` (and of the check step of `exledger run`), kept in a JSON
@@ -24,6 +25,18 @@ export interface RecordedTestResult {
   ms: number;
   /** When the check that ran it finished (ISO 8601 UTC): a selected check updates only its own tests. */
   checkedAt: string;
+  /**
+   * What it read: every row (whole), the rows changed since its last pass (changed), or nothing,
+   * its last pass standing (unchanged). Absent in results written before the incremental check.
+   */
+  scope?: 'whole' | 'changed' | 'unchanged';
+  /** Hash of its SQL, the macros and the settings it reads: a next check of what changed builds on this result only if it is the same. */
+  fingerprint?: string;
+  /**
+   * The last build change (settings.model_changes change_seq, and its recorded_at) the result
+   * covers: every change up to it was checked. A next check of what changed reads the changes after it.
+   */
+  through?: ChangeMark;
 }
 
 /** The file: `<db stem>.check-results.json`. */
@@ -63,6 +76,8 @@ export interface RecordOptions {
    * (each with its own `checkedAt`), if those are of the same database. @default false
    */
   partial?: boolean;
+  /** The last build change the check covered (CheckScope.through). @default none: the database has no change record */
+  through?: ChangeMark;
 }
 
 /**
@@ -80,6 +95,9 @@ export async function recordCheckResults(db: string, results: readonly TestResul
     ...(result.message === undefined ? {} : { message: result.message }),
     ms: Math.round(result.ms),
     checkedAt,
+    ...(result.scope === undefined ? {} : { scope: result.scope }),
+    ...(result.fingerprint === undefined ? {} : { fingerprint: result.fingerprint }),
+    ...(options.through === undefined ? {} : { through: options.through }),
   }));
   const previous = options.partial === true ? readCheckResults(db) : undefined;
   // A partial check replaces its tests' entries in place and adds the ones not there yet.

@@ -56,6 +56,23 @@ const modelSchema = z
       .refine((tags) => new Set(tags).size === tags.length, 'a tag is given twice')
       .optional(),
     /**
+     * Where the build's change records (settings.model_changes) place its rows, for the
+     * incremental check (`exledger check --changed`, src/models/check-scope.ts): the column a
+     * change's account names (the pool, for the spot intermediate models), the one its symbol
+     * names, and the instant (`at`) or reporting-zone date (`date`; `cut: month` for a table of
+     * months) compared with the change's from_at. Each must follow from the key (a fill's id
+     * gives its symbol and time, a sell's number its instant), so that two rows of one key lie
+     * in the same place. Its generic tests then read the changed rows: not_null, accepted_values
+     * and unique (a duplicate of a changed row is a changed row too; one whose place disagrees
+     * with its key is the full check's); relationships stay whole (a parent row gone is not a
+     * changed row of the child). @default none: its generic tests run whole when it changed
+     */
+    changes: z
+      .object({ account: identifier.optional(), symbol: identifier.optional(), at: identifier.optional(), date: identifier.optional(), cut: z.enum(['row', 'day', 'month']).optional() })
+      .strict()
+      .refine((changes) => changes.at === undefined || changes.date === undefined, 'changes: give at (an instant) or date (a day), not both')
+      .optional(),
+    /**
      * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
      * period's end are frozen in `closed.<name>`, and a later difference between its live rows
      * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and
@@ -85,6 +102,8 @@ const modelSchema = z
     const duplicate = names.find((name, index) => names.indexOf(name) !== index);
     if (duplicate !== undefined) context.addIssue({ code: 'custom', message: `column ${duplicate} is declared twice` });
     for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
+    const { cut: _, ...changed } = model.changes ?? {};
+    for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
     if (model.closing !== undefined && 'period' in model.closing) {
       const { period, measures, key = [] } = model.closing;
       for (const column of [period, ...measures, ...key]) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `closing: ${column} is not a declared column` });
@@ -184,18 +203,25 @@ export function genericTests(id: string, model: ModelDeclaration): GenericTest[]
   const [layer] = id.split('.') as [string];
   const prefix = `${layer}/${model.name}`;
   const keys = model.key.join(', ');
-  const tests: GenericTest[] = [
-    { id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\nfrom ${id}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] },
-  ];
   const notNull = model.columns.filter((column) => column.notNull === true).map((column) => column.name);
+  // Where the model declares how its changes place its rows: a test of what changed reads those (src/models/check-scope.ts).
+  const { cut, ...changes } = model.changes ?? {};
+  const placing = Object.entries(changes).map(([name, column]) => `${name}: ${column}`);
+  if (cut !== undefined) placing.push(`cut: ${cut}`);
+  const changed = model.changes === undefined ? '' : `{{ changed(${placing.join(', ')}) }} and `;
+  // The columns that place a row are functions of its key (ModelDeclaration.changes): two rows of one key lie
+  // in the same partition and instant, so a duplicate of a changed row is a changed row too.
+  const tests: GenericTest[] = [
+    { id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\nfrom ${id}${changed === '' ? '' : `\nwhere ${changed.replace(/ and $/, '')}`}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] },
+  ];
   if (notNull.length > 0) {
     const nullList = `list_filter([${notNull.map((name) => `case when ${name} is null then '${name}' end`).join(', ')}], (name) -> name is not null)`;
-    tests.push({ id: `${prefix}_not_null`, sql: `select ${nullList} as null_columns, ${keys}\nfrom ${id}\nwhere ${notNull.map((name) => `${name} is null`).join(' or ')}`, references: [id] });
+    tests.push({ id: `${prefix}_not_null`, sql: `select ${nullList} as null_columns, ${keys}\nfrom ${id}\nwhere ${changed}(${notNull.map((name) => `${name} is null`).join(' or ')})`, references: [id] });
   }
   for (const column of model.columns) {
     if (column.acceptedValues !== undefined) {
       const values = column.acceptedValues.map((value) => (typeof value === 'number' ? String(value) : sqlString(value))).join(', ');
-      tests.push({ id: `${prefix}_accepted_values_${column.name}`, sql: `select ${column.name}, count(*) as n\nfrom ${id}\nwhere ${column.name} not in (${values})\ngroup by ${column.name}`, references: [id] });
+      tests.push({ id: `${prefix}_accepted_values_${column.name}`, sql: `select ${column.name}, count(*) as n\nfrom ${id}\nwhere ${changed}${column.name} not in (${values})\ngroup by ${column.name}`, references: [id] });
     }
     if (column.relationship !== undefined) {
       const { model: parent, column: parentColumn } = column.relationship;

@@ -19,7 +19,7 @@ export const PENDING_TABLE = 'temp.main.model_pending';
  * Settings tables that describe the build itself, or hold a model's own saved state (the lot
  * matcher's checkpoints), not what a model computes from: never fingerprinted.
  */
-const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending', 'spot_lot_state']);
+const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending', 'model_changes', 'spot_lot_state']);
 
 /**
  * Staging models whose readers are told which symbols changed, and from when: the columns of the
@@ -46,6 +46,7 @@ export async function ensureStateTables(db: Database): Promise<void> {
     CREATE SCHEMA IF NOT EXISTS settings;
     CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, raw_rows BIGINT);
     CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ);
+    CREATE TABLE IF NOT EXISTS settings.model_changes (change_seq BIGINT NOT NULL, model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, recorded_at TIMESTAMPTZ NOT NULL);
   `);
   await writeComments(db, STATE_TABLES);
 }
@@ -74,6 +75,20 @@ const STATE_TABLES: readonly TableDescription[] = [
       { name: 'account', description: 'Account changed; null: everything (a whole rebuild of what it reads)' },
       { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
       { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
+    ],
+  },
+  {
+    schema: 'settings',
+    table: 'model_changes',
+    description:
+      "What each build changed in each model's table, for the incremental check (exledger check --changed): one row per account and symbol changed, and from when, written in the model's own transaction; kept 60 days.",
+    columns: [
+      { name: 'change_seq', description: 'One number per model brought up to date, increasing: a check remembers the last one it covered', unit: 'count' },
+      MODEL_COLUMN,
+      { name: 'account', description: 'Account changed (the pool, for the spot intermediate models; * every account); null: everything (rebuilt whole)' },
+      { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
+      { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
+      { name: 'recorded_at', description: 'When the build recorded it', unit: 'UTC' },
     ],
   },
 ];
@@ -133,6 +148,29 @@ export async function passOn(db: Database, model: string, readers: readonly stri
     if (how === 'whole') await db.run('INSERT INTO settings.model_pending VALUES ($1, NULL, NULL, NULL)', [reader]);
     else await db.run(`INSERT INTO settings.model_pending SELECT $1, account, symbol, from_at FROM ${PENDING_TABLE}`, [reader]);
   }
+}
+
+/**
+ * Days the change records are kept (settings.model_changes): a check whose tests last passed
+ * longer ago than this cannot know what changed since, and checks them whole.
+ */
+export const CHANGES_KEPT_DAYS = 60;
+
+/**
+ * Records what a model's build changed, in that build's transaction (so a killed build records
+ * nothing, and a committed one always has its record): after a whole rebuild, everything (a row
+ * with account NULL); after an incremental step, the rows it hands on (temp.main.model_pending:
+ * its rows may differ from before only in those accounts and symbols, at or after from_at).
+ */
+export async function recordChanges(db: Database, model: string, how: 'whole' | 'incremental'): Promise<void> {
+  const next = '(SELECT coalesce(max(change_seq), 0) + 1 FROM settings.model_changes)';
+  if (how === 'whole') await db.run(`INSERT INTO settings.model_changes SELECT ${next}, $1, NULL, NULL, NULL, now()`, [model]);
+  else await db.run(`INSERT INTO settings.model_changes SELECT ${next}, $1, account, symbol, from_at, now() FROM ${PENDING_TABLE}`, [model]);
+}
+
+/** Drops the change records older than CHANGES_KEPT_DAYS (each build does, before its models). */
+export async function pruneChanges(db: Database): Promise<void> {
+  await db.run(`DELETE FROM settings.model_changes WHERE recorded_at < now() - INTERVAL ${CHANGES_KEPT_DAYS} DAY`);
 }
 
 /** The raw tables a staging model reads, and the one it takes incrementally (`first_fetches('raw.x')`, one row per key) if any. */

@@ -10,6 +10,7 @@ import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.
 import JOURNAL_ENTRIES from '../../sql/marts/journal_entries.ts';
 import PERIOD_ADJUSTMENTS from '../../sql/marts/period_adjustments.ts';
 import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
+import { parseChangedConditions } from './check-scope.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
 import type { ProgramModel } from './program-model.ts';
 
@@ -124,6 +125,8 @@ export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly Lay
     }
     for (const file of sqlFiles(path.join(sqlDir, layer, 'tests'))) {
       const sql = readFileSync(file, 'utf8');
+      // A malformed {{ changed(…) }} is found here, not by the first check of what changed.
+      parseChangedConditions(sql, path.relative(process.cwd(), file));
       tests.push({ id: `${layer}/${baseName(file)}`, file, sql, references: findReferences(sql) });
     }
   }

@@ -1,5 +1,7 @@
 -- Per collateral entry, the funding changes in intermediate.int_futures_funding_changes add up to the running total's
 -- change from the entry's first snapshot to its last (staging.futures_collateral), and there is one change per later snapshot.
+-- Checking what changed: whole (no {{ changed }}). An entry's telescope runs from its first snapshot to its last, and
+-- both tables hold a row per entry and snapshot: small next to the fills.
 with snapshots as (
     select
         account, coin_id, margin_mode, cross_contract_id, isolated_position_id,

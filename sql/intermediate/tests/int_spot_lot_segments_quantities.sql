@@ -2,27 +2,43 @@
 -- and its proceeds exactly, and cost is known exactly where matched; per lot, units taken <= units
 -- bought, and for lifo and hifo a lot consumed in full has given exactly its cost (uk costs a day's
 -- buys as one acquisition, so a buy's parts carry the day's average cost).
+-- Checking what changed (docs/architecture.md "The incremental check"): a sell's trade and its
+-- segments share the sell's partition and instant (event_at = sell_at), so the sells of the changed
+-- partitions from the changed instant on are complete; a lot's segments come from sells of any time
+-- since it was bought, so every segment of a lot that a changed segment takes from is read
+-- ({{ changed_keys }}). A lot bought at or after the changed instant is taken from by sells after it
+-- (lifo, hifo: changed too) or by uk's sells of the 30 days before it, whose segments uk replays and
+-- records where they came out different; one whose units changed while no segment taking from it
+-- did is left to the full check. A lot whose segments were only removed gave less: it cannot fail.
 with methods as (
     select unnest(list_filter(any_value(cost_methods), m -> m in ('lifo', 'hifo', 'uk'))) as cost_method
     from settings.reporting
 ),
 
+sells as (
+    select t.*
+    from intermediate.int_spot_trades as t
+    where {{ changed(account: t.pool, symbol: t.symbol, at: t.event_at) }}
+),
+
 by_sell as (
     select pool, symbol, cost_method, sell_seq, sum(quantity_e18) as quantity_e18, sum(proceeds_e12) as proceeds_e12,
         count(*) filter (where (match_rule = 'unmatched') <> (cost_e12 is null) or quantity_e18 <= 0) as bad_rows
-    from intermediate.int_spot_lot_segments
+    from intermediate.int_spot_lot_segments as s
+    where {{ changed(account: s.pool, symbol: s.symbol, at: s.sell_at) }}
     group by all
 ),
 
 by_lot as (
-    select pool, symbol, cost_method, lot_seq, sum(quantity_e18) as quantity_e18, sum(cost_e12) as cost_e12
-    from intermediate.int_spot_lot_segments
-    where lot_seq is not null
+    select s.pool, s.symbol, s.cost_method, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12
+    from intermediate.int_spot_lot_segments as s
+    {{ changed_keys(table: intermediate.int_spot_lot_segments, alias: s, key: pool symbol cost_method lot_seq, account: pool, symbol: symbol, at: sell_at) }}
+    where s.lot_seq is not null
     group by all
 )
 
 select 'sell' as kind, t.pool, t.symbol, m.cost_method, t.event_seq, t.quantity_out_e18 as expected_e18, s.quantity_e18 as found_e18, t.proceeds_e12 as expected_e12, s.proceeds_e12 as found_e12
-from intermediate.int_spot_trades as t
+from sells as t
 cross join methods as m
 left join by_sell as s on s.pool = t.pool and s.symbol = t.symbol and s.cost_method = m.cost_method and s.sell_seq = t.event_seq
 where t.side = 'sell' and t.quantity_out_e18 > 0

@@ -1,5 +1,7 @@
 -- Per account, marts.affiliate_rebates_monthly holds every commission record of staging.affiliate_commissions, and
 -- marts.affiliate_referrals_monthly every referral day of staging.affiliate_referrals.
+-- Checking what changed: whole (no {{ changed }}). Totals per account over the whole history; the affiliate marts
+-- are rebuilt whole when a record comes (no incremental step), and hold a row per month.
 with records as (
     select account, sum(commission) as commission, sum(fee) as fee, count(*) as record_count
     from staging.affiliate_commissions

@@ -1,5 +1,6 @@
 -- Every bill continues its coin's chain: after_amount - delta_amount = the previous bill's after_amount.
 -- Returns the breaks, with the expected and found balance before the bill and both bills.
+-- Checking what changed: whole (no {{ changed }}): marts.balance_chain_breaks is rebuilt whole when a bill comes.
 select
     account,
     coin_name,

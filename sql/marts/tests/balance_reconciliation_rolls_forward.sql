@@ -1,5 +1,7 @@
 -- Each month's closing balance equals opening + inflow - outflow, and opening equals the previous month's closing.
 -- Returns the months that do not roll forward (a chain break inside them shows here as well).
+-- Checking what changed: whole (no {{ changed }}): each month reads the one before it, and marts.balance_reconciliation
+-- is rebuilt whole when a bill comes (a row per coin and month).
 with months as (
     select
         *,

@@ -1,5 +1,7 @@
 -- Each row of marts.fees_monthly is the sum of its days in marts.fees_daily (a basis volume unknown on any day
 -- leaves the month's unknown), and the rate is null exactly where the basis is unknown or 0.
+-- Checking what changed: whole (no {{ changed }}): a row per account, product, coin and day or month, small next to
+-- the fills.
 with days as (
     select
         account, product, coin,

@@ -3,6 +3,8 @@
 -- carrying value is the opening plus the acquisitions' and less the disposals' known cost, plus the
 -- remeasurement; its closing cost equals the lots' (intermediate.int_coin_lots) after the month's
 -- last event; a realized gain, where known, is proceeds less cost. Rows returned: the months that do not.
+-- Checking what changed: whole (no {{ changed }}): each month reads the one before it, and marts.holdings_rollforward
+-- is rebuilt whole when anything it reads changed (no incremental step).
 with months as (
     select
         *,

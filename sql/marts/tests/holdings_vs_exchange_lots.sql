@@ -6,6 +6,8 @@
 -- than the lots held (units bought before the history: no lot, int_coin_lots unmatched_e18), the lots hold
 -- what the movements leave plus those units. Rows returned: the pools, coins, methods and instants where
 -- they differ.
+-- Checking what changed: whole (no {{ changed }}): intermediate.int_coin_lots and int_coin_events are rebuilt whole when
+-- anything they read changed (no incremental step), and each instant reads the lots' whole history before it.
 with reporting as (
     select pooling from settings.reporting
 ),

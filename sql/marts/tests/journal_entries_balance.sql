@@ -7,6 +7,8 @@
 -- coin (posted_entry_id), whose lines must be the sums of its records' lines (marts.journal_lines_live)
 -- per ledger account and coin; a summary whose lines all sum to 0 has no entry. Rows returned: the
 -- entries (or source records) that do not.
+-- Checking what changed: whole (no {{ changed }}): the journal's marts are rebuilt whole when anything they read changed
+-- (no incremental step).
 with lines as (
     select * from marts.journal_entries
 ),

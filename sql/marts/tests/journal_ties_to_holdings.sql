@@ -9,6 +9,8 @@
 -- its lots, and the difference is booked as adjusting entries in the first open period, from whose
 -- end on the posted journal ties again (docs/workbooks.md "Closing a period"); a close refuses to
 -- happen while this check fails. Rows returned: the pools, coins and month ends where they differ.
+-- Checking what changed: whole (no {{ changed }}): the journal and the lots are rebuilt whole when anything they read
+-- changed (no incremental step), and each month end reads the whole history before it.
 with journal as (
     select * from settings.journal
 ),

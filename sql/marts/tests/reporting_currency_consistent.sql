@@ -2,6 +2,8 @@
 -- every daily row with an amount has a price or is listed in marts.needs_price (never both, never
 -- neither), and a monthly *_rc is NULL exactly when one of its days lacks a price, else the sum of
 -- its days'. Rows returned: the disagreements.
+-- Checking what changed: whole (no {{ changed }}): marts.needs_price is rebuilt whole when anything it reads changed,
+-- and the daily and monthly marts hold a row per day or month, small next to the fills.
 with spot_days as (
     select account, cost_method, symbol, trade_date, quote_coin, realized_pnl, realized_pnl_rc, reporting_currency
     from marts.spot_realized_pnl_daily

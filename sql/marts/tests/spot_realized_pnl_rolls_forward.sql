@@ -4,6 +4,8 @@
 -- quantity_bought - quantity_sold (exact), open_cost = previous + opening_cost + cost_bought - cost
 -- (exact for the lot methods, within 1e-8 for the moving average, whose scan rounds to 1e-12), and
 -- realized_pnl = proceeds - cost.
+-- Checking what changed: whole (no {{ changed }}): each day reads the one before it, and the daily mart holds a row
+-- per account, cost method, symbol and day with a trade, small next to the fills.
 with daily as (
     select
         *,

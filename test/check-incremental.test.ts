@@ -1,0 +1,241 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig, type Config } from '../src/config/config.ts';
+import { checkJob, type CheckRecord } from '../src/jobs/check-job.ts';
+import { readCheckResults } from '../src/models/check-results.ts';
+import { expandChanged, parseChangedConditions, type ChangedPartition } from '../src/models/check-scope.ts';
+import type { CheckScope, TestResult } from '../src/models/check.ts';
+import { COST_METHODS } from '../src/models/settings.ts';
+import { Database } from '../src/store/database.ts';
+import { runCli } from './support/cli-process.ts';
+import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
+
+/**
+ * The incremental check (docs/architecture.md "The incremental check"): after an incremental build,
+ * `exledger check --changed` (the run's check) reads only what the build changed, as it recorded it
+ * (settings.model_changes), and still fails on exactly the data that is wrong there. A real DuckDB
+ * file, a history of two symbols over three months built with all five cost methods; each night
+ * adds fills (late ones into an old month of one symbol) and builds incrementally.
+ */
+
+let folder: string;
+let config: Readonly<Config>;
+
+/** A spot history: BTC and ETH, a buy and a sell every other day of January to March 2026 (each sell takes half of what is held). */
+function history(): { btc: object[]; eth: object[] } {
+  const btc: object[] = [];
+  const eth: object[] = [];
+  for (let day = 0; day < 90; day += 2) {
+    const at = (hour: number) => new Date(Date.UTC(2026, 0, 1 + day, hour)).toISOString();
+    btc.push(spotFill('BTCUSDT_SPBL', `b${day}a`, at(9), 'buy', '0.4', String(60000 + day * 100)), spotFill('BTCUSDT_SPBL', `b${day}b`, at(15), 'sell', '0.3', String(60500 + day * 100)));
+    eth.push(spotFill('ETHUSDT_SPBL', `e${day}a`, at(10), 'buy', '2', String(3000 + day)), spotFill('ETHUSDT_SPBL', `e${day}b`, at(16), 'sell', '1.5', String(3010 + day)));
+  }
+  return { btc, eth };
+}
+
+async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await Database.open(config.db);
+  try {
+    return await work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A night: these fills synced (logged as a sync logs them), then an incremental build with every cost method. */
+async function night(fills: readonly object[]): Promise<void> {
+  await withDb(async (db) => {
+    if (fills.length > 0) await insertHistory(db, 'spot_fills', fills);
+    const results = await buildAll(db, { costMethods: COST_METHODS });
+    // The build after the first is incremental: the spot models took the changes, not the whole history.
+    expect(results.find((result) => result.id === 'intermediate.int_spot_trades')?.how).not.toBe('whole');
+  });
+}
+
+async function check(changed: boolean): Promise<{ results: TestResult[]; scope: CheckScope }> {
+  let scope: CheckScope | undefined;
+  let recorded: CheckRecord | undefined;
+  const results = await checkJob(config, { changed, onScope: (told) => (scope = told), onRecorded: (record) => (recorded = record) });
+  // Each check records its results beside the database: the next check of what changed builds on them.
+  expect(recorded?.error).toBeUndefined();
+  return { results, scope: scope! };
+}
+
+const failing = (results: readonly TestResult[]) => results.filter((result) => result.status !== 'pass').map((result) => result.id);
+const named = (results: readonly TestResult[], id: string) => results.find((result) => result.id === id)!;
+
+beforeAll(async () => {
+  folder = mkdtempSync(path.join(tmpdir(), 'exledger-check-incremental-'));
+  config = resolveConfig({ db: path.join(folder, 'exledger.duckdb') }, {}, folder);
+  const db = await openModelDb(config.db);
+  try {
+    const { btc, eth } = history();
+    await insertHistory(db, 'spot_fills', [...btc, ...eth]);
+    await buildAll(db, { costMethods: COST_METHODS });
+  } finally {
+    db.close();
+  }
+});
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+describe('the check of what changed (exledger check --changed)', () => {
+  it('checks everything when no test has passed on this database, and records what each result covered', async () => {
+    const { results, scope } = await check(true);
+    expect(failing(results)).toEqual([]);
+    expect(scope).toMatchObject({ asked: 'changed', tests: { changed: 0, unchanged: 0, whole: results.length } });
+    expect(new Set(results.map((result) => result.why))).toEqual(new Set(['no earlier result on this database']));
+    const recorded = readCheckResults(config.db);
+    if (recorded.kind !== 'recorded') throw new Error(recorded.kind);
+    // Every result says up to which build change it covers (the record's last one), and what it read.
+    const [last] = await withDb((db) => queryRows<{ seq: string }>(db, 'SELECT max(change_seq) AS seq FROM settings.model_changes'));
+    expect(new Set(recorded.results.results.map((result) => result.through?.seq))).toEqual(new Set([Number(last!.seq)]));
+    expect(recorded.results.results.every((result) => result.scope === 'whole' && typeof result.fingerprint === 'string')).toBe(true);
+  });
+
+  it('passes a night whose new rows are all fine, reading only the changed partitions from the changed instant', async () => {
+    // A new day of both symbols, and a late BTC buy and sell in January (an old month of one symbol).
+    await night([
+      spotFill('BTCUSDT_SPBL', 'n1a', '2026-04-01T09:00:00.000Z', 'buy', '0.1', '70000'),
+      spotFill('ETHUSDT_SPBL', 'n1b', '2026-04-01T10:00:00.000Z', 'buy', '1', '3500'),
+      spotFill('BTCUSDT_SPBL', 'late1', '2026-01-20T12:00:00.000Z', 'buy', '0.2', '61000'),
+      spotFill('BTCUSDT_SPBL', 'late2', '2026-01-20T13:00:00.000Z', 'sell', '0.1', '61100'),
+    ]);
+    const { results, scope } = await check(true);
+    expect(failing(results)).toEqual([]);
+    expect(scope.asked).toBe('changed');
+    // From the late record's month: the monthly marts changed from its start (a month's row changes as a whole).
+    expect(scope.from).toBe('2026-01-01T00:00:00Z');
+    // The partitions the build changed: BTC and ETH of the account (and the marts' accounts and days).
+    expect(scope.partitions).toBeGreaterThanOrEqual(2);
+    for (const id of ['intermediate/int_spot_lot_segments_quantities', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_average_cost_consistent', 'marts/spot_lot_matches_unique', 'marts/spot_lot_matches_consistent', 'marts/fees_match_sources', 'intermediate/int_spot_trades_numbered']) {
+      expect(named(results, id).scope, id).toBe('changed');
+    }
+    // Nothing the futures tests read changed: their passes stand.
+    expect(named(results, 'marts/futures_pnl_totals_agree').scope).toBe('unchanged');
+    // A model without an incremental step was rebuilt whole: its tests read everything, and say why.
+    expect(named(results, 'marts/journal_entries_balance')).toMatchObject({ scope: 'whole', why: 'marts.journal_sources was rebuilt whole' });
+  });
+
+  it('fails on a derived row the night changed in an old partition, with the rows the full check reports', async () => {
+    await night([spotFill('BTCUSDT_SPBL', 'late3', '2026-01-10T12:00:00.000Z', 'sell', '0.05', '60800')]);
+    // The lifo segment of the first BTC sell after the late record (rebuilt by the night) is made to take
+    // one BTC more than it did: more than its sell sold, and than its lot (0.4 BTC or less) held.
+    await withDb((db) =>
+      db.run(`UPDATE intermediate.int_spot_lot_segments SET quantity_e18 = quantity_e18 + 1000000000000000000
+              WHERE (pool, symbol, cost_method, sell_seq, match_rule, coalesce(lot_seq, -1)) = (
+                SELECT (pool, symbol, cost_method, sell_seq, match_rule, coalesce(lot_seq, -1)) FROM intermediate.int_spot_lot_segments
+                WHERE symbol = 'BTCUSDT_SPBL' AND cost_method = 'lifo' AND sell_at > TIMESTAMPTZ '2026-01-10 12:00:00+00' AND lot_seq IS NOT NULL
+                ORDER BY sell_at, lot_seq LIMIT 1)`),
+    );
+    const nightly = await check(true);
+    expect(nightly.scope.from).toBe('2026-01-01T00:00:00Z');
+    const test = 'intermediate/int_spot_lot_segments_quantities';
+    expect(failing(nightly.results)).toEqual([test]);
+    expect(named(nightly.results, test).scope).toBe('changed');
+    const full = await check(false);
+    expect(full.scope.asked).toBe('everything');
+    expect(failing(full.results)).toEqual([test]);
+    // The same failure: the sell whose parts no longer add up, and the lot that gave more than it held.
+    expect(named(nightly.results, test).offending).toBe(named(full.results, test).offending);
+    expect(named(nightly.results, test).sample).toEqual(named(full.results, test).sample);
+    expect(named(full.results, test).sample.map((row) => row.kind).sort()).toEqual(['lot', 'sell']);
+  });
+
+  it('checks a test whole after its last result was a failure, and passes again once the data is right', async () => {
+    await withDb(async (db) => {
+      // Rebuilt whole (--full-refresh): right again, and a record of "everything" for every model.
+      await buildAll(db, { costMethods: COST_METHODS }, { fullRefresh: true });
+    });
+    const { results } = await check(true);
+    expect(failing(results)).toEqual([]);
+    expect(named(results, 'intermediate/int_spot_lot_segments_quantities').why).toBe('its last result was a failure');
+    expect(named(results, 'marts/spot_lot_matches_consistent').why).toBe('marts.spot_lot_matches was rebuilt whole');
+  });
+
+  it('leaves a wrong row outside what the night changed to the full check', async () => {
+    // A night that changes BTC only, from April on; then an ETH row of January is made wrong by hand.
+    await night([spotFill('BTCUSDT_SPBL', 'n2a', '2026-04-02T09:00:00.000Z', 'sell', '0.05', '70500')]);
+    await withDb((db) =>
+      db.run(`UPDATE marts.spot_lot_matches SET realized_pnl = realized_pnl + 1
+              WHERE symbol = 'ETHUSDT_SPBL' AND sell_at < TIMESTAMPTZ '2026-02-01 00:00:00+00' AND cost_method = 'fifo'`),
+    );
+    const night2 = await check(true);
+    expect(night2.scope.from).toBe('2026-04-01T00:00:00Z');
+    // Not the night's business: nothing of ETH changed, and nothing of BTC before April.
+    expect(failing(night2.results)).toEqual([]);
+    expect(named(night2.results, 'marts/spot_lot_matches_consistent').scope).toBe('changed');
+    // The full check finds it.
+    const full = await check(false);
+    expect(failing(full.results)).toEqual(['marts/spot_lot_matches_consistent']);
+    expect(named(full.results, 'marts/spot_lot_matches_consistent').sample.every((row) => row.symbol === 'ETHUSDT_SPBL')).toBe(true);
+  });
+
+  it('fails on a raw record that breaks an invariant, arriving late into an old partition, as the full check does', async () => {
+    // A late buy whose fee (in BTC, the base coin) is as large as its quantity: it adds no units (int_spot_trades_inventory).
+    await night([spotFill('BTCUSDT_SPBL', 'late-fee', '2026-02-03T08:00:00.000Z', 'buy', '0.01', '62000', '0.01')]);
+    const test = 'intermediate/int_spot_trades_inventory';
+    const night1 = await check(true);
+    // (spot_lot_matches_consistent still fails on the row made wrong by hand before: checked whole.)
+    expect(failing(night1.results)).toEqual([test, 'marts/spot_lot_matches_consistent']);
+    expect(named(night1.results, test)).toMatchObject({ scope: 'changed', offending: 1 });
+    const full = await check(false);
+    expect(failing(full.results)).toEqual([test, 'marts/spot_lot_matches_consistent']);
+    expect(named(full.results, test).sample).toEqual(named(night1.results, test).sample);
+    expect(named(full.results, test).sample[0]).toMatchObject({ fill_id: 'late-fee', side: 'buy', units_in_e18: '0' });
+  });
+});
+
+describe('{{ changed }} and {{ changed_keys }} in a test', () => {
+  const partition: ChangedPartition = {
+    account: 'main',
+    symbol: 'BTCUSDT_SPBL',
+    fromAt: '2026-01-10 12:00:00+00',
+    fromUs: Date.UTC(2026, 0, 10, 12) * 1000,
+    dayStart: '2026-01-10 00:00:00+00',
+    monthStart: '2026-01-01 00:00:00+00',
+    fromDate: '2026-01-10',
+    fromMonth: '2026-01-01',
+  };
+  const sql = `select * from t where {{ changed(account: t.pool, symbol: t.symbol, at: t.sell_at) }} and x
+{{ changed_keys(table: intermediate.int_spot_lot_segments, alias: s, key: pool lot_seq, account: pool, at: sell_at, cut: day) }}`;
+
+  it('checking everything, is the query it always was', () => {
+    expect(expandChanged(sql, 'everything')).toBe('select * from t where true and x\n');
+  });
+
+  it('checking what changed, selects the changed partitions from their instant, with the earliest as a constant', () => {
+    const older = { ...partition, account: '*', symbol: 'ETHUSDT_SPBL', fromAt: '2026-01-05 00:00:00+00', fromUs: Date.UTC(2026, 0, 5) * 1000, dayStart: '2026-01-05 00:00:00+00' };
+    expect(expandChanged(sql, [partition, older])).toBe(
+      "select * from t where (t.sell_at >= TIMESTAMPTZ '2026-01-05 00:00:00+00' AND ((t.pool = 'main' OR t.pool = '*' OR t.pool IS NULL) AND (t.symbol = 'BTCUSDT_SPBL' OR t.symbol IS NULL) AND t.sell_at >= TIMESTAMPTZ '2026-01-10 12:00:00+00' OR (t.symbol = 'ETHUSDT_SPBL' OR t.symbol IS NULL) AND t.sell_at >= TIMESTAMPTZ '2026-01-05 00:00:00+00')) and x\n" +
+        "SEMI JOIN (SELECT DISTINCT _changed.pool, _changed.lot_seq FROM intermediate.int_spot_lot_segments AS _changed WHERE _changed.sell_at >= TIMESTAMPTZ '2026-01-05 00:00:00+00' AND ((_changed.pool = 'main' OR _changed.pool = '*' OR _changed.pool IS NULL) AND _changed.sell_at >= TIMESTAMPTZ '2026-01-10 00:00:00+00' OR _changed.sell_at >= TIMESTAMPTZ '2026-01-05 00:00:00+00')) AS _changed_keys ON _changed_keys.pool = s.pool AND _changed_keys.lot_seq = s.lot_seq",
+    );
+    // Nothing changed: no row.
+    expect(expandChanged('where {{ changed(account: a) }}', [])).toBe('where (false)');
+  });
+
+  it('refuses a malformed one, naming the file', () => {
+    expect(() => parseChangedConditions('{{ changed(acount: a) }}', 'sql/marts/tests/x.sql')).toThrow(/x\.sql.*"acount: a" is not one of account/);
+    expect(() => parseChangedConditions('{{ changed(at: a, date: b) }}', 'x.sql')).toThrow(/not both/);
+    expect(() => parseChangedConditions('{{ changed_keys(table: marts.x, key: a) }}', 'x.sql')).toThrow(/table, alias and key are required/);
+    expect(() => parseChangedConditions('{{ changed(cut: week) }}', 'x.sql')).toThrow(/cut is row, day or month/);
+  });
+});
+
+describe('exledger check, as deployed', () => {
+  it('checks everything by default and what changed with --changed, saying which in its last line', async () => {
+    const full = await runCli(['check', '--db', config.db]);
+    expect(full.code).toBe(1);
+    expect(full.stdout).toMatch(/^check: 2 failed \(intermediate\/int_spot_trades_inventory, marts\/spot_lot_matches_consistent\), [\d,]+ passed; checked everything$/m);
+    const changed = await runCli(['check', '--db', config.db, '--changed']);
+    // The failures are checked whole (their last result was a failure): they fail again, and say why.
+    // Nothing changed since: every other test's pass stands but the one that reads no model (the catalog).
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/^FAIL {2}marts\/spot_lot_matches_consistent +\d+\.\d\d s {2}whole \(its last result was a failure\) {2}\d+ offending rows?$/m);
+    expect(changed.stdout).toMatch(/^check: 2 failed \(.*\), [\d,]+ passed; checked what changed since the last check: nothing \(0 tests on those rows, 3 whole, [\d,]+ unchanged since their last pass\)$/m);
+    const both = await runCli(['check', '--db', config.db, '--changed', '--full']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--changed and --full cannot be given together');
+  });
+});
