@@ -65,12 +65,28 @@ const modelSchema = z
      * in the same place. Its generic tests then read the changed rows: not_null, accepted_values
      * and unique (a duplicate of a changed row is a changed row too; one whose place disagrees
      * with its key is the full check's); relationships stay whole (a parent row gone is not a
-     * changed row of the child). @default none: its generic tests run whole when it changed
+     * changed row of the child). Or, for a table of rows per event of another model that has no
+     * instant of its own (`int_spot_average_cost`), `seq` and `of`: its column `seq` numbers the
+     * events of the model `of` (a column of the same name there), placed by that model's own
+     * `changes`, so a change from an instant is its rows from the first event of `of` at or after
+     * it; its generic tests run whole, and the publish (src/store/publish-delta.ts) copies those
+     * rows. The publish copies a changed model whole when it has none. @default none: its generic
+     * tests run whole when it changed
      */
     changes: z
-      .object({ account: identifier.optional(), symbol: identifier.optional(), at: identifier.optional(), date: identifier.optional(), cut: z.enum(['row', 'day', 'month']).optional() })
+      .object({
+        account: identifier.optional(),
+        symbol: identifier.optional(),
+        at: identifier.optional(),
+        date: identifier.optional(),
+        cut: z.enum(['row', 'day', 'month']).optional(),
+        seq: identifier.optional(),
+        of: z.string().regex(/^(staging|intermediate|marts)\.[a-z_][a-z0-9_]*$/, 'a model (<layer>.<name>)').optional(),
+      })
       .strict()
       .refine((changes) => changes.at === undefined || changes.date === undefined, 'changes: give at (an instant) or date (a day), not both')
+      .refine((changes) => (changes.seq === undefined) === (changes.of === undefined), 'changes: give seq and of together')
+      .refine((changes) => changes.seq === undefined || (changes.at === undefined && changes.date === undefined && changes.cut === undefined), 'changes: seq places rows by event number, without at, date or cut')
       .optional(),
     /**
      * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
@@ -102,7 +118,7 @@ const modelSchema = z
     const duplicate = names.find((name, index) => names.indexOf(name) !== index);
     if (duplicate !== undefined) context.addIssue({ code: 'custom', message: `column ${duplicate} is declared twice` });
     for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
-    const { cut: _, ...changed } = model.changes ?? {};
+    const { cut: _, of: __, ...changed } = model.changes ?? {};
     for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
     if (model.closing !== undefined && 'period' in model.closing) {
       const { period, measures, key = [] } = model.closing;
@@ -205,10 +221,12 @@ export function genericTests(id: string, model: ModelDeclaration): GenericTest[]
   const keys = model.key.join(', ');
   const notNull = model.columns.filter((column) => column.notNull === true).map((column) => column.name);
   // Where the model declares how its changes place its rows: a test of what changed reads those (src/models/check-scope.ts).
-  const { cut, ...changes } = model.changes ?? {};
+  // A model placed by event number (seq, of) has no condition a test can read: its tests run whole.
+  const placed = model.changes?.seq === undefined ? model.changes : undefined;
+  const { cut, ...changes } = placed ?? {};
   const placing = Object.entries(changes).map(([name, column]) => `${name}: ${column}`);
   if (cut !== undefined) placing.push(`cut: ${cut}`);
-  const changed = model.changes === undefined ? '' : `{{ changed(${placing.join(', ')}) }} and `;
+  const changed = placed === undefined ? '' : `{{ changed(${placing.join(', ')}) }} and `;
   // The columns that place a row are functions of its key (ModelDeclaration.changes): two rows of one key lie
   // in the same partition and instant, so a duplicate of a changed row is a changed row too.
   const tests: GenericTest[] = [

@@ -1,0 +1,112 @@
+/**
+ * Benchmark of the publish step (issue 28, item 1; docs/plans/incremental-publish.md): the whole
+ * copy of the database beside the incremental publish after one more day, on a build benchmark's
+ * history (bench/build-data.ts).
+ *
+ *   npm run bench -- publish-1m                       1M spot fills, the default cost methods
+ *   npm run bench -- publish-1m fifo average lifo hifo uk   the same with those cost methods
+ *
+ * Steps, on a fresh copy of the generated raw history: `exledger build` (a child process, not
+ * measured); two publishes, which make the two copies (each a whole copy of the file: today's
+ * publish, measured); the day appended (bench/nightly-day.ts) and `exledger build` again
+ * (incremental, not measured); then the night's publish (measured), and the published copy
+ * compared with the database table by table, row for row (EXCEPT ALL both ways; not measured).
+ */
+import { statSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadProject } from '../src/models/project.ts';
+import { Database } from '../src/store/database.ts';
+import { publishDatabase, type PublishResult } from '../src/store/publish.ts';
+import { sqlString } from '../src/store/comments.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles, type BuildDataSpec } from './build-data.ts';
+import { runBuild } from './build.ts';
+import { appendNightlyDay } from './nightly-day.ts';
+
+const SPEC: BuildDataSpec = { spotFills: 1_000_000, futuresFills: 1_000_000, fundingBills: 100_000 };
+const BUILD_TIMEOUT_SECONDS = 1200;
+
+/** Runs the publish benchmark at 1M fills, the build made with `costMethods` (none: the configured default). */
+export async function benchPublish(costMethods: readonly string[] = []): Promise<void> {
+  const flags = costMethods.length === 0 ? [] : ['--cost-method', ...costMethods];
+  const data = await cachedBuildData(SPEC);
+  const work = path.join(BENCH_DATA_DIR, 'run-publish-1m.duckdb');
+  copyBuildData(data.path, work);
+  removePublished(work);
+  console.log(`\n== publish: a whole copy vs the incremental publish after one more day (1M spot fills${flags.length === 0 ? '' : `, ${flags.join(' ')}`})`);
+
+  const built = await runBuild(work, flags, BUILD_TIMEOUT_SECONDS);
+  if (built.exitCode !== 0) throw new Error(`exledger build failed (exit ${built.exitCode ?? 'killed'}):\n${built.stderrTail}`);
+  console.log(`build (whole, not measured): ${built.wallSeconds.toFixed(1)} s`);
+
+  const placements = new Map(loadProject().models.flatMap((model) => (model.declaration?.changes === undefined ? [] : [[model.id, model.declaration.changes] as const])));
+  const rows: Record<string, string>[] = [];
+  const phases: Record<string, string>[] = [];
+  const measure = async (what: string): Promise<PublishResult> => {
+    const load = loadavg()[0]!;
+    const result = await publishDatabase(work, { placements });
+    rows.push({
+      publish: what,
+      how: result.how === 'full' ? `full copy (${result.why})` : `incremental: ${result.tables!.changed} of ${result.tables!.of} tables, ${result.tables!.rows.toLocaleString('en-US')} rows`,
+      's': (result.ms / 1000).toFixed(2),
+      'database MB': (statSync(work).size / 1e6).toFixed(1),
+      'copy MB': (result.bytes / 1e6).toFixed(1),
+      'load at start': `${load.toFixed(1)} / ${cpus().length} cores`,
+    });
+    phases.push({ publish: what, ...Object.fromEntries(Object.entries(result.phases).map(([name, ms]) => [name, (ms / 1000).toFixed(2)])) });
+    return result;
+  };
+  await measure('first (after the build)');
+  await measure('second (the other copy)');
+
+  const added = await withDatabase(work, appendNightlyDay);
+  console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) and ${added.snapshots} futures account snapshot(s)`);
+  const nightly = await runBuild(work, flags, BUILD_TIMEOUT_SECONDS);
+  if (nightly.exitCode !== 0) throw new Error(`the nightly build failed (exit ${nightly.exitCode ?? 'killed'}):\n${nightly.stderrTail}`);
+  console.log(`build (incremental, not measured): ${nightly.wallSeconds.toFixed(1)} s`);
+  const night = await measure('the night after one more day');
+  console.table(rows);
+  console.log('where the time went, s');
+  for (const row of phases) console.table([row]);
+
+  const differences = await compareTables(work, night.path);
+  console.log(differences.length === 0 ? `the published copy equals the database in every table (EXCEPT ALL both ways)` : `DIFFERENT: ${differences.join(', ')}`);
+}
+
+/** The tables whose rows differ between the database and its published copy (EXCEPT ALL both ways). */
+export async function compareTables(database: string, published: string): Promise<string[]> {
+  const session = await Database.open(':memory:');
+  try {
+    await session.run(`ATTACH ${sqlString(database)} AS a (READ_ONLY); ATTACH ${sqlString(published)} AS b (READ_ONLY)`);
+    const tables = await session.all<{ id: string }>("SELECT '\"' || schema_name || '\".\"' || table_name || '\"' AS id FROM duckdb_tables() WHERE database_name = 'a' ORDER BY 1");
+    const differences: string[] = [];
+    for (const { id } of tables) {
+      const [row] = await session.all<{ n: string }>(`SELECT count(*) AS n FROM ((FROM a.${id} EXCEPT ALL FROM b.${id}) UNION ALL (FROM b.${id} EXCEPT ALL FROM a.${id}))`);
+      if (row?.n !== '0') differences.push(`${id}: ${row?.n} rows`);
+    }
+    return differences;
+  } finally {
+    session.close();
+  }
+}
+
+function removePublished(database: string): void {
+  const stem = database.slice(0, -'.duckdb'.length);
+  for (const file of [`${stem}.published.duckdb`, path.join(path.dirname(stem), `.${path.basename(stem)}.published.duckdb.a`), path.join(path.dirname(stem), `.${path.basename(stem)}.published.duckdb.b`)]) {
+    removeDatabaseFiles(file);
+  }
+}
+
+async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await Database.open(file);
+  try {
+    return await work(db);
+  } finally {
+    db.close();
+  }
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await benchPublish(process.argv.slice(2));
+}
