@@ -42,7 +42,7 @@ export async function publishJob(config: Readonly<Config>): Promise<PublishJobRe
 }
 
 /** Where each model's changed rows lie, from its declaration (src/models/declaration.ts `changes`). */
-function modelPlacements(): Map<string, RowPlacement> {
+export function modelPlacements(): Map<string, RowPlacement> {
   return new Map(loadProject().models.flatMap((model) => (model.declaration?.changes === undefined ? [] : [[model.id, model.declaration.changes] as const])));
 }
 

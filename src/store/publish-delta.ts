@@ -166,11 +166,11 @@ async function schemaDifference(session: Database): Promise<string | undefined> 
       UNION ALL SELECT database_name, 'type ' || schema_name || '.' || type_name || ' ' || logical_type || ${comment} FROM duckdb_types() WHERE ${both} AND NOT internal
     )
     SELECT difference FROM (
-      SELECT 'only in the database: ' || line AS difference FROM (SELECT line FROM lines WHERE db = '${SOURCE}' EXCEPT ALL SELECT line FROM lines WHERE db = '${STANDBY}')
+      SELECT 1 AS side, 'only in the database: ' || line AS difference FROM (SELECT line FROM lines WHERE db = '${SOURCE}' EXCEPT ALL SELECT line FROM lines WHERE db = '${STANDBY}')
       UNION ALL
-      SELECT 'only in the copy: ' || line FROM (SELECT line FROM lines WHERE db = '${STANDBY}' EXCEPT ALL SELECT line FROM lines WHERE db = '${SOURCE}')
+      SELECT 2, 'only in the copy: ' || line FROM (SELECT line FROM lines WHERE db = '${STANDBY}' EXCEPT ALL SELECT line FROM lines WHERE db = '${SOURCE}')
     )
-    ORDER BY difference
+    ORDER BY side, difference
     LIMIT 1`);
   if (row === undefined) return undefined;
   return row.difference.length > 160 ? `${row.difference.slice(0, 160)}…` : row.difference;

@@ -174,13 +174,22 @@ function firstPublishWhy(target: string): string {
 }
 
 /**
+ * A standby this many times the database's size, and larger by GROWN_BYTES, is copied anew: DuckDB
+ * reuses the blocks an update frees in later ones, so a copy grows by little, but a night that
+ * changed much (a backfill of months) leaves free blocks that a whole copy gives back. The bytes
+ * keep a small database, whose blocks are mostly shared ones, from being copied for a few MB.
+ */
+const GROWN = 1.5;
+const GROWN_BYTES = 256 * 1024 * 1024;
+
+/**
  * Brings the standby up to date in place, or says why not (the caller then copies the whole
  * file). A standby much larger than the database (free blocks left by nights of updates) is
  * copied anew, which compacts it.
  */
 async function bringUpToDate(db: string, standby: string, mode: number, options: PublishOptions): Promise<StandbyOutcome> {
   const [standbySize, dbSize] = [statSync(standby).size, statSync(db).size];
-  if (standbySize > 1.5 * dbSize) {
+  if (standbySize > GROWN * dbSize && standbySize - dbSize > GROWN_BYTES) {
     return { updated: false, why: `the other copy has grown to ${(standbySize / 1e6).toFixed(1)} MB, the database is ${(dbSize / 1e6).toFixed(1)} MB: a whole copy compacts it` };
   }
   // Writable by its owner while DuckDB writes it (made read-only again before it is published).
