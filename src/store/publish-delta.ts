@@ -305,12 +305,12 @@ async function planTables(session: Database, tables: readonly Table[], state: St
 /**
  * A raw table: a history table's rows of the changed windows (every row a window stores or
  * deletes lies in its event range, src/store/raw-store.ts), a reset account's rows; a snapshot
- * table whole (a few rows per snapshot).
+ * table's rows from the account's first new snapshot on (snapshots are only ever added).
  */
 function planRaw(table: Table, changes: readonly { account: string; kind: string; min_event_ms: string | null; max_event_ms: string | null }[]): TablePlan {
   if (changes.length === 0) return { table, kind: 'skip' };
-  if (table.kind !== 'history') return { table, kind: 'whole', why: 'a new snapshot' };
   const resets = new Set(changes.filter((change) => change.kind === 'reset').map((change) => change.account));
+  if (table.kind === 'snapshot') return planSnapshots(table, changes, resets);
   const ranges = new Map<string, [bigint, bigint][]>();
   for (const change of changes) {
     if (change.kind !== 'window' || resets.has(change.account)) continue;
@@ -334,6 +334,22 @@ function planRaw(table: Table, changes: readonly { account: string; kind: string
   // The earliest instant as a constant beside the alternatives: DuckDB skips the row groups before it.
   const where = resets.size === 0 && low !== undefined ? `_event_ms >= ${low} AND (${alternatives.join(' OR ')})` : alternatives.join(' OR ');
   return { table, kind: 'rows', where };
+}
+
+function planSnapshots(table: Table, changes: readonly { account: string; kind: string; min_event_ms: string | null }[], resets: ReadonlySet<string>): TablePlan {
+  const from = new Map<string, bigint>();
+  for (const change of changes) {
+    if (resets.has(change.account)) continue;
+    if (change.kind !== 'snapshot' || change.min_event_ms === null) return { table, kind: 'whole', why: `a ${change.kind} change` };
+    const taken = BigInt(change.min_event_ms);
+    const earliest = from.get(change.account);
+    if (earliest === undefined || taken < earliest) from.set(change.account, taken);
+  }
+  const alternatives = [
+    ...[...resets].map((account) => `_account = ${sqlString(account)}`),
+    ...[...from].map(([account, ms]) => `(_account = ${sqlString(account)} AND _snapshot_at >= make_timestamptz(${ms * 1000n}))`),
+  ];
+  return { table, kind: 'rows', where: alternatives.join(' OR ') };
 }
 
 /** Ranges with overlapping or touching ones merged, in order. */
