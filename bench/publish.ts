@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadProject } from '../src/models/project.ts';
+import { modelPlacements } from '../src/jobs/publish-job.ts';
 import { Database } from '../src/store/database.ts';
 import { publishDatabase, type PublishResult } from '../src/store/publish.ts';
 import { sqlString } from '../src/store/comments.ts';
@@ -40,7 +40,7 @@ export async function benchPublish(costMethods: readonly string[] = []): Promise
   if (built.exitCode !== 0) throw new Error(`exledger build failed (exit ${built.exitCode ?? 'killed'}):\n${built.stderrTail}`);
   console.log(`build (whole, not measured): ${built.wallSeconds.toFixed(1)} s`);
 
-  const placements = new Map(loadProject().models.flatMap((model) => (model.declaration?.changes === undefined ? [] : [[model.id, model.declaration.changes] as const])));
+  const placements = modelPlacements();
   const rows: Record<string, string>[] = [];
   const phases: Record<string, string>[] = [];
   const measure = async (what: string): Promise<PublishResult> => {

@@ -48,9 +48,22 @@ async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
 async function night(fills: readonly object[]): Promise<void> {
   await withDb(async (db) => {
     if (fills.length > 0) await insertHistory(db, 'spot_fills', fills);
+    const [before] = await queryRows<{ seq: string }>(db, 'SELECT max(change_seq) AS seq FROM settings.model_changes');
     const results = await buildAll(db, { costMethods: COST_METHODS });
     // The build after the first is incremental: the spot models took the changes, not the whole history.
     expect(results.find((result) => result.id === 'intermediate.int_spot_trades')?.how).not.toBe('whole');
+    // Each model brought up to date recorded what it changed (in its own transaction), once; an unchanged one nothing;
+    // a whole rebuild "everything".
+    const recorded = await queryRows<{ model: string; seqs: string; everything: boolean }>(
+      db,
+      `SELECT model, count(DISTINCT change_seq) AS seqs, bool_or(account IS NULL) AS everything FROM settings.model_changes WHERE change_seq > ${before!.seq} GROUP BY model`,
+    );
+    const how = new Map(results.map((result) => [result.id, result.how]));
+    // (An incremental step whose inputs came out as they were, a staging window read again, records no row.)
+    for (const row of recorded) expect(['whole', 'incremental'], row.model).toContain(how.get(row.model));
+    for (const [model] of [...how].filter(([, built]) => built === 'whole')) expect(recorded.find((row) => row.model === model)?.everything, model).toBe(true);
+    expect(recorded.every((row) => row.seqs === '1')).toBe(true);
+    expect(recorded.find((row) => row.model === 'intermediate.int_spot_trades')?.everything).toBe(false);
   });
 }
 
@@ -109,7 +122,7 @@ describe('the check of what changed (exledger check --changed)', () => {
     expect(scope.from).toBe('2026-01-01T00:00:00Z');
     // The partitions the build changed: BTC and ETH of the account (and the marts' accounts and days).
     expect(scope.partitions).toBeGreaterThanOrEqual(2);
-    for (const id of ['intermediate/int_spot_lot_segments_quantities', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_average_cost_consistent', 'marts/spot_lot_matches_unique', 'marts/spot_lot_matches_consistent', 'marts/fees_match_sources', 'intermediate/int_spot_trades_numbered']) {
+    for (const id of ['intermediate/int_spot_lot_segments_quantities', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_average_cost_consistent', 'marts/spot_lot_matches_unique', 'marts/spot_lot_matches_consistent', 'marts/fees_match_sources', 'intermediate/int_spot_trades_numbered', 'intermediate/int_spot_average_cost_unique', 'marts/spot_lot_matches_accepted_values_cost_method', 'staging/spot_fills_unique']) {
       expect(named(results, id).scope, id).toBe('changed');
     }
     // Nothing the futures tests read changed: their passes stand.

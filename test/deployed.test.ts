@@ -239,7 +239,7 @@ describe('exledger deployed: its own process, no terminal, the exchange in anoth
     expect(existsSync(ran.log)).toBe(true);
     // --quiet: no line per test, only the verdict.
     expect(check).toMatchObject({ code: 0, stderr: '' });
-    expect(check.stdout).toMatch(/^check: \d+ passed\n$/);
+    expect(check.stdout).toMatch(/^check: \d+ passed; checked everything\n$/);
     // An error: exit 2, the error line on stderr, and the same object with the error as its details.
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: report: "nope" is not a report/);

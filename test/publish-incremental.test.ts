@@ -98,6 +98,7 @@ describe('nights of a ledger built by the real runner: the published copy equals
   /** Publishes and checks the copy: it equals the database, catalog and every table, row for row. */
   const night = async (): Promise<PublishResult> => {
     const result = await publish();
+    if (process.env.PUBLISH_DEBUG !== undefined) console.log(`night: ${result.how} ${result.why ?? ''}`);
     expect(await copyDifferences(file, result.path)).toEqual([]);
     expect(statSync(result.path).mode & 0o222).toBe(0);
     return result;

@@ -216,8 +216,9 @@ describe('exledger run against the sandbox', () => {
     const staging = layers.filter((layer) => layer === 'staging').length;
     expect(summary.steps[2]!.detail).toBe(`${layers.length} models: ${layers.length - staging} rebuilt whole, ${staging} unchanged`);
     expect(summary.loadInfo.models).toBeUndefined();
-    // The checks as a count; not a line each.
-    expect(summary.steps[3]!.detail).toMatch(/^\d+ passed$/);
+    // The checks as a count; not a line each. The run's check reads what changed since each test last
+    // passed (exledger check --changed): on a new database, everything.
+    expect(summary.steps[3]!.detail).toMatch(/^\d+ passed; checked everything \(no earlier pass to build on\)$/);
     expect(run.stdout).not.toMatch(/^pass /m);
     expect(run.stdout).not.toMatch(/^\[\s*\d+\/\d+\] /m);
     // A heading only over something: the build, check and publish print nothing on a good run.
@@ -245,6 +246,8 @@ describe('exledger run against the sandbox', () => {
     expect(run.stdout).not.toMatch(PROGRESS);
     expectLogHolds(lines, run.stdout);
     for (const header of ['== sync', '== build', '== check', '== reports', '== publish', '== summary', 'run: ok']) expect(lines).toContain(header);
+    // Which rows the check read, said before its tests: on a new database, everything.
+    expect(lines[lines.indexOf('== check') + 1]).toBe('check: checked everything (no earlier pass to build on)');
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
 

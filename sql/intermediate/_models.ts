@@ -184,8 +184,8 @@ export default declareModels('intermediate', [
     description: 'Moving weighted-average cost: the cost each sell disposed of and the inventory\'s cost after each event (cost method average).',
     grain: 'one row per spot trade event',
     key: ['pool', 'symbol', 'event_seq'],
-    // A change from an instant is the rows from the first event of int_spot_trades at or after it (its incremental step's first_seq).
-    changes: { account: 'pool', symbol: 'symbol', seq: 'event_seq', of: 'intermediate.int_spot_trades' },
+    // Its rows are int_spot_trades', replaced from the same frontier: placed by theirs.
+    changes: { via: 'intermediate.int_spot_trades', account: 'pool', symbol: 'symbol', at: 'event_at' },
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },

@@ -102,7 +102,7 @@ export function describeCheckScope(scope: CheckScope): string {
   if (scope.asked === 'everything') return 'checked everything';
   const { changed, whole, unchanged } = scope.tests;
   const parts = [`${formatCount(changed)} ${changed === 1 ? 'test' : 'tests'} on those rows`, `${formatCount(whole)} whole`, `${formatCount(unchanged)} unchanged since ${unchanged === 1 ? 'its' : 'their'} last pass`];
-  if (changed === 0 && unchanged === 0) return `checked everything (no test's last pass is known to build on; ${countOf(whole, 'test')} whole)`;
+  if (changed === 0 && unchanged === 0) return 'checked everything (no earlier pass to build on)';
   const what = scope.partitions === 0 ? 'nothing' : `${countOf(scope.partitions, 'partition')} from ${scope.from ?? 'their start'}`;
   return `checked what changed since the last check: ${what} (${parts.join(', ')})`;
 }

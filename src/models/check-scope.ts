@@ -24,6 +24,11 @@ import { CHANGES_KEPT_DAYS } from './incremental.ts';
  * - `cut: day` or `cut: month`: the instant is moved back to the start of its reporting-zone day or
  *   month first, so that tables of instants and tables of days or months select the same periods.
  *
+ * `{{ changed_keys(table: m, alias: s, key: c1 c2, account: …, symbol: …, at: …) }}`, after a
+ * `from … as s`, is a semi join: the rows of `s` whose key columns equal (=, never NULL) those of a
+ * changed row of model `m` (the conditions name `m`'s columns): every segment of a lot a changed
+ * segment takes from. Checking everything, it is nothing.
+ *
  * Checking everything, the condition is `true`: the test is the same query. Checking what changed,
  * it selects the rows of the partitions that any model the test reads changed, from the instant
  * they changed (the union of their records, each compared on every table, so a group of rows the

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { DatabaseBusyError, DiskFullError } from '../errors.ts';
-import { expandChanged, mergePartitions, readChangeLog, type ChangeLog, type ChangedPartition } from '../models/check-scope.ts';
+import { expandChanged, mergePartitions, readChangeLog, type ChangeLog } from '../models/check-scope.ts';
 import type { ModelDeclaration } from '../models/declaration.ts';
 import { sqlString } from './comments.ts';
 import { Database } from './database.ts';
@@ -14,8 +14,11 @@ import { Database } from './database.ts';
  * table (bookkeeping and settings, small) is copied whole.
  */
 
-/** Where a model's changed rows lie: its declaration's `changes` (src/models/declaration.ts). */
-export type RowPlacement = NonNullable<ModelDeclaration['changes']>;
+/** Where a model's changed rows lie: its declaration's `changes`, and its key (for `via`: src/models/declaration.ts). */
+export interface RowPlacement {
+  changes: NonNullable<ModelDeclaration['changes']>;
+  key: readonly string[];
+}
 
 /** What bringing the standby up to date did, or why it could not (then the caller copies the whole file). */
 export type StandbyOutcome =
@@ -101,7 +104,7 @@ export async function updateStandby(db: string, standby: string, placements: Rea
       await session.transaction(async () => {
         for (const plan of changed) {
           rows += await applyPlan(session, plan);
-          phase(plan.kind === 'whole' ? `copy ${plan.table.id} whole (${plan.why})` : `copy rows of ${plan.table.id}`);
+          phase(plan.kind === 'whole' ? `copy ${plan.table.id} whole (${plan.why})` : `copy ${plan.kind === 'keys' ? 'keys' : 'rows'} of ${plan.table.id}`);
         }
         await alignSequences(session);
         const disagreement = await countDisagreement(session, tables);
@@ -275,8 +278,12 @@ async function differs(session: Database, table: string): Promise<boolean> {
   return row?.n !== '0';
 }
 
-/** What to do with one table: nothing, copy it whole, or replace the rows a condition selects. */
-type TablePlan = { table: Table; kind: 'skip' } | { table: Table; kind: 'whole'; why: string } | { table: Table; kind: 'rows'; where: string };
+/** What to do with one table: nothing, copy it whole, replace the rows a condition selects, or those whose key is in a table of keys. */
+type TablePlan =
+  | { table: Table; kind: 'skip' }
+  | { table: Table; kind: 'whole'; why: string }
+  | { table: Table; kind: 'rows'; where: string }
+  | { table: Table; kind: 'keys'; keys: string; columns: readonly string[] };
 
 const MODEL_SCHEMAS = new Set(['staging', 'intermediate', 'marts']);
 
@@ -383,42 +390,31 @@ async function planModel(session: Database, table: Table, state: StandbyState, p
   const placement = placements.get(table.id);
   if (placement === undefined) return { table, kind: 'whole', why: 'its declaration does not place its changes' };
   const partitions = mergePartitions(changes);
-  if (placement.seq !== undefined) return planBySequence(session, table, placement, partitions, placements);
-  const { cut, ...columns } = placement;
-  const condition = `{{ changed(${[...Object.entries(columns).map(([name, column]) => `${name}: ${column}`), ...(cut === undefined ? [] : [`cut: ${cut}`])].join(', ')}) }}`;
-  return { table, kind: 'rows', where: expandChanged(condition, partitions) };
+  const { cut, via, ...columns } = placement.changes;
+  const condition = expandChanged(`{{ changed(${[...Object.entries(columns).map(([name, column]) => `${name}: ${column}`), ...(cut === undefined ? [] : [`cut: ${cut}`])].join(', ')}) }}`, partitions);
+  if (via === undefined) return { table, kind: 'rows', where: condition };
+  return planByKeys(session, table, placement.key, via, condition);
 }
 
 /**
- * A table of rows per event of another model (`of`), numbered by `seq` as there: a partition
- * changed from an instant is its rows from the first event of `of` at or after it. The events
- * before that instant are the same in both copies of `of` (the incremental contract), so that
- * first event's number is too; where one copy has no event from there on, the other's gives it.
+ * A model whose rows are another's (`via`), row for row by the key, without an instant of their
+ * own: the rows whose key a changed row of that model has, in either copy (a row the night removed
+ * is only in the standby's), gathered before the standby is written.
  */
-async function planBySequence(session: Database, table: Table, placement: RowPlacement, partitions: readonly ChangedPartition[], placements: ReadonlyMap<string, RowPlacement>): Promise<TablePlan> {
-  const events = placement.of!;
-  const at = placements.get(events)?.at;
-  const { account, symbol, seq } = placement as Required<Pick<RowPlacement, 'account' | 'symbol' | 'seq'>>;
-  if (at === undefined || account === undefined || symbol === undefined) return { table, kind: 'whole', why: `${events} does not place its events by instant` };
-  const alternatives: string[] = [];
-  for (const partition of partitions) {
-    if (partition.account === '*' || partition.symbol === null) return { table, kind: 'whole', why: 'a change of every account or symbol' };
-    const same = `${account} = ${sqlString(partition.account)} AND ${symbol} = ${sqlString(partition.symbol)}`;
-    if (partition.fromAt === null) {
-      alternatives.push(`(${same})`);
-      continue;
-    }
-    const from = `TIMESTAMPTZ ${sqlString(partition.fromAt)}`;
-    const [first] = await session.all<{ seq: string | null }>(
-      `SELECT min(${seq}) AS seq FROM (
-         SELECT ${seq} FROM ${SOURCE}.${events} WHERE ${at} >= ${from} AND ${same}
-         UNION ALL SELECT ${seq} FROM ${STANDBY}.${events} WHERE ${at} >= ${from} AND ${same}
-       )`,
-    );
-    // No event from there on in either: nothing of the partition changed.
-    if (first?.seq !== null && first?.seq !== undefined) alternatives.push(`(${same} AND ${seq} >= ${first.seq})`);
-  }
-  return alternatives.length === 0 ? { table, kind: 'skip' } : { table, kind: 'rows', where: alternatives.join(' OR ') };
+async function planByKeys(session: Database, table: Table, key: readonly string[], via: string, condition: string): Promise<TablePlan> {
+  const name = `publish_keys_${table.schema}_${table.name}`;
+  const keys = `temp.main.${name}`;
+  const list = key.map(quoted).join(', ');
+  const [viaSchema, viaName] = via.split('.') as [string, string];
+  const source = `${quoted(viaSchema)}.${quoted(viaName)}`;
+  await session.run(
+    `CREATE OR REPLACE TEMP TABLE ${name} AS
+     SELECT DISTINCT ${list} FROM (
+       SELECT ${list} FROM ${SOURCE}.${source} WHERE ${condition}
+       UNION ALL SELECT ${list} FROM ${STANDBY}.${source} WHERE ${condition}
+     )`,
+  );
+  return { table, kind: 'keys', keys, columns: key };
 }
 
 /** Applies one table's plan in the standby; the rows inserted. */
@@ -427,6 +423,12 @@ async function applyPlan(session: Database, plan: Exclude<TablePlan, { kind: 'sk
   const source = `${SOURCE}.${plan.table.sql}`;
   // Delete, then insert what the database holds: whatever state the standby's rows were in, the
   // table ends equal to the database's there (so a publish killed and run again does no harm).
+  if (plan.kind === 'keys') {
+    // Through a join (not IN): DuckDB filters the table's scan by the keys' range.
+    const on = plan.columns.map((column) => `t.${quoted(column)} = k.${quoted(column)}`).join(' AND ');
+    await session.run(`DELETE FROM ${target} AS t USING ${plan.keys} AS k WHERE ${on}`);
+    return session.run(`INSERT INTO ${target} SELECT t.* FROM ${source} AS t SEMI JOIN ${plan.keys} AS k ON ${on}`);
+  }
   const where = plan.kind === 'whole' ? '' : ` WHERE ${plan.where}`;
   await session.run(`DELETE FROM ${target}${where}`);
   return session.run(`INSERT INTO ${target} SELECT * FROM ${source}${where}`);

@@ -28,6 +28,12 @@ by_lot as (
     from intermediate.int_spot_fifo_segments as s
     {{ changed_keys(table: intermediate.int_spot_fifo_segments, alias: s, key: pool symbol lot_seq, account: pool, symbol: symbol, at: sell_at) }}
     where s.lot_seq is not null
+        -- A lot is sold after it was bought: its segments lie at or after the earliest lot a changed
+        -- segment takes from (checking everything, the earliest of all), which DuckDB's scan skips by.
+        and s.sell_at >= (
+            select min(c.lot_at) from intermediate.int_spot_fifo_segments as c
+            where {{ changed(account: c.pool, symbol: c.symbol, at: c.sell_at) }}
+        )
     group by all
 )
 
