@@ -5,6 +5,7 @@
  *
  *   npm run bench -- publish-1m                       1M spot fills, the default cost methods
  *   npm run bench -- publish-1m fifo average lifo hifo uk   the same with those cost methods
+ *   npm run bench -- publish-300k                     300k spot fills (beside 1M: what grows with the history)
  *
  * Steps, on a fresh copy of the generated raw history: `exledger build` (a child process, not
  * measured); two publishes, which make the two copies (each a whole copy of the file: today's
@@ -14,6 +15,7 @@
  * a night where the incremental way cannot be used), and the published copy compared with the
  * database table by table, row for row (EXCEPT ALL both ways; not measured).
  */
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, linkSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -27,18 +29,22 @@ import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles, ty
 import { runBuild } from './build.ts';
 import { appendNightlyDay } from './nightly-day.ts';
 
-const SPEC: BuildDataSpec = { spotFills: 1_000_000, futuresFills: 1_000_000, fundingBills: 100_000 };
+/** The build benchmark's history (bench/build.ts build-1m), with `spotFills` spot fills. */
+const specOf = (spotFills: number): BuildDataSpec => ({ spotFills, futuresFills: 1_000_000, fundingBills: 100_000 });
 const BUILD_TIMEOUT_SECONDS = 1200;
 const REPEATS = 3;
 
-/** Runs the publish benchmark at 1M fills, the build made with `costMethods` (none: the configured default). */
-export async function benchPublish(costMethods: readonly string[] = []): Promise<void> {
+/**
+ * Runs the publish benchmark on a history of `spotFills` spot fills (and the build benchmark's
+ * futures fills and bills), the build made with `costMethods` (none: the configured default).
+ */
+export async function benchPublish(spotFills: number, costMethods: readonly string[] = []): Promise<void> {
   const flags = costMethods.length === 0 ? [] : ['--cost-method', ...costMethods];
-  const data = await cachedBuildData(SPEC);
-  const work = path.join(BENCH_DATA_DIR, 'run-publish-1m.duckdb');
+  const data = await cachedBuildData(specOf(spotFills));
+  const work = path.join(BENCH_DATA_DIR, 'run-publish.duckdb');
   copyBuildData(data.path, work);
   removePublished(work);
-  console.log(`\n== publish: a whole copy vs the incremental publish after one more day (1M spot fills${flags.length === 0 ? '' : `, ${flags.join(' ')}`})`);
+  console.log(`\n== publish: a whole copy vs the incremental publish after one more day (${spotFills.toLocaleString('en-US')} spot fills${flags.length === 0 ? '' : `, ${flags.join(' ')}`})`);
 
   const built = await runBuild(work, flags, BUILD_TIMEOUT_SECONDS);
   if (built.exitCode !== 0) throw new Error(`exledger build failed (exit ${built.exitCode ?? 'killed'}):\n${built.stderrTail}`);
@@ -49,6 +55,10 @@ export async function benchPublish(costMethods: readonly string[] = []): Promise
   const phases: Record<string, string>[] = [];
   const measure = async (what: string, before?: () => Promise<() => Promise<void>>): Promise<PublishResult> => {
     const after = await before?.();
+    // Every file written before (the build's, the copies put back) on the disk first: a night's
+    // standby was written two nights ago, and the fsyncs of the publish would otherwise flush
+    // them too (ext4 orders a journal commit after the data of every file it allocated blocks for).
+    execFileSync('sync');
     const load = loadavg()[0]!;
     const result = await publishDatabase(work, { placements });
     await after?.();
@@ -144,5 +154,6 @@ async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>)
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await benchPublish(process.argv.slice(2));
+  const [fills, ...methods] = process.argv.slice(2);
+  await benchPublish(Number(fills ?? 1_000_000), methods);
 }
