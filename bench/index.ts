@@ -10,6 +10,7 @@ import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
 import { benchExport } from './export.ts';
 import { benchReportAll } from './report-all.ts';
+import { benchPublish } from './publish.ts';
 import { benchGenerate } from './sandbox-generate.ts';
 import { benchSoak } from './soak.ts';
 import { benchRatios } from './ratios.ts';
@@ -45,6 +46,8 @@ const parts: Record<string, () => Promise<void>> = {
   'build-1m': () => benchBuild(['build-1m']),
   'build-10m': () => benchBuild(['build-10m']),
   'build-1m-both': () => benchBuild(['build-1m-both']),
+  'publish-1m': () => benchPublish(1_000_000, process.argv.slice(3)),
+  'publish-300k': () => benchPublish(300_000, process.argv.slice(3)),
 };
 const all = { ...benches, ...parts };
 if (only !== undefined && !(only in all)) throw new Error(`unknown benchmark "${only}"; the benchmarks are ${Object.keys(all).join(', ')}`);

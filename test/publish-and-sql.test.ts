@@ -97,8 +97,11 @@ describe('publishDatabase', () => {
     expect(result.bytes).toBe(statSync(result.path).size);
     expect(result.ms).toBeGreaterThan(0);
     expect(statSync(result.path).mode & 0o777).toBe(0o444);
-    // Only the two databases: no WAL beside either, no temporary copy.
-    expect(readdirSync(dir).sort()).toEqual(['exledger.duckdb', 'exledger.published.duckdb']);
+    // The database, the published copy and the slot it is a hard link to (the first of the two
+    // copies kept, docs/plans/incremental-publish.md): no WAL beside any, no temporary copy.
+    expect(readdirSync(dir).sort()).toEqual(['.exledger.published.duckdb.a', 'exledger.duckdb', 'exledger.published.duckdb']);
+    expect(statSync(result.path).ino).toBe(statSync(path.join(dir, '.exledger.published.duckdb.a')).ino);
+    expect(result).toMatchObject({ how: 'full', why: 'the first publish: no copy to bring up to date yet' });
     // The checkpointed source and its copy are the same bytes.
     expect(sha256(result.path)).toBe(sha256(source));
 
@@ -119,7 +122,7 @@ describe('publishDatabase', () => {
     const leftover = path.join(dir, '.exledger.published.duckdb.tmp-999999-1');
     writeFileSync(leftover, 'half a copy');
     await publishDatabase(source);
-    expect(readdirSync(dir).sort()).toEqual(['exledger.duckdb', 'exledger.published.duckdb']);
+    expect(readdirSync(dir).sort()).toEqual(['.exledger.published.duckdb.a', 'exledger.duckdb', 'exledger.published.duckdb']);
   });
 
   it('publishes while an analyst in this process holds the published copy open: the analyst keeps the old data, a new open sees the new', async () => {
@@ -143,7 +146,9 @@ describe('publishDatabase', () => {
       expect((await connection.runAndReadAll('SELECT amount FROM marts.trades WHERE id = $1', [TRADE_ID])).getRowObjectsJson()).toEqual([{ amount: AMOUNT }]);
       // A new open sees the new copy.
       expect(await rowsOf(published, 'SELECT min(version) AS v, max(version) AS w FROM marts.filler')).toEqual([{ v: 2, w: 2 }]);
-      expect(readdirSync(dir).sort()).toEqual(['exledger.duckdb', 'exledger.published.duckdb']);
+      // The two copies: the analyst's (a) and the new one (b), published.
+      expect(readdirSync(dir).sort()).toEqual(['.exledger.published.duckdb.a', '.exledger.published.duckdb.b', 'exledger.duckdb', 'exledger.published.duckdb']);
+      expect(statSync(published).ino).toBe(statSync(path.join(dir, '.exledger.published.duckdb.b')).ino);
     } finally {
       connection.closeSync();
       analyst.closeSync();

@@ -203,7 +203,10 @@ describe('exledger run against the sandbox', () => {
     ]);
     expect(summary.steps[1]!.detail).toBe('archive.dir is not set: the raw history is not archived (docs/operating.md "Archive and restore")');
     expect(summary.steps[4]!.detail).toBe(`4 workbooks for ${month.label} in ${workspace.outDir}`);
-    expect(summary.steps[5]!.detail).toMatch(new RegExp(`^${publishedPath(workspace.db).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+\\.\\d MB\\)$`));
+    // The first publish copies the whole file, and says so (docs/operating.md "The published copy").
+    expect(summary.steps[5]!.detail).toMatch(
+      new RegExp(`^${publishedPath(workspace.db).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+\\.\\d MB\\): full copy \\(the first publish: no copy to bring up to date yet\\)$`),
+    );
     expect(summary.verdict).toBe('run: ok');
     // The load info: the first sync brings rows into the histories, every model is brought up to date, the four workbooks by name.
     expect(summary.loadInfo['new rows']).toMatch(/\bacct0\/spot_fills [\d,]+\b/);
@@ -248,8 +251,10 @@ describe('exledger run against the sandbox', () => {
     expectNoCredentials(readFileSync(log, 'utf8'), account, 'the log');
     expectNoCredentials(run.stdout, account, 'the output');
 
-    // Beside the database: the published copy, the check's results (for exledger docs) and their copy beside the published copy, and no lock, WAL or temporary file.
-    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.check-results.json', 'exledger.published.duckdb', 'logs', 'out']);
+    // Beside the database: the published copy (a hard link to the first of the two copies kept,
+    // docs/plans/incremental-publish.md), the check's results (for exledger docs) and their copy
+    // beside the published copy, and no lock, WAL or temporary file.
+    expect(readdirSync(workspace.dir).sort()).toEqual(['.exledger.published.duckdb.a', 'exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.check-results.json', 'exledger.published.duckdb', 'logs', 'out']);
     const checked = JSON.parse(readFileSync(path.join(workspace.dir, 'exledger.check-results.json'), 'utf8')) as { database: string; results: { status: string }[] };
     expect(checked.database).toBe(path.resolve(workspace.db));
     expect(checked.results.length).toBeGreaterThan(0);
@@ -298,7 +303,17 @@ describe('exledger run against the sandbox', () => {
 
     // One log per run; nothing left beside the database; the copy is read-only.
     expect(readdirSync(workspace.logDir)).toHaveLength(2);
-    expect(readdirSync(workspace.dir).sort()).toEqual(['exledger.check-results.json', 'exledger.config.json', 'exledger.duckdb', 'exledger.published.check-results.json', 'exledger.published.duckdb', 'logs', 'out']);
+    expect(readdirSync(workspace.dir).sort()).toEqual([
+      '.exledger.published.duckdb.a',
+      '.exledger.published.duckdb.b',
+      'exledger.check-results.json',
+      'exledger.config.json',
+      'exledger.duckdb',
+      'exledger.published.check-results.json',
+      'exledger.published.duckdb',
+      'logs',
+      'out',
+    ]);
     expect(statSync(published).mode & 0o777).toBe(0o444);
   });
 

@@ -245,7 +245,8 @@ export function runJson(outcome: RunOutcome): Record<string, unknown> {
     reports: outcome.reports.map(reportResultJson),
     loadInfo: loadInfoOf(outcome.outputs),
     checkScope: outcome.outputs.checkScope ?? null,
-    published: outcome.published === null ? null : { ...outcome.published, path: path.resolve(outcome.published.path), ms: Math.round(outcome.published.ms) },
+    // Where the publish's time went (phases) is for benchmarks, not the envelope.
+    published: outcome.published === null ? null : (({ phases: _, ...published }) => ({ ...published, path: path.resolve(published.path), ms: Math.round(published.ms) }))(outcome.published),
   };
 }
 

@@ -337,7 +337,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
       () => publishJob(config),
       (result) => ({
         status: 'ok',
-        detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB)${result.checkResultsError === undefined ? '' : `; the check results could not be copied beside it (${result.checkResultsError}): exledger docs on it shows none`}`,
+        detail: `${result.path} (${(result.bytes / 1e6).toFixed(1)} MB): ${describePublish(result)}${result.checkResultsError === undefined ? '' : `; the check results could not be copied beside it (${result.checkResultsError}): exledger docs on it shows none`}`,
       }),
     );
     // A stop asked for during the last step is still a stop (exit 130, as a scheduler expects
@@ -348,6 +348,16 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
   } finally {
     runLock.release();
   }
+}
+
+/**
+ * How the published copy was brought up to date: `incremental (12 of 77 tables, 3,456 rows)` or
+ * `full copy (why)`.
+ */
+export function describePublish(result: Pick<PublishJobResult, 'how' | 'why' | 'tables'>): string {
+  if (result.how === 'full') return `full copy (${result.why ?? 'asked for'})`;
+  const tables = result.tables;
+  return tables === undefined ? 'incremental' : `incremental (${tables.changed} of ${countOf(tables.of, 'table')} brought up to date, ${countOf(tables.rows, 'row')} copied)`;
 }
 
 /** `; 4 unchanged since their last writing (not written again)`, when some were. */

@@ -38,7 +38,16 @@ export class Database {
   ) {}
 
   /** Opens (creating if needed) the database and its bookkeeping tables. */
-  static async open(location: string, options: { readOnly?: boolean; /** DuckDB memory_limit, e.g. '4GB'. @default DEFAULT_MEMORY_LIMIT (never DuckDB's 80% of RAM) */ memoryLimit?: string } = {}): Promise<Database> {
+  static async open(
+    location: string,
+    options: {
+      readOnly?: boolean;
+      /** DuckDB memory_limit, e.g. '4GB'. @default DEFAULT_MEMORY_LIMIT (never DuckDB's 80% of RAM) */
+      memoryLimit?: string;
+      /** Create the bookkeeping tables (schema meta) when opened for writing; false for a session that only attaches other files (the publish's). @default true */
+      bookkeeping?: boolean;
+    } = {},
+  ): Promise<Database> {
     if (location !== ':memory:' && options.readOnly !== true) mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
     let instance: DuckDBInstance;
     try {
@@ -64,7 +73,7 @@ export class Database {
     // Every opening is bounded: a command that forgot the configured limit still does not take 80% of the machine.
     await connection.run(`SET memory_limit = '${(options.memoryLimit ?? DEFAULT_MEMORY_LIMIT).replace(/'/g, '')}'`);
     database.tempDirectory = (await connection.runAndReadAll("SELECT current_setting('temp_directory') AS dir")).getRowObjectsJson()[0]?.dir as string | undefined;
-    if (options.readOnly !== true) await database.migrate();
+    if (options.readOnly !== true && options.bookkeeping !== false) await database.migrate();
     return database;
   }
 
