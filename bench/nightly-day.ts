@@ -11,7 +11,9 @@
  * Run alone, it appends the day to a database a build benchmark built (to time a night by hand,
  * with other flags than the benchmark's, e.g. every cost method):
  *
- *   node --import tsx bench/nightly-day.ts <database>
+ *   node --import tsx bench/nightly-day.ts <database> [night]
+ *
+ * (night 2, 3, … appends the days after: see appendNightlyDay).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,20 +29,29 @@ const RUN_ID = 'bench-nightly';
 /** The first instant of the appended day: the history ends at BENCH_END_MS. */
 export const NIGHTLY_DAY_START_MS = BENCH_END_MS;
 
-/** Appends the new day; returns the spot and futures fills and the futures account snapshots added. */
-export async function appendNightlyDay(db: Database): Promise<{ spotFills: number; futuresFills: number; snapshots: number }> {
+/**
+ * Appends the new day; returns the spot and futures fills and the futures account snapshots added.
+ * `night` n > 1 appends the n-th day after the history instead (the same last day's fills, moved
+ * n days on, their ids by n shifts): nights after nights on one database, as a benchmark that
+ * times several nights needs (each night once: the days before it must have been appended).
+ */
+export async function appendNightlyDay(db: Database, night = 1): Promise<{ spotFills: number; futuresFills: number; snapshots: number }> {
+  if (!Number.isInteger(night) || night < 1) throw new Error(`appendNightlyDay: night must be a whole number from 1, not ${night}`);
   const from = NIGHTLY_DAY_START_MS - DAY_MS;
+  const dayStart = NIGHTLY_DAY_START_MS + (night - 1) * DAY_MS;
+  const shiftMs = night * DAY_MS;
+  const idShift = BigInt(night) * BigInt(ID_SHIFT);
   const spotFills = await db.run(`
     insert into raw.spot_fills
     select
         _account,
         _partition,
-        cast(cast(_key as hugeint) + ${ID_SHIFT} as varchar),
-        _event_ms + ${DAY_MS},
+        cast(cast(_key as hugeint) + ${idShift} as varchar),
+        _event_ms + ${shiftMs},
         json_merge_patch(_record, json_object(
-            'fillId', cast(cast(_record->>'fillId' as hugeint) + ${ID_SHIFT} as varchar),
-            'orderId', cast(cast(_record->>'orderId' as hugeint) + ${ID_SHIFT} as varchar),
-            'cTime', cast(cast(_record->>'cTime' as bigint) + ${DAY_MS} as varchar)
+            'fillId', cast(cast(_record->>'fillId' as hugeint) + ${idShift} as varchar),
+            'orderId', cast(cast(_record->>'orderId' as hugeint) + ${idShift} as varchar),
+            'cTime', cast(cast(_record->>'cTime' as bigint) + ${shiftMs} as varchar)
         )),
         '${RUN_ID}',
         now()
@@ -52,12 +63,12 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
     select
         _account,
         _partition,
-        cast(cast(_key as hugeint) + ${ID_SHIFT} as varchar),
-        _event_ms + ${DAY_MS},
+        cast(cast(_key as hugeint) + ${idShift} as varchar),
+        _event_ms + ${shiftMs},
         json_merge_patch(_record, json_object(
-            'tradeId', cast(_record->>'tradeId' as bigint) + ${ID_SHIFT},
-            'orderId', cast(_record->>'orderId' as bigint) + ${ID_SHIFT},
-            'createdTime', cast(_record->>'createdTime' as bigint) + ${DAY_MS}
+            'tradeId', cast(_record->>'tradeId' as bigint) + ${idShift},
+            'orderId', cast(_record->>'orderId' as bigint) + ${idShift},
+            'createdTime', cast(_record->>'createdTime' as bigint) + ${shiftMs}
         )),
         '${RUN_ID}',
         now()
@@ -68,11 +79,11 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
   const accounts = await db.all<{ account: string }>(`select distinct _account as account from raw.spot_fills where _run_id = '${RUN_ID}' union select distinct _account from raw.futures_fills where _run_id = '${RUN_ID}'`);
   for (const { account } of accounts) {
     for (const [table, rows] of [['spot_fills', spotFills], ['futures_fills', futuresFills]] as const) {
-      await recordRawChange(db, { account, table, kind: 'window', minEventMs: NIGHTLY_DAY_START_MS, maxEventMs: NIGHTLY_DAY_START_MS + DAY_MS, rows, runId: RUN_ID });
+      await recordRawChange(db, { account, table, kind: 'window', minEventMs: dayStart, maxEventMs: dayStart + DAY_MS, rows, runId: RUN_ID });
     }
   }
   let snapshots = 0;
-  const takenMs = NIGHTLY_DAY_START_MS + DAY_MS;
+  const takenMs = dayStart + DAY_MS;
   const latest = await db.all<{ account: string; partition: string; taken_ms: string }>(
     'select _account as account, _partition as partition, max(epoch_ms(_snapshot_at)) as taken_ms from raw.futures_accounts group by all order by all',
   );
@@ -92,11 +103,11 @@ export async function appendNightlyDay(db: Database): Promise<{ spotFills: numbe
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [database] = process.argv.slice(2);
-  if (database === undefined) throw new Error('usage: node --import tsx bench/nightly-day.ts <database>');
+  const [database, night = '1'] = process.argv.slice(2);
+  if (database === undefined) throw new Error('usage: node --import tsx bench/nightly-day.ts <database> [night: 1, then 2, ...]');
   const db = await Database.open(database);
   try {
-    const added = await appendNightlyDay(db);
+    const added = await appendNightlyDay(db, Number(night));
     console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) and ${added.snapshots} futures account snapshot(s) to ${database}`);
   } finally {
     db.close();

@@ -7,6 +7,8 @@
  *   npm run bench -- ratios-1m       build-1m and its baseline
  *   npm run bench -- ratios-10m      build-10m and its baseline, then the nightly build
  *   npm run bench -- ratios-export   the 1M-row sheet export (no baseline)
+ *   npm run bench -- ratios-night-10m  the nightly job step by step, five cost methods, 10M (bench/nightly-job.ts)
+ *   npm run bench -- ratios-night-30m  the same on 30M (compared with a 10M night only when run together)
  *
  * Under each full build, its write floor (bench/write-floor.ts): the time DuckDB takes only to
  * write the tables that build kept, with nothing to compute, beside the same baseline, and whether
@@ -33,12 +35,13 @@ import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } f
 import { measureExport } from './export.ts';
 import type { MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
+import { measureNightlyJob } from './nightly-job.ts';
 import { BENCHMARKS_PAGE, describeTarget, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
 import { measureWriteFloorProcess } from './write-floor.ts';
 
 /** The parts of the table, in the order they run. */
-export const RATIO_PARTS = ['1m', '10m', 'export'] as const;
+export const RATIO_PARTS = ['1m', '10m', 'export', 'night-10m', 'night-30m'] as const;
 export type RatioPart = (typeof RATIO_PARTS)[number];
 
 const GB = 1024 ** 3;
@@ -75,6 +78,16 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
       measured: figureOf({ ...measured.run, exitCode: measured.found ? measured.run.exitCode : 1 }, measured.load, measured.scenario.timeoutSeconds),
       target: { seconds: measured.scenario.targetSeconds, peakBytes: measured.scenario.targetPeakBytes },
     });
+  }
+  // The nightly job step by step with the five cost methods (bench/nightly-job.ts); the 30M
+  // history's night is compared with the 10M one's of this run.
+  let of10m: { night?: Figure; fullBuildPeakBytes?: number } | undefined;
+  for (const [part, spotFills] of [['night-10m', 10_000_000], ['night-30m', 30_000_000]] as const) {
+    if (!parts.includes(part)) continue;
+    const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {} } : {});
+    rows.push(...job.rows);
+    if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
+    if (part === 'night-10m') of10m = { ...(job.night === undefined ? {} : { night: job.night }), ...(job.rows[0]?.measured.peakBytes === undefined ? {} : { fullBuildPeakBytes: job.rows[0].measured.peakBytes }) };
   }
   const finished = new Date();
   const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');

@@ -1,0 +1,238 @@
+/**
+ * The nightly job step by step (issue 28, items 1, 3 and 7), on a build benchmark's history
+ * (bench/build-data.ts: `spotFills` spot fills, 1M futures fills, 100k bills) with all five cost
+ * methods, every step a child process measured as a command (wall, peak RSS, the load it started
+ * under):
+ *
+ *   1. the full build (`exledger build` of the raw history: every model whole), with its write
+ *      floor (bench/write-floor.ts: only writing the tables it kept) and its baseline (reading,
+ *      casting and sorting the spot fills: bench/sort-baseline.ts);
+ *   2. the whole check (`exledger check`: the weekly full check, which records each test's pass);
+ *   3. two publishes, which make the two copies (whole copies of the file);
+ *   4. `exledger report all` of the history's last month, written (a whole month), as a morning
+ *      after the month's end does;
+ *   then one more day appended as a sync appends it (bench/nightly-day.ts), and the night:
+ *   5. `exledger build` (incremental), `exledger check --changed`, `exledger report all` of the
+ *      same month again (unchanged: not written again), and the publish (the standby brought up to
+ *      date: bench/publish-step.ts);
+ *   6. the night's build, check and publish together, against issue 28's 10 s.
+ *
+ * `keep` leaves the database and its copies under data/bench after the night (removed by default).
+ *
+ * Rows of bench/ratio-table.ts, so that they go into the one table of `npm run bench -- ratios`.
+ * The disk must hold the raw history, the built database and its two published copies: a size the
+ * disk cannot hold is a row saying so (not run), never a silent gap.
+ */
+import { mkdirSync, rmSync, statfsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { BENCH_DATA_DIR, BENCH_END_MS, cachedBuildData, copyBuildData, removeDatabaseFiles, type BuildDataSpec } from './build-data.ts';
+import { runBuild, type BuildRun } from './build.ts';
+import { measureCommand, measureScript, type MeasuredRun } from './measure-command.ts';
+import { appendNightlyDay } from './nightly-day.ts';
+import type { PublishStepOutput } from './publish-step.ts';
+import type { Figure, RatioRow } from './ratio-table.ts';
+import { measureSortBaseline } from './sort-baseline.ts';
+import { measureWriteFloorProcess } from './write-floor.ts';
+import { Database } from '../src/store/database.ts';
+import { publishedPath, publishedSlots } from '../src/store/publish.ts';
+import { fileURLToPath } from 'node:url';
+
+export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
+const METHOD_FLAGS = ['--cost-method', ...FIVE_METHODS];
+const GB = 1024 ** 3;
+/** memoryLimit's default (src/config/config.ts), and what issue 28 lets a command take above it. */
+const MEMORY_LIMIT_BYTES = 4 * GB;
+const ABOVE_LIMIT_BYTES = 1.5 * GB;
+/** The night's build, check and publish together (issue 28, item 1). */
+const NIGHT_TARGET_SECONDS = 10;
+/** A month's `report all` on the 10M history with five methods (issue 28, item 2). */
+const REPORT_TARGET_SECONDS = 15;
+/** The full build with five methods on 10M (issue 28, item 4). */
+const FULL_BUILD_TARGET_SECONDS = 200;
+const STEP_TIMEOUT_SECONDS = 3600;
+/** The history's last month: its days end at BENCH_END_MS. */
+const LAST_MONTH = new Date(BENCH_END_MS - 1).toISOString().slice(0, 7);
+/** Built database bytes per spot fill with the five methods (the 10M history's: 11.4 GB), to know what the disk must hold. */
+const BUILT_BYTES_PER_FILL = 1_200;
+
+/** What one history's nightly job gave: its rows, and what the full build and the night's steps were. */
+export interface NightlyJobResult {
+  rows: RatioRow[];
+  /** The full build, per model (to print its slowest models). */
+  fullBuild?: BuildRun;
+  /** The night's build, check and publish together (undefined: not run, or a step failed). */
+  night?: Figure;
+}
+
+const label = (spotFills: number) => `${spotFills >= 1_000_000 ? `${spotFills / 1_000_000}M` : `${spotFills / 1000}k`}`;
+
+/**
+ * Runs the nightly job on the history of `spotFills` spot fills; `nightOf10m` (the 10M history's
+ * night, measured in the same run) makes a row comparing this night with it (within 15%).
+ */
+export async function measureNightlyJob(spotFills: number, options: { of10m?: { night?: Figure; fullBuildPeakBytes?: number }; keep?: boolean } = {}): Promise<NightlyJobResult> {
+  const { of10m, keep = false } = options;
+  const nightOf10m = of10m?.night;
+  const name = `nightly-${label(spotFills)}`;
+  const spec: BuildDataSpec = { spotFills, futuresFills: 1_000_000, fundingBills: 100_000 };
+  const work = path.join(BENCH_DATA_DIR, `run-${name}.duckdb`);
+  removeWork(work);
+  mkdirSync(BENCH_DATA_DIR, { recursive: true });
+  const need = spotFills * BUILT_BYTES_PER_FILL * 3;
+  const free = freeBytes(BENCH_DATA_DIR);
+  if (free < need) {
+    const why = `not run: the database and its two published copies need ~${(need / GB).toFixed(0)} GB free under data/bench, the disk has ${(free / GB).toFixed(0)} GB`;
+    console.log(`${name}: ${why}`);
+    return { rows: [{ benchmark: name, what: why, measured: { wallSeconds: 0, load: load(), ok: false } }] };
+  }
+  const data = await cachedBuildData(spec);
+  if (data.seconds !== undefined) console.log(`${name}: generated ${path.basename(data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
+  copyBuildData(data.path, work);
+  const rows: RatioRow[] = [];
+  const history = `${spotFills.toLocaleString('en-US')} spot fills, ${FIVE_METHODS.length} cost methods`;
+
+  // 1. The full build, its floor and its baseline.
+  let started = load();
+  const fullBuild = await runBuild(work, METHOD_FLAGS, STEP_TIMEOUT_SECONDS);
+  const built = figureOf(fullBuild, started);
+  log(name, 'full build', built);
+  const baseline = await measureBaseline(data.path, `run-${name}-baseline.duckdb`);
+  rows.push({
+    benchmark: `${name} full build`,
+    what: `\`exledger build\` of the raw history (${history}), every model whole; peak at most memoryLimit (4 GB) + 1.5 GB`,
+    measured: built,
+    baseline,
+    ...(of10m === undefined ? { target: { seconds: FULL_BUILD_TARGET_SECONDS, peakBytes: MEMORY_LIMIT_BYTES + ABOVE_LIMIT_BYTES } } : { verdict: peakBeside(built, of10m.fullBuildPeakBytes) }),
+  });
+  if (!built.ok) return { rows, fullBuild };
+  started = load();
+  const floorRun = await measureWriteFloorProcess(work, path.join(BENCH_DATA_DIR, `run-${name}-write-floor.duckdb`), STEP_TIMEOUT_SECONDS);
+  const floor = floorRun.output;
+  rows.push({
+    benchmark: `${name} write floor`,
+    what: floor === undefined ? 'only writing the tables the full build keeps (failed)' : `only writing the ${floor.tables.length} tables the full build keeps (${floor.rows.toLocaleString('en-US')} rows), nothing computed`,
+    measured: floor === undefined ? figureOf({ ...floorRun, exitCode: 1 }, started) : { ...figureOf(floorRun, started), wallSeconds: floor.totalMs / 1000 },
+    baseline,
+    verdict: floor === undefined ? '' : `build − floor − baseline: ${(built.wallSeconds - floor.totalMs / 1000 - baseline.figure.wallSeconds).toFixed(0)} s`,
+  });
+
+  // 2. The whole check (it records each test's pass, which the night's check starts from).
+  rows.push(await step(name, 'check, whole', '`exledger check` (the weekly full check)', ['check', '--db', work, '--quiet']));
+  // 3. The two copies.
+  await publish(name, work);
+  rows.push(await publish(name, work, 'publish, a whole copy', 'the publish when the standby cannot be used (its second copy here): checkpoint, copy, fsync, verify'));
+  // 4. The last month's workbooks, written.
+  const out = path.join(BENCH_DATA_DIR, `run-${name}-out`);
+  rmSync(out, { recursive: true, force: true });
+  const reportArgs = ['report', 'all', '--period', LAST_MONTH, '--db', work, '--out', out, '--quiet'];
+  rows.push({ ...(await step(name, 'report all, written', `\`exledger report all --period ${LAST_MONTH}\`: a whole month's workbooks, written`, reportArgs)), target: { seconds: REPORT_TARGET_SECONDS } });
+
+  // The night.
+  const added = await withDatabase(work, appendNightlyDay);
+  console.log(`${name}: appended a day: ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills, ${added.snapshots} snapshot(s)`);
+  started = load();
+  const nightBuild = await runBuild(work, METHOD_FLAGS, STEP_TIMEOUT_SECONDS);
+  const buildFigure = figureOf(nightBuild, started);
+  log(name, 'night: build', buildFigure);
+  rows.push({ benchmark: `${name} night: build`, what: '`exledger build` after one more day (incremental)', measured: buildFigure });
+  const check = await step(name, 'night: check', '`exledger check --changed` (what the build changed)', ['check', '--db', work, '--changed', '--quiet']);
+  rows.push(check);
+  rows.push(await step(name, 'night: report all', `\`exledger report all --period ${LAST_MONTH}\` again: unchanged, not written again`, reportArgs));
+  const nightPublish = await publish(name, work, 'night: publish', 'the publish: the standby brought up to date with the night');
+  rows.push(nightPublish);
+  const parts = [buildFigure, check.measured, nightPublish.measured];
+  const night: Figure = {
+    wallSeconds: parts.reduce((sum, figure) => sum + figure.wallSeconds, 0),
+    peakBytes: Math.max(...parts.map((figure) => figure.peakBytes ?? 0)),
+    load: Math.max(...parts.map((figure) => figure.load)),
+    ok: parts.every((figure) => figure.ok),
+  };
+  rows.push({
+    benchmark: `${name} night`,
+    what: "the night's build, check and publish together (three processes: their walls summed, the largest peak, the highest load)",
+    measured: night,
+    ...(nightOf10m === undefined ? { target: { seconds: NIGHT_TARGET_SECONDS } } : { baseline: { what: 'the 10M history\'s night, this run', figure: nightOf10m }, target: { timesBaseline: 1.15 } }),
+  });
+  rmSync(out, { recursive: true, force: true });
+  // Kept (by hand: to time more nights on it, bench/nightly-day.ts night 2, 3, …), or removed: it
+  // and its two copies are three times the built history.
+  if (keep) console.log(`${name}: kept ${work} and its published copies`);
+  else removeWork(work);
+  return { rows, fullBuild, night };
+}
+
+/** A measured exledger command as a row (failing rows are shown, not thrown: the table says what failed). */
+async function step(name: string, title: string, what: string, args: readonly string[]): Promise<RatioRow> {
+  const started = load();
+  const run = await measureCommand(args, STEP_TIMEOUT_SECONDS);
+  const figure = figureOf(run, started);
+  log(name, title, figure);
+  if (!figure.ok) console.log(`${name}: ${title} exited ${run.exitCode ?? 'killed'}:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
+  return { benchmark: `${name} ${title}`, what, measured: figure };
+}
+
+/** The publish step (bench/publish-step.ts) as a row; its line says how it published. */
+async function publish(name: string, work: string, title?: string, what?: string): Promise<RatioRow> {
+  const started = load();
+  const run = await measureScript<PublishStepOutput>([fileURLToPath(new URL('./publish-step.ts', import.meta.url)), work], STEP_TIMEOUT_SECONDS);
+  const figure = figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, started);
+  const how = run.output === undefined ? `failed:\n${run.stderrTail}` : run.output.how === 'incremental' ? `incremental: ${run.output.tables?.changed ?? '?'} of ${run.output.tables?.of ?? '?'} tables, ${run.output.tables?.rows.toLocaleString('en-US') ?? '?'} rows` : `whole copy (${run.output.why ?? ''})`;
+  log(name, `${title ?? 'publish'} (${how})`, figure);
+  return { benchmark: `${name} ${title ?? 'publish'}`, what: `${what ?? 'the publish'}: ${how}`, measured: figure };
+}
+
+async function measureBaseline(raw: string, copyName: string): Promise<{ what: string; figure: Figure }> {
+  const work = path.join(BENCH_DATA_DIR, copyName);
+  copyBuildData(raw, work);
+  const started = load();
+  const run = await measureSortBaseline(work, 'bench_sort_baseline', undefined, STEP_TIMEOUT_SECONDS);
+  removeDatabaseFiles(work);
+  const rows = run.output === undefined ? '' : ` (${run.output.rows.toLocaleString('en-US')} rows)`;
+  return { what: `read, cast, sort the spot fills${rows}`, figure: figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, started) };
+}
+
+/** A larger history's full-build peak beside the 10M history's (issue 28: the same peak, ± 15%). */
+function peakBeside(figure: Figure, peakOf10m: number | undefined): string {
+  if (figure.peakBytes === undefined || peakOf10m === undefined || peakOf10m === 0) return 'no peak to compare with the 10M history\'s';
+  const ratio = figure.peakBytes / peakOf10m;
+  return `peak ${ratio.toFixed(2)} × the 10M history's: ${Math.abs(ratio - 1) <= 0.15 ? 'within' : '**not within**'} 15%`;
+}
+
+function figureOf(run: MeasuredRun, startLoad: number): Figure {
+  return {
+    wallSeconds: run.wallSeconds,
+    ...(run.peakBytes === undefined ? {} : { peakBytes: run.peakBytes }),
+    load: startLoad,
+    ok: run.exitCode === 0 && !run.timedOut,
+    ...(run.timedOut ? { stoppedAfterSeconds: STEP_TIMEOUT_SECONDS } : {}),
+  };
+}
+
+function log(name: string, title: string, figure: Figure): void {
+  const peak = figure.peakBytes === undefined ? '?' : `${(figure.peakBytes / GB).toFixed(2)} GB`;
+  console.log(`${name}: ${title}: ${figure.wallSeconds.toFixed(1)} s, peak ${peak}, load ${figure.load.toFixed(1)}${figure.ok ? '' : ' (FAILED)'}`);
+}
+
+async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await Database.open(file);
+  try {
+    return await work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The database, its published copy and the two slots behind it. */
+function removeWork(work: string): void {
+  removeDatabaseFiles(work);
+  const published = publishedPath(work);
+  for (const file of [published, ...publishedSlots(published)]) removeDatabaseFiles(file);
+}
+
+function freeBytes(folder: string): number {
+  const stats = statfsSync(folder);
+  return stats.bavail * stats.bsize;
+}
+
+const load = (): number => loadavg()[0] as number;
