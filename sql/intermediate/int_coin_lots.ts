@@ -34,40 +34,45 @@ export default declareProgramModel({
     const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
     const methods = COST_METHODS.filter((method) => reporting?.cost_methods.includes(method) === true);
     const coins = await db.all<{ coin: string }>('SELECT DISTINCT coin FROM intermediate.int_coin_events ORDER BY coin');
-    const appender = await db.appender('intermediate', 'int_coin_lots');
-    try {
-      for (const { coin } of coins) {
-        const rows = await db.all<EventRow>(
-          `SELECT pool, event_seq, datediff('day', DATE '1970-01-01', event_date) AS day, direction, units_e18, value_e12, value_basis, transfer_ref, entry_ref
-           FROM intermediate.int_coin_events WHERE coin = $1 ORDER BY pool, event_seq`,
-          [coin],
-        );
-        const pools = new Map<string, CoinEvent[]>();
-        for (const row of rows) {
-          const event: CoinEvent = {
-            seq: BigInt(row.event_seq),
-            day: Number(row.day),
-            direction: row.direction,
-            units: BigInt(row.units_e18),
-            value: row.value_e12 === null ? null : BigInt(row.value_e12),
-            basis: row.value_basis,
-            transferRef: row.transfer_ref,
-            entryRef: row.entry_ref,
-          };
-          const list = pools.get(row.pool);
-          if (list === undefined) pools.set(row.pool, [event]);
-          else list.push(event);
-        }
-        for (const method of methods) appendCoin(appender, coin, method, pools);
-        appender.flushSync();
-        // Lets a stop signal be acted on between coins.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      appender.closeSync();
-    }
+    await db.withInsertionOrder(() => appendLots(db, coins, methods));
   },
 });
+
+/** Matches each coin's events under each method and appends its lots (inside withInsertionOrder: see Database). */
+async function appendLots(db: Database, coins: readonly { coin: string }[], methods: readonly CostMethod[]): Promise<void> {
+  const appender = await db.appender('intermediate', 'int_coin_lots');
+  try {
+    for (const { coin } of coins) {
+      const rows = await db.all<EventRow>(
+        `SELECT pool, event_seq, datediff('day', DATE '1970-01-01', event_date) AS day, direction, units_e18, value_e12, value_basis, transfer_ref, entry_ref
+         FROM intermediate.int_coin_events WHERE coin = $1 ORDER BY pool, event_seq`,
+        [coin],
+      );
+      const pools = new Map<string, CoinEvent[]>();
+      for (const row of rows) {
+        const event: CoinEvent = {
+          seq: BigInt(row.event_seq),
+          day: Number(row.day),
+          direction: row.direction,
+          units: BigInt(row.units_e18),
+          value: row.value_e12 === null ? null : BigInt(row.value_e12),
+          basis: row.value_basis,
+          transferRef: row.transfer_ref,
+          entryRef: row.entry_ref,
+        };
+        const list = pools.get(row.pool);
+        if (list === undefined) pools.set(row.pool, [event]);
+        else list.push(event);
+      }
+      for (const method of methods) appendCoin(appender, coin, method, pools);
+      appender.flushSync();
+      // Lets a stop signal be acted on between coins.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    appender.closeSync();
+  }
+}
 
 function appendCoin(appender: Awaited<ReturnType<Database['appender']>>, coin: string, method: CostMethod, pools: ReadonlyMap<string, readonly CoinEvent[]>): void {
   const results = matchCoinPools(method, pools);

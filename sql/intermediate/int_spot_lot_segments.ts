@@ -343,6 +343,11 @@ const partitionKey = (pool: string, symbol: string) => `${pool}\u0000${symbol}`;
  * does not grow with a partition's fills. Returns the day of each partition's last event.
  */
 async function matchPartitions(db: Database, sql: string, methods: readonly LotMethod[], ends: ReadonlyMap<string, PartitionEnd>, resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
+  // Appended rows are written to the file as row groups fill, not held until the commit.
+  return db.withInsertionOrder(() => appendMatches(db, sql, methods, ends, resumeOf));
+}
+
+async function appendMatches(db: Database, sql: string, methods: readonly LotMethod[], ends: ReadonlyMap<string, PartitionEnd>, resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined): Promise<LastDay[]> {
   const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
   const states = await db.appender('settings', 'spot_lot_state');
   const lastDays: LastDay[] = [];
@@ -358,7 +363,6 @@ async function matchPartitions(db: Database, sql: string, methods: readonly LotM
         const event = eventOf(row);
         for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
       }
-      segments.flushSync();
     }
     if (partition !== undefined) lastDays.push(finishPartition(partition));
     segments.flushSync();

@@ -234,16 +234,15 @@ export async function applyStagingChanges(db: Database, model: Model, rawTable: 
   await db.run(`CREATE OR REPLACE TEMP TABLE stage_keys AS SELECT DISTINCT account, _key FROM temp.main.stage_keys`);
   // The raw rows of those keys, in stored order (first_fetches breaks ties by it): a build runs
   // with preserve_insertion_order off, which would let the copy take any order.
-  const [setting] = await db.all<{ value: string }>("SELECT current_setting('preserve_insertion_order')::VARCHAR AS value");
-  await db.run('SET preserve_insertion_order = true');
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE stage_raw AS
-     SELECT * EXCLUDE (_row) FROM (
-       SELECT r.*, r.rowid AS _row FROM raw.${rawTable} AS r
-       SEMI JOIN temp.main.stage_keys AS k ON k.account = r._account AND k._key = r._key
-     ) ORDER BY _row`,
+  await db.withInsertionOrder(() =>
+    db.run(
+      `CREATE OR REPLACE TEMP TABLE stage_raw AS
+       SELECT * EXCLUDE (_row) FROM (
+         SELECT r.*, r.rowid AS _row FROM raw.${rawTable} AS r
+         SEMI JOIN temp.main.stage_keys AS k ON k.account = r._account AND k._key = r._key
+       ) ORDER BY _row`,
+    ),
   );
-  await db.run(`SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`);
   const touched = `account, ${columns?.symbol ?? 'NULL::VARCHAR'} AS symbol, ${columns?.at ?? 'NULL::TIMESTAMPTZ'} AS changed_at`;
   const keysOf = `SEMI JOIN temp.main.stage_keys AS k ON k.account = s.account AND k._key = s._key`;
   await db.run(`CREATE OR REPLACE TEMP TABLE stage_previous AS SELECT s.* FROM ${model.id} AS s ${keysOf}`);
