@@ -28,14 +28,13 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { BENCH_DATA_DIR, BENCH_END_MS, cachedBuildData, copyBuildData, removeDatabaseFiles, type BuildDataSpec } from './build-data.ts';
 import { runBuild, type BuildRun } from './build.ts';
+import { removePublishedCopies, withDatabase } from './cached-database.ts';
 import { measureCommand, measureScript, type MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay } from './nightly-day.ts';
 import type { PublishStepOutput } from './publish-step.ts';
 import type { Figure, RatioRow } from './ratio-table.ts';
 import { measureSortBaseline } from './sort-baseline.ts';
 import { measureWriteFloorProcess } from './write-floor.ts';
-import { Database } from '../src/store/database.ts';
-import { publishedPath, publishedSlots } from '../src/store/publish.ts';
 import { fileURLToPath } from 'node:url';
 
 export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
@@ -225,20 +224,11 @@ function log(name: string, title: string, figure: Figure): void {
   console.log(`${name}: ${title}: ${figure.wallSeconds.toFixed(1)} s, peak ${peak}, load ${figure.load.toFixed(1)}${figure.ok ? '' : ' (FAILED)'}`);
 }
 
-async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(file);
-  try {
-    return await work(db);
-  } finally {
-    db.close();
-  }
-}
 
 /** The database, its published copy and the two slots behind it. */
 function removeWork(work: string): void {
   removeDatabaseFiles(work);
-  const published = publishedPath(work);
-  for (const file of [published, ...publishedSlots(published)]) removeDatabaseFiles(file);
+  removePublishedCopies(work);
 }
 
 function freeBytes(folder: string): number {

@@ -25,8 +25,9 @@ import { Database } from '../src/store/database.ts';
 import { publishDatabase, publishedPath, publishedSlots, type PublishResult } from '../src/store/publish.ts';
 import { startAnalyst } from '../test/support/analyst-process.ts';
 import { sqlString } from '../src/store/comments.ts';
-import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles, type BuildDataSpec } from './build-data.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, type BuildDataSpec } from './build-data.ts';
 import { runBuild } from './build.ts';
+import { removePublishedCopies, withDatabase } from './cached-database.ts';
 import { appendNightlyDay } from './nightly-day.ts';
 
 /** The build benchmark's history (bench/build.ts build-1m), with `spotFills` spot fills. */
@@ -43,7 +44,7 @@ export async function benchPublish(spotFills: number, costMethods: readonly stri
   const data = await cachedBuildData(specOf(spotFills));
   const work = path.join(BENCH_DATA_DIR, 'run-publish.duckdb');
   copyBuildData(data.path, work);
-  removePublished(work);
+  removePublishedCopies(work);
   console.log(`\n== publish: a whole copy vs the incremental publish after one more day (${spotFills.toLocaleString('en-US')} spot fills${flags.length === 0 ? '' : `, ${flags.join(' ')}`})`);
 
   const built = await runBuild(work, flags, BUILD_TIMEOUT_SECONDS);
@@ -134,24 +135,12 @@ function saveFiles(database: string): { dir: string; files: string[]; published:
 }
 
 function restoreFiles(database: string, saved: ReturnType<typeof saveFiles>): void {
-  removePublished(database);
+  removePublishedCopies(database);
   for (const file of saved.files) copyFileSync(path.join(saved.dir, path.basename(file)), file);
   linkSync(saved.linkedTo, saved.published);
 }
 
-function removePublished(database: string): void {
-  const published = publishedPath(database);
-  for (const file of [published, ...publishedSlots(published)]) removeDatabaseFiles(file);
-}
 
-async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(file);
-  try {
-    return await work(db);
-  } finally {
-    db.close();
-  }
-}
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [fills, ...methods] = process.argv.slice(2);

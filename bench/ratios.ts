@@ -29,8 +29,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Database } from '../src/store/database.ts';
 import { BUILD_SCENARIOS, runBuild, type BuildRun, type BuildScenario } from './build.ts';
+import { withDatabase } from './cached-database.ts';
 import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
 import { measureExport } from './export.ts';
 import type { MeasuredRun } from './measure-command.ts';
@@ -244,14 +244,6 @@ function baselineRows(run: SortBaselineRun): string {
   return run.output === undefined ? '' : ` (${run.output.rows.toLocaleString('en-US')} rows)`;
 }
 
-async function withDatabase<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(file);
-  try {
-    return await work(db);
-  } finally {
-    db.close();
-  }
-}
 
 // Other processes on the machine slow every command down: the load each started under is shown beside it.
 function currentLoad(): number {
