@@ -23,6 +23,8 @@ export class Database {
   private readonly holder = new AsyncLocalStorage<Database>();
   /** The first "disk full" met: every later statement fails with it at once (see `guarded`). */
   private diskFull: DiskFullError | undefined;
+  /** Statements to run once the open transaction is rolled back (withInsertionOrder). */
+  private readonly afterRollback: string[] = [];
   /** DuckDB's temporary folder (where big queries spill), for naming it when it fills the disk. */
   private tempDirectory: string | undefined;
   /** Statements running now (see `close`). */
@@ -126,12 +128,24 @@ export class Database {
    */
   async withInsertionOrder<T>(work: () => Promise<T>): Promise<T> {
     const [setting] = await this.all<{ value: string }>("SELECT current_setting('preserve_insertion_order')::VARCHAR AS value");
+    const restore = `SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`;
     await this.run('SET preserve_insertion_order = true');
+    let result: T;
     try {
-      return await work();
-    } finally {
-      await this.run(`SET preserve_insertion_order = ${setting?.value === 'false' ? 'false' : 'true'}`);
+      result = await work();
+    } catch (error) {
+      // A failed statement aborts the transaction, and DuckDB then refuses every other one, a SET
+      // too: the setting is put back after the rollback (transactionHeld), and the error that
+      // aborted it is the one told.
+      try {
+        await this.run(restore);
+      } catch {
+        this.afterRollback.push(restore);
+      }
+      throw error;
     }
+    await this.run(restore);
+    return result;
   }
 
   /**
@@ -212,6 +226,14 @@ export class Database {
         await this.connection.run('ROLLBACK');
       } catch {
         // see above
+      }
+      // Settings an aborted transaction refused to put back (withInsertionOrder).
+      for (const statement of this.afterRollback.splice(0)) {
+        try {
+          await this.connection.run(statement);
+        } catch {
+          // the database refuses every statement: nothing more will run on it
+        }
       }
       throw error;
     }
