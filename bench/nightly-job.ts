@@ -40,9 +40,13 @@ import { fileURLToPath } from 'node:url';
 export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 const METHOD_FLAGS = ['--cost-method', ...FIVE_METHODS];
 const GB = 1024 ** 3;
-/** memoryLimit's default (src/config/config.ts), and what issue 28 lets a command take above it. */
-const MEMORY_LIMIT_BYTES = 4 * GB;
-const ABOVE_LIMIT_BYTES = 1.5 * GB;
+/**
+ * memoryLimit's default (src/config/config.ts: '4GB', which DuckDB reads as 4e9 bytes), and what
+ * issue 28 lets a command take above it: 1.5 GB. The table shows bytes in binary units (GiB, as
+ * "GB"), so this target shows as 5.12 GB.
+ */
+const MEMORY_LIMIT_BYTES = 4e9;
+const ABOVE_LIMIT_BYTES = 1.5e9;
 /** The night's build, check and publish together (issue 28, item 1). */
 const NIGHT_TARGET_SECONDS = 10;
 /** A month's `report all` on the 10M history with five methods (issue 28, item 2). */
@@ -106,7 +110,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   const baseline = await measureBaseline(data.path, `run-${name}-baseline.duckdb`);
   rows.push({
     benchmark: `${name} full build`,
-    what: `\`exledger build\` of the raw history (${history}), every model whole; peak at most memoryLimit (4 GB) + 1.5 GB`,
+    what: `\`exledger build\` of the raw history (${history}), every model whole; peak at most memoryLimit (4GB: 4e9 bytes) + 1.5e9 bytes`,
     measured: built,
     baseline,
     ...(of10m === undefined ? { target: { seconds: FULL_BUILD_TARGET_SECONDS, peakBytes: MEMORY_LIMIT_BYTES + ABOVE_LIMIT_BYTES } } : { verdict: peakBeside(built, of10m.fullBuildPeakBytes) }),
