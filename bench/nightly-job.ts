@@ -32,7 +32,7 @@ import { removePublishedCopies, withDatabase } from './cached-database.ts';
 import { measureCommand, measureScript, type MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay } from './nightly-day.ts';
 import type { PublishStepOutput } from './publish-step.ts';
-import type { Figure, RatioRow } from './ratio-table.ts';
+import { figureOf as tableFigure, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline } from './sort-baseline.ts';
 import { measureWriteFloorProcess } from './write-floor.ts';
 import { fileURLToPath } from 'node:url';
@@ -213,14 +213,9 @@ function peakBeside(figure: Figure, peakOf10m: number | undefined): string {
   return `peak ${ratio.toFixed(2)} × the 10M history's: ${Math.abs(ratio - 1) <= 0.15 ? 'within' : '**not within**'} 15%`;
 }
 
+/** A step's run as a figure of the table (figureOf with the steps' timeout). */
 function figureOf(run: MeasuredRun, startLoad: number): Figure {
-  return {
-    wallSeconds: run.wallSeconds,
-    ...(run.peakBytes === undefined ? {} : { peakBytes: run.peakBytes }),
-    load: startLoad,
-    ok: run.exitCode === 0 && !run.timedOut,
-    ...(run.timedOut ? { stoppedAfterSeconds: STEP_TIMEOUT_SECONDS } : {}),
-  };
+  return tableFigure(run, startLoad, STEP_TIMEOUT_SECONDS);
 }
 
 function log(name: string, title: string, figure: Figure): void {

@@ -3,6 +3,7 @@
  * run, the ratio of their wall times, the target and whether it is met. Pure: bench/ratios.ts
  * measures, this formats (and test/bench-ratio-table.test.ts checks the arithmetic).
  */
+import type { MeasuredRun } from './measure-command.ts';
 
 /** One measured child process. */
 export interface Figure {
@@ -15,6 +16,17 @@ export interface Figure {
   ok: boolean;
   /** Stopped at this timeout, seconds; undefined when it ended by itself. */
   stoppedAfterSeconds?: number;
+}
+
+/** A measured child run as a figure of the table (stopped at `timeoutSeconds` when it timed out). */
+export function figureOf(run: Pick<MeasuredRun, 'wallSeconds' | 'peakBytes' | 'exitCode' | 'timedOut'>, load: number, timeoutSeconds: number): Figure {
+  return {
+    wallSeconds: run.wallSeconds,
+    ...(run.peakBytes === undefined ? {} : { peakBytes: run.peakBytes }),
+    load,
+    ok: run.exitCode === 0 && !run.timedOut,
+    ...(run.timedOut ? { stoppedAfterSeconds: timeoutSeconds } : {}),
+  };
 }
 
 /** What a row must meet: absolute limits, or a multiple of its baseline's wall time. */

@@ -33,10 +33,9 @@ import { BUILD_SCENARIOS, runBuild, type BuildRun, type BuildScenario } from './
 import { withDatabase } from './cached-database.ts';
 import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
 import { measureExport } from './export.ts';
-import type { MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
 import { measureNightlyJob } from './nightly-job.ts';
-import { BENCHMARKS_PAGE, describeTarget, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
+import { BENCHMARKS_PAGE, describeTarget, figureOf, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
 import { measureWriteFloorProcess } from './write-floor.ts';
 
@@ -109,17 +108,6 @@ function scenarioNamed(name: string): BuildScenario {
   const scenario = BUILD_SCENARIOS.find((candidate) => candidate.name === name);
   if (scenario === undefined) throw new Error(`unknown build scenario "${name}"`);
   return scenario;
-}
-
-/** A measured run as a figure of the table. */
-function figureOf(run: MeasuredRun, load: number, timeoutSeconds: number): Figure {
-  return {
-    wallSeconds: run.wallSeconds,
-    ...(run.peakBytes === undefined ? {} : { peakBytes: run.peakBytes }),
-    load,
-    ok: run.exitCode === 0 && !run.timedOut,
-    ...(run.timedOut ? { stoppedAfterSeconds: timeoutSeconds } : {}),
-  };
 }
 
 /** Builds a fresh copy of the scenario's raw database, then runs the baseline on another copy. */
