@@ -622,6 +622,8 @@ describe('incremental builds', () => {
 
 /** Models whose only input stream is funding_bills: a build after new spot fills alone has nothing to do for them. */
 const BILLS_ONLY_MODELS = ['intermediate.int_ledger_events', 'marts.balance_movements', 'marts.balance_chain_breaks', 'marts.balance_reconciliation'];
+/** Models that read int_coin_events (empty without a reporting currency) and nothing the spot fills change. */
+const BOOKS_MODELS = ['intermediate.int_coin_lots', 'marts.holdings_rollforward', 'marts.journal_sources', 'marts.journal_lines_live', 'marts.journal_entries'];
 const SPOT_MODELS = ['intermediate.int_spot_trades', 'intermediate.int_spot_fifo_segments', 'intermediate.int_spot_average_cost', 'intermediate.int_spot_lot_segments', 'marts.spot_lot_matches', 'marts.spot_realized_pnl_daily', 'marts.spot_realized_pnl_monthly'];
 
 /** Whether the build's output says `model` was skipped as unchanged (a line naming it and `unchanged`). */
@@ -677,6 +679,10 @@ describe('exledger build twice, as deployed (its own process, no terminal)', () 
     const third = await build();
     expect(SPOT_MODELS.filter((model) => saysUnchanged(third, model)), third).toEqual([]);
     expect(BILLS_ONLY_MODELS.filter((model) => !saysUnchanged(third, model)), third).toEqual([]);
+    // Without a reporting currency the books are empty: int_coin_events, rebuilt whole for the new
+    // fills, is empty again, so what reads it is told nothing and stays as it was.
+    expect(third).toMatch(/intermediate\.int_coin_events .* 0 rows +whole \(its inputs changed/);
+    expect(BOOKS_MODELS.filter((model) => !saysUnchanged(third, model)), third).toEqual([]);
     const fifo = (await pnl()).filter((row) => row.cost_method === 'fifo' && row.trade_date === '2025-01-02');
     expect(fifo.map((row) => String(row.realized_pnl))).toEqual(['5000.000000000000']);
   }, 180_000);

@@ -15,6 +15,7 @@ import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openMode
 /** The models with an incremental step here. */
 const MODELS = [
   'intermediate.int_futures_fill_days',
+  'intermediate.int_futures_position_months',
   'intermediate.int_fees_legs',
   'intermediate.int_fees_periods',
   'marts.fees_daily',
@@ -24,28 +25,32 @@ const MODELS = [
 ] as const;
 
 /** Each build covers these marts and what they read: the rest of the project would only add time. */
-const SELECT = ['+marts.fees_daily', '+marts.fees_monthly', '+marts.futures_pnl_monthly'];
+const SELECT = ['+marts.fees_daily', '+marts.fees_monthly', '+marts.futures_pnl_monthly', '+intermediate.int_futures_position_months'];
 
 let db: Database;
 afterEach(() => db?.close());
 
-function futuresFill(tradeId: string, symbol: string, at: string, value: string, fee: string, pnl = '0', liquidateFee = '0'): object {
+/** What a fill does to its position: a long opened by a buy and closed by a sell, a short the other way. */
+type FillSide = 'OPEN_LONG' | 'CLOSE_LONG' | 'OPEN_SHORT' | 'CLOSE_SHORT';
+
+function futuresFill(tradeId: string, symbol: string, at: string, value: string, fee: string, pnl = '0', liquidateFee = '0', side: FillSide = 'OPEN_LONG'): object {
+  const long = side.endsWith('LONG');
   return {
     tradeId,
     orderId: `9${tradeId}`,
     symbol,
     marginMode: 'SHARED',
     separatedMode: 'COMBINED',
-    positionSide: 'LONG',
-    orderSide: 'BUY',
+    positionSide: long ? 'LONG' : 'SHORT',
+    orderSide: long === side.startsWith('OPEN') ? 'BUY' : 'SELL',
     fillSize: '1',
     fillValue: value,
     fillFee: fee,
     liquidateFee,
     realizePnl: pnl,
-    direction: 'OPEN_LONG',
+    direction: side,
     liquidateType: liquidateFee === '0' ? '' : 'FORCE_LIQUIDATE',
-    legacyOrdeDirection: 'OPEN_LONG',
+    legacyOrdeDirection: side,
     createdTime: String(Date.parse(at)),
   };
 }
@@ -145,7 +150,7 @@ function howOf(results: readonly ModelResult[]): Record<string, string | undefin
 const ALL_INCREMENTAL = Object.fromEntries(MODELS.map((model) => [model, 'incremental']));
 
 /** Models a bill alone leaves as they were: the futures side does not read bills. */
-const FUTURES_ONLY = new Set<string>(['intermediate.int_futures_fill_days', 'marts.futures_pnl_daily', 'marts.futures_pnl_monthly']);
+const FUTURES_ONLY = new Set<string>(['intermediate.int_futures_fill_days', 'intermediate.int_futures_position_months', 'marts.futures_pnl_daily', 'marts.futures_pnl_monthly']);
 
 const SCENARIOS: Record<string, Scenario> = {
   // A new day (and a new month in Tokyo) on every product, for both accounts.
@@ -157,7 +162,10 @@ const SCENARIOS: Record<string, Scenario> = {
   // Fills older than existing ones, into days (and February) already built, at the same instant as others.
   'late fills into old days': {
     spot: [['main', [spotFill('BTCUSDT_SPBL', 's11', '2026-02-28T23:30:00Z', 'sell', '0.1', '41000', '4.1'), spotFill('ETHBTC_SPBL', 's12', '2026-02-27T01:00:00Z', 'buy', '1', '0.05', '0.001')]]],
-    futures: [['main', [futuresFill('f11', 'cmt_btcusdt', '2026-02-27T12:00:00Z', '1000', '0.6'), futuresFill('f12', 'cmt_btcusd', '2026-02-28T04:00:00Z', '200', '0.000002')]]],
+    futures: [
+      ['main', [futuresFill('f11', 'cmt_btcusdt', '2026-02-27T12:00:00Z', '1000', '0.6'), futuresFill('f12', 'cmt_btcusd', '2026-02-28T04:00:00Z', '200', '0.000002'), futuresFill('f14', 'cmt_btcusdt', '2026-02-28T01:00:00Z', '1010', '0.6', '15', '0', 'CLOSE_LONG')]],
+      ['alt', [futuresFill('g12', 'cmt_ethusdt', '2026-02-28T08:00:00Z', '3000', '1.8', '0', '0', 'OPEN_SHORT'), futuresFill('g13', 'cmt_ethusdt', '2026-03-01T00:30:00Z', '2990', '1.8', '-4', '0', 'CLOSE_SHORT')]],
+    ],
   },
   // A contract and a spot symbol the account never traded (the contract listed, the spot pair new).
   'a new symbol': {
@@ -245,7 +253,8 @@ function record(event: HistoryEvent, index: number): object {
   const at = new Date(Date.parse('2026-02-26T00:00:00Z') + event.minute * 60_000).toISOString();
   const amount = `${event.units}.${String(index % 100).padStart(2, '0')}`;
   if (event.kind === 'spot') return spotFill(['BTCUSDT_SPBL', 'ETHBTC_SPBL'][event.symbol]!, `p${index}`, at, event.side as 'buy' | 'sell', `0.${event.units}`, amount, `0.000${event.units}`);
-  if (event.kind === 'futures') return futuresFill(`p${index}`, ['cmt_btcusdt', 'cmt_btcusd'][event.symbol]!, at, amount, `0.0${event.units}`, event.side === 'buy' ? amount : `-${amount}`);
+  // A sell closes a long (more than was opened makes its size unknown from then on).
+  if (event.kind === 'futures') return futuresFill(`p${index}`, ['cmt_btcusdt', 'cmt_btcusd'][event.symbol]!, at, amount, `0.0${event.units}`, event.side === 'buy' ? amount : `-${amount}`, '0', event.side === 'buy' ? 'OPEN_LONG' : 'CLOSE_LONG');
   return bill(`p${index}`, ['USDT', 'BTC'][event.symbol]!, event.side === 'buy' ? 'withdraw' : 'transfer_out', at, `-${amount}`, `0.00${event.units}`);
 }
 

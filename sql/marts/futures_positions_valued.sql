@@ -1,7 +1,7 @@
 -- Open futures positions at each month end (reporting zone), valued at the contract's mark price from
 -- the prices file (docs/workbooks.md "Open futures positions"). Key: (account, symbol, position_side,
--- period_month). Inputs: staging.futures_fills, intermediate.int_futures_fill_days (the contract's
--- coins), settings.prices (mark prices: coin `contract:<symbol>`, in the contract's quote coin),
+-- period_month). Inputs: intermediate.int_futures_position_months (the fills' changes per month),
+-- intermediate.int_futures_fill_days (the contract's coins), settings.prices (mark prices: coin `contract:<symbol>`, in the contract's quote coin),
 -- intermediate.int_prices (the margin coin's month-end price), intermediate.int_coin_events (the
 -- months of the books), settings.reporting, settings.books.
 -- A position is rebuilt from its fills, so it is known at any instant, not only at the exchange's
@@ -29,50 +29,22 @@ contracts as (
     group by symbol
 ),
 
--- Each fill as the change it makes to its position: size and open value.
-changes as (
-    select
-        f.account,
-        f.symbol,
-        f.position_side,
-        local_date(f.created_time_at, r.time_zone) as fill_date,
-        f.created_time_at,
-        f.trade_id,
-        (f.position_side = 'LONG') = (f.order_side = 'BUY') as opening,
-        case when (f.position_side = 'LONG') = (f.order_side = 'BUY') then f.fill_size else -f.fill_size end as size_change,
-        -- At 12 decimals: a fill's value reaches 1e21, beyond the realized PnL's DECIMAL(38, 18).
-        case
-            when (f.position_side = 'LONG') = (f.order_side = 'BUY') then cast(f.fill_value as decimal(38, 12))
-            when f.position_side = 'LONG' then -(cast(f.fill_value as decimal(38, 12)) - cast(f.realize_pnl as decimal(38, 12)))
-            else -(cast(f.fill_value as decimal(38, 12)) + cast(f.realize_pnl as decimal(38, 12)))
-        end as value_change
-    from staging.futures_fills as f
-    cross join reporting as r
-),
-
--- Running size and open value after each fill; a size below 0 means a position from before the history.
-running as (
-    select
-        *,
-        sum(size_change) over w as size_after,
-        sum(value_change) over w as value_after
-    from changes
-    window w as (partition by account, symbol, position_side order by created_time_at, trade_id rows between unbounded preceding and current row)
-),
-
+-- Per position and month the fills' change of its size and open value, and the lowest the size went
+-- within the month from its start (intermediate.int_futures_position_months). Rolled up: the size and
+-- open value at each month end, and the lowest size of the month (below 0: a position from before the history).
 month_ends as (
     select
-        account, symbol, position_side, cast(date_trunc('month', fill_date) as date) as period_month,
-        arg_max(size_after, (created_time_at, trade_id)) as size_end,
-        arg_max(value_after, (created_time_at, trade_id)) as value_end,
-        min(size_after) as lowest_size
-    from running
-    group by all
+        account, symbol, position_side, period_month,
+        sum(size_change) over w as size_end,
+        sum(value_change) over w as value_end,
+        sum(size_change) over w - size_change + lowest_size_change as lowest_size
+    from intermediate.int_futures_position_months
+    window w as (partition by account, symbol, position_side order by period_month rows between unbounded preceding and current row)
 ),
 
 last_month as (
     select greatest(
-        (select max(cast(date_trunc('month', fill_date) as date)) from changes),
+        (select max(period_month) from intermediate.int_futures_position_months),
         (select cast(date_trunc('month', max(event_date)) as date) from intermediate.int_coin_events)
     ) as last_month
 ),

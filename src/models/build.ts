@@ -196,10 +196,16 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       // told only the rows that are new (snapshots are only ever added), not "everything".
       const snapshotDiff = plan.how === 'whole' && plan.newSnapshots === true;
       if (snapshotDiff) await db.run(`CREATE OR REPLACE TEMP TABLE previous_rows AS SELECT * FROM ${model.id}`);
+      // A table rebuilt whole for what it reads (its SQL, settings and columns as before) that was
+      // empty and is empty again changed nothing (the books' models without a reporting currency,
+      // every night): its readers are told nothing, and no change is recorded.
+      const wasEmpty = plan.inputsOnly === true && !snapshotDiff && materialization === 'table' && (await isEmpty(db, model.id));
       if (plan.how === 'whole') await createModel(db, model);
       else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
+      const stillEmpty = wasEmpty && (await isEmpty(db, model.id));
+      if (stillEmpty) await db.run(`CREATE OR REPLACE TEMP TABLE model_pending (account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ)`);
       if (plan.how !== 'unchanged') {
-        const handOn = plan.how === 'whole' && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
+        const handOn = plan.how === 'whole' && !stillEmpty && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
         await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn);
         // What the check of this build's changes reads (exledger check --changed), with the table it describes.
         await recordChanges(db, model.id, handOn);
@@ -242,6 +248,8 @@ interface Plan {
    * readers are told only the new rows (newSnapshotRows).
    */
   newSnapshots?: boolean;
+  /** Rebuilt whole only because what it reads changed: its fingerprint (SQL, settings, columns) is as before. */
+  inputsOnly?: boolean;
   /** The raw changes a staging model takes incrementally. */
   changes?: Awaited<ReturnType<typeof changesAfter>>;
   rawTable?: string;
@@ -269,10 +277,10 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   }
   const pending = await pendingOf(db, model.id);
   if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
-  if (pending.everything) return whole('a model it reads was rebuilt whole');
+  if (pending.everything) return { ...whole('a model it reads was rebuilt whole'), inputsOnly: true };
   if (model.incrementalSql === undefined && model.program?.incremental === undefined) {
     // Rows per account and snapshot (a row per pair of consecutive snapshots): a new snapshot adds rows.
-    return { ...whole('its inputs changed (it has no incremental step)'), newSnapshots: await hasSnapshotRows(db, model) };
+    return { ...whole('its inputs changed (it has no incremental step)'), inputsOnly: true, newSnapshots: await hasSnapshotRows(db, model) };
   }
   return { how: 'incremental', lastChangeSeq };
 }
@@ -294,6 +302,12 @@ async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
   }
   await db.run('DROP TABLE temp.main.previous_rows');
   return appended;
+}
+
+/** Whether a model's table has no rows. */
+async function isEmpty(db: Database, table: string): Promise<boolean> {
+  const [row] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} LIMIT 1)`);
+  return row?.n === '0';
 }
 
 /** Whether the model's table has the columns account and snapshot_at (rows per account and snapshot). */
