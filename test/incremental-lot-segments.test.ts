@@ -181,6 +181,9 @@ const U = 'UKXUSD_SPBL';
 const F1_U = [
   fillOf('main', U, '1', '2024-11-05T12:00:00Z', 'buy', '10', '100'),
   fillOf('main', U, '2', '2024-12-03T12:00:00Z', 'buy', '2', '90'),
+  // A sell matched in full by a buy of its own day: replayed with the sells after it, its segments come out the same.
+  fillOf('main', U, '7', '2025-01-20T10:00:00Z', 'buy', '1', '110'),
+  fillOf('main', U, '8', '2025-01-20T12:00:00Z', 'sell', '1', '115'),
   fillOf('main', U, '3', '2025-01-25T12:00:00Z', 'sell', '4', '120'),
   fillOf('main', U, '4', '2025-02-03T12:00:00Z', 'buy', '1', '95'),
 ];
@@ -271,7 +274,8 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
 
     await runIncremental(settings, F2_U);
     // The sell of 25 Jan is the earliest whose uk segments changed (the replay went back to the
-    // checkpoint before 15 Jan, 30 days before 14 Feb): the children redo from it, not from 15 Jan.
+    // checkpoint before 15 Jan, 30 days before 14 Feb, and made those of 20 Jan again, the same):
+    // the children redo from it, not from 15 or 20 Jan.
     expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-01-25T12:00:00Z' }]);
     expect(await ukMatchesOf('3')).toEqual([
       { rule: 'pool', lot: null, quantity: `1${E18}` },

@@ -113,8 +113,8 @@ export class Database {
    * An appender into a table on the main connection: its rows belong to the open transaction. Use
    * it inside withInsertionOrder, or DuckDB holds every row appended in memory until the commit.
    */
-  appender(schema: string, table: string): Promise<DuckDBAppender> {
-    return this.guarded(() => this.connection.createAppender(table, schema));
+  appender(schema: string, table: string, catalog?: string): Promise<DuckDBAppender> {
+    return this.guarded(() => this.connection.createAppender(table, schema, catalog));
   }
 
   /**
