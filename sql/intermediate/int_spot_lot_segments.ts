@@ -21,7 +21,7 @@
 // replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
 // symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
 // (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
-// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings). A night's new day,
+// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed). A night's new day,
 // or a late record inside the lookback, so resumes from the start of the day before it: on the
 // 10M-fill history the BTC partition's month holds 720k events, its day 23k. For each
 // (pool, symbol) that temp.main.model_pending names, the step:
@@ -31,21 +31,24 @@
 //      so a change can move the matches of sells up to 30 days earlier);
 //   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
 //      its own event and the one before are unchanged, so it is still where a whole build puts one;
-//   3. deletes the segments of sells from the checkpoint on and the checkpoints after it;
+//   3. deletes the segments of sells from the checkpoint on (lifo and hifo; uk's in 5) and the
+//      checkpoints after it;
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
 //      CHECKPOINTS_KEPT month starts and the day starts of the last RECENT_DAYS days (by the
 //      partition's last event, which moved on);
-//   5. with uk among the cost methods, compares uk's segments of the replayed sells with those
-//      they replaced, and moves each pending row's from_at back to the earliest sell whose
-//      segments differ, for the models that read this one (a new acquisition can change the
-//      matches of sells up to 30 days before it; mostly it changes those of a day or two).
+//   5. with uk among the cost methods, compares uk's segments of the replayed sells (matched
+//      into a temporary table) with those they replace, writes only those that differ (gone:
+//      deleted, added: inserted), and moves each pending row's from_at back to the earliest sell
+//      whose segments differ, for the models that read this one (a new acquisition can change
+//      the matches of sells up to 30 days before it; mostly it changes those of a day or two).
 // The result is the whole build's, row for row, and so are the checkpoints left (a checkpoint is a
 // function of the events before it, which checkpoints are kept of the partition's last day). A
 // change older than the oldest checkpoint kept replays the partition from its first event. One
 // exception, of the checkpoints only: a change that removes a partition's last days leaves it
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, lotMatcher, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
@@ -59,7 +62,7 @@ import type { Database } from '../../src/store/database.ts';
  * (`kind` 'day') of that (pool, symbol); `next_day` is its day (days since 1970-01-01).
  */
 const STATE_TABLE = 'settings.spot_lot_state';
-const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, state VARCHAR NOT NULL';
+const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, state BLOB NOT NULL';
 /** STATE_TABLE's comments (src/store/comments.ts), for an analyst who finds it in the settings schema. */
 const STATE_DESCRIPTION: TableDescription = {
   schema: 'settings',
@@ -73,7 +76,7 @@ const STATE_DESCRIPTION: TableDescription = {
     { name: 'next_seq', description: 'The state is the one before this event (event_seq of intermediate.int_spot_trades)', unit: 'count' },
     { name: 'kind', description: "month: before the first event of a month; day: before the first event of one of the partition's last days" },
     { name: 'next_day', description: 'Day of that event', unit: 'days since 1970-01-01' },
-    { name: 'state', description: 'The open lots (and for uk the pool and the units taken in the next 30 days), serialized by the matcher' },
+    { name: 'state', description: 'The open lots (and for uk the pool and the units taken in the next 30 days), serialized by the matcher as JSON, compressed (raw deflate)' },
   ],
 };
 /** Month-start checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
@@ -141,26 +144,24 @@ export default declareProgramModel({
     const ukReplayed = `${UK_REPLAYED}${sellsFrom}`;
     const uk = methods.includes('uk');
     try {
-      // uk's segments that the replay will make again, kept to be compared with the new ones (below),
-      // which the matching copies as it appends them (reading them back from the open transaction
-      // took 3.4 s on the 10M history's night, against 0.2 s to append them twice).
-      if (uk) {
-        await db.run(`CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_before AS ${ukReplayed};
-          CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_after AS SELECT * FROM intermediate.int_spot_lot_segments WHERE false`);
-      }
+      // uk's replay goes to a temporary table first, to be compared with the segments it makes again
+      // (below): only the rows that differ are written (its 30 days of sells, 828k segments on the
+      // 10M history's night, mostly come out the same).
+      if (uk) await db.run('CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_after AS SELECT * FROM intermediate.int_spot_lot_segments WHERE false');
       await db.run(`
         DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
-        WHERE s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method AND s.sell_seq >= r.from_seq${sellsFrom};
+        WHERE s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method AND s.sell_seq >= r.from_seq AND r.cost_method <> 'uk'${sellsFrom};
         DELETE FROM ${STATE_TABLE} AS c USING temp.main.int_spot_lot_replay AS r
         WHERE c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method AND c.next_seq > r.from_seq`);
-      const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state: string | null }>(
-        'SELECT pool, symbol, cost_method, from_seq, state FROM temp.main.int_spot_lot_replay',
+      const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state_seq: string | null }>(
+        'SELECT pool, symbol, cost_method, from_seq, state_seq FROM temp.main.int_spot_lot_replay',
       );
       const resumes = new Map<string, Resume>();
       const starts = new Map<string, { pool: string; symbol: string; fromSeq: bigint }>();
       for (const row of plan) {
         const fromSeq = BigInt(row.from_seq);
-        resumes.set(resumeKey(row.pool, row.symbol, row.cost_method), row.state === null ? { fromSeq } : { fromSeq, state: row.state });
+        const state = row.state_seq === null ? undefined : await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq);
+        resumes.set(resumeKey(row.pool, row.symbol, row.cost_method), state === undefined ? { fromSeq } : { fromSeq, state });
         const partition = `${row.pool}\u0000${row.symbol}`;
         const start = starts.get(partition);
         if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
@@ -195,19 +196,31 @@ export default declareProgramModel({
         ) AS old
         WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
       if (uk) {
+        // uk's replayed segments against those they replace: a row counted +1 in the table and -1
+        // in the replay is gone where the count is 1, added where it is -1 (the symmetric EXCEPT
+        // ALL as one hash aggregate: 0.3 s on the 10M night's 828k rows a side, against 2 s for
+        // EXCEPT ALL, which numbers the rows of each side). Only those are deleted and inserted.
         // uk matches a sell with the acquisitions of the 30 days after it, so the replay may have
         // changed the segments of sells up to 30 days before from_at: the earliest sell whose uk
         // segments differ (added or gone) moves the pending row's from_at back for the models that
         // read this one. Mostly a day or two: a sell is usually matched in full by the next days'
         // acquisitions, and only then does a later one take nothing from it.
         await db.run(`
+          CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_diff AS
+          SELECT pool, symbol, cost_method, sell_seq, match_rule, lot_seq, sell_at, quantity_e18, cost_e12, proceeds_e12, sum(side) AS side
+          FROM (SELECT *, 1 AS side FROM (${ukReplayed}) UNION ALL SELECT *, -1 AS side FROM temp.main.int_spot_lot_uk_after)
+          GROUP BY ALL
+          HAVING sum(side) <> 0;
+          DELETE FROM intermediate.int_spot_lot_segments AS s USING (SELECT * FROM temp.main.int_spot_lot_uk_diff WHERE side > 0) AS d
+          WHERE s.pool = d.pool AND s.symbol = d.symbol AND s.cost_method = d.cost_method AND s.sell_seq = d.sell_seq
+              AND s.match_rule = d.match_rule AND s.lot_seq IS NOT DISTINCT FROM d.lot_seq${sellsFrom};
+          INSERT INTO intermediate.int_spot_lot_segments
+          SELECT pool, symbol, cost_method, sell_seq, match_rule, lot_seq, sell_at, quantity_e18, cost_e12, proceeds_e12
+          FROM temp.main.int_spot_lot_uk_diff
+          WHERE side < 0;
           CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_changed AS
           SELECT pool, symbol, min(sell_at) AS changed_at
-          FROM (
-              (SELECT * FROM temp.main.int_spot_lot_uk_before EXCEPT ALL SELECT * FROM temp.main.int_spot_lot_uk_after)
-              UNION ALL
-              (SELECT * FROM temp.main.int_spot_lot_uk_after EXCEPT ALL SELECT * FROM temp.main.int_spot_lot_uk_before)
-          )
+          FROM temp.main.int_spot_lot_uk_diff
           GROUP BY pool, symbol;
           UPDATE temp.main.model_pending AS p
           SET from_at = least(p.from_at, coalesce((
@@ -218,11 +231,34 @@ export default declareProgramModel({
       }
     } finally {
       await db.run(
-        'DROP TABLE IF EXISTS temp.main.int_spot_lot_replay; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_before; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_after; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_changed',
+        'DROP TABLE IF EXISTS temp.main.int_spot_lot_replay; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_after; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_diff; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_changed',
       );
     }
   },
 });
+
+/**
+ * The state of one checkpoint, by constants DuckDB filters the scan with before it reads a state
+ * (lifo's and hifo's hold every open lot, ~13 MB each on the 10M history): a join, or an IN list of
+ * more than a few values, reads every state in the table (2 to 3 s there, against ~0.05 s each).
+ */
+async function checkpointState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string): Promise<string> {
+  const [row] = await db.all<{ state: string }>(
+    `SELECT base64(state) AS state FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
+  );
+  if (row === undefined) throw new Error(`int_spot_lot_segments: the checkpoint ${nextSeq} of ${pool} ${symbol} ${method} is gone`);
+  return inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8');
+}
+
+/**
+ * A state as stored: its JSON compressed. DuckDB rewrites the whole row group a night's new
+ * checkpoints are appended to (every state: the table is far below a row group's 122,880 rows),
+ * and lifo's and hifo's hold every open lot: 280 MB of JSON on the 10M history, 5 s to rewrite at
+ * each night's commit; compressed (level 3: ~0.2 s a 13 MB state), a third of that.
+ */
+function packState(state: string): Uint8Array {
+  return deflateRawSync(state, { level: 3 });
+}
 
 async function lotMethods(db: Database): Promise<LotMethod[]> {
   const [reporting] = await db.all<{ cost_methods: string[] }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
@@ -242,7 +278,8 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * temp.main.int_spot_lot_replay: per (pool, symbol) that model_pending names and cost method, the
- * first event to match from (from_seq) and the state before it (NULL: nothing held). A wide pending
+ * first event to match from (from_seq) and the checkpoint holding the state before it (state_seq,
+ * its next_seq; NULL: nothing held). A wide pending
  * row (account NULL: everything; '*' under pooling account: every account; symbol NULL) names the
  * partitions found in the trades, the segments or the checkpoints (a partition whose events are
  * gone loses its rows). from_day is the checkpoint's day (NULL: from the first event).
@@ -314,8 +351,7 @@ replay as (
     cross join methods as m
 ),
 
--- The latest checkpoint before the replay's first event, found without its state (lifo's and
--- hifo's hold every open lot, up to ~13 MB each on the 10M history): only that one's is read.
+-- The latest checkpoint before the replay's first event.
 resume as (
     select r.pool, r.symbol, r.cost_method, max(c.next_seq) as next_seq
     from replay as r
@@ -324,9 +360,10 @@ resume as (
     group by r.pool, r.symbol, r.cost_method
 )
 
-select r.pool, r.symbol, r.cost_method, coalesce(r.next_seq, 1) as from_seq, c.state, c.next_day as from_day
+select r.pool, r.symbol, r.cost_method, coalesce(r.next_seq, 1) as from_seq, r.next_seq as state_seq, c.next_day as from_day
 from resume as r
-left join ${STATE_TABLE} as c on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq = r.next_seq`;
+left join (select pool, symbol, cost_method, next_seq, next_day from ${STATE_TABLE}) as c
+    on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq = r.next_seq`;
 }
 
 /** Month number of a day (days since 1970-01-01): checkpoints fall before each month's first event. */
@@ -386,23 +423,23 @@ async function matchPartitions(
   methods: readonly LotMethod[],
   ends: ReadonlyMap<string, PartitionEnd>,
   resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined,
-  ukCopy?: string,
+  ukTable?: string,
 ): Promise<LastDay[]> {
   // Appended rows are written to the file as row groups fill, not held until the commit.
-  return db.withInsertionOrder(() => appendMatches(db, sql, methods, ends, resumeOf, ukCopy));
+  return db.withInsertionOrder(() => appendMatches(db, sql, methods, ends, resumeOf, ukTable));
 }
 
-/** ukCopy: a temporary table (int_spot_lot_segments' columns) that gets a copy of uk's segments. */
+/** ukTable: a temporary table (int_spot_lot_segments' columns) that uk's segments go to instead. */
 async function appendMatches(
   db: Database,
   sql: string,
   methods: readonly LotMethod[],
   ends: ReadonlyMap<string, PartitionEnd>,
   resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined,
-  ukCopy?: string,
+  ukTable?: string,
 ): Promise<LastDay[]> {
   const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
-  const ukSegments = ukCopy === undefined ? undefined : new SegmentChunks(await db.appender('main', ukCopy, 'temp'));
+  const ukSegments = ukTable === undefined ? segments : new SegmentChunks(await db.appender('main', ukTable, 'temp'));
   const states = await db.appender('settings', 'spot_lot_state');
   const lastDays: LastDay[] = [];
   let partition: PartitionMatch | undefined;
@@ -420,18 +457,18 @@ async function appendMatches(
     }
     if (partition !== undefined) lastDays.push(finishPartition(partition));
     segments.flushSync();
-    ukSegments?.flushSync();
+    if (ukSegments !== segments) ukSegments.flushSync();
     states.flushSync();
   } catch (error) {
     // Closing an appender of an aborted transaction fails too ("Current transaction is aborted"):
     // the error that aborted it is the one to tell.
     closeQuietly(segments);
-    if (ukSegments !== undefined) closeQuietly(ukSegments);
+    if (ukSegments !== segments) closeQuietly(ukSegments);
     closeQuietly(states);
     throw error;
   }
   segments.closeSync();
-  ukSegments?.closeSync();
+  if (ukSegments !== segments) ukSegments.closeSync();
   states.closeSync();
   return lastDays;
 }
@@ -467,7 +504,7 @@ interface MethodMatch {
 
 function startPartition(
   segments: SegmentChunks,
-  ukSegments: SegmentChunks | undefined,
+  ukSegments: SegmentChunks,
   states: DuckDBAppender,
   pool: string,
   symbol: string,
@@ -483,13 +520,12 @@ function startPartition(
     const resume = resumeOf(pool, symbol, method);
     if (resume === undefined) continue;
     // Each segment goes to the appender as it is settled (a chunk at a time): a symbol's segments are never all held.
-    const copy = method === 'uk' ? ukSegments : undefined;
+    const target = method === 'uk' ? ukSegments : segments;
     const sink = {
       push: (...found: Segment[]): number => {
         for (const segment of found) {
           if (segment.sellAt === undefined || segment.sellAt === null) throw new Error(`int_spot_lot_segments: sell ${segment.sellSeq} of ${pool} ${symbol} has no instant`);
-          segments.add(pool, symbol, method, segment, segment.sellAt);
-          copy?.add(pool, symbol, method, segment, segment.sellAt);
+          target.add(pool, symbol, method, segment, segment.sellAt);
         }
         return 0;
       },
@@ -508,7 +544,7 @@ function startPartition(
         states.appendBigInt(nextSeq);
         states.appendVarchar(isMonthStart(previousDay, nextDay) ? 'month' : 'day');
         states.appendInteger(nextDay);
-        states.appendVarchar(state);
+        states.appendBlob(packState(state));
         states.endRow();
         states.flushSync();
       },
