@@ -416,6 +416,7 @@ const partitionKey = (pool: string, symbol: string) => `${pool}\u0000${symbol}`;
  * appending the segments as they are settled and each checkpoint as it is made. No partition's
  * events are held: each matcher keeps only its open lots (uk: the last 31 days' events), so memory
  * does not grow with a partition's fills. Returns the day of each partition's last event.
+ * ukTable: a temporary table (int_spot_lot_segments' columns) that uk's segments go to instead.
  */
 async function matchPartitions(
   db: Database,
@@ -426,51 +427,41 @@ async function matchPartitions(
   ukTable?: string,
 ): Promise<LastDay[]> {
   // Appended rows are written to the file as row groups fill, not held until the commit.
-  return db.withInsertionOrder(() => appendMatches(db, sql, methods, ends, resumeOf, ukTable));
-}
-
-/** ukTable: a temporary table (int_spot_lot_segments' columns) that uk's segments go to instead. */
-async function appendMatches(
-  db: Database,
-  sql: string,
-  methods: readonly LotMethod[],
-  ends: ReadonlyMap<string, PartitionEnd>,
-  resumeOf: (pool: string, symbol: string, method: LotMethod) => Resume | undefined,
-  ukTable?: string,
-): Promise<LastDay[]> {
-  const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
-  const ukSegments = ukTable === undefined ? segments : new SegmentChunks(await db.appender('main', ukTable, 'temp'));
-  const states = await db.appender('settings', 'spot_lot_state');
-  const lastDays: LastDay[] = [];
-  let partition: PartitionMatch | undefined;
-  try {
-    for await (const rows of db.streamCommitted(sql)) {
-      for (const row of rows) {
-        const [pool, symbol] = row as [string, string];
-        if (partition === undefined || partition.pool !== pool || partition.symbol !== symbol) {
-          if (partition !== undefined) lastDays.push(finishPartition(partition));
-          partition = startPartition(segments, ukSegments, states, pool, symbol, methods, ends, resumeOf);
+  return db.withInsertionOrder(async () => {
+    const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
+    const ukSegments = ukTable === undefined ? segments : new SegmentChunks(await db.appender('main', ukTable, 'temp'));
+    const states = await db.appender('settings', 'spot_lot_state');
+    const lastDays: LastDay[] = [];
+    let partition: PartitionMatch | undefined;
+    try {
+      for await (const rows of db.streamCommitted(sql)) {
+        for (const row of rows) {
+          const [pool, symbol] = row as [string, string];
+          if (partition === undefined || partition.pool !== pool || partition.symbol !== symbol) {
+            if (partition !== undefined) lastDays.push(finishPartition(partition));
+            partition = startPartition(segments, ukSegments, states, pool, symbol, methods, ends, resumeOf);
+          }
+          const event = eventOf(row);
+          for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
         }
-        const event = eventOf(row);
-        for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
       }
+      if (partition !== undefined) lastDays.push(finishPartition(partition));
+      segments.flushSync();
+      if (ukSegments !== segments) ukSegments.flushSync();
+      states.flushSync();
+    } catch (error) {
+      // Closing an appender of an aborted transaction fails too ("Current transaction is aborted"):
+      // the error that aborted it is the one to tell.
+      closeQuietly(segments);
+      if (ukSegments !== segments) closeQuietly(ukSegments);
+      closeQuietly(states);
+      throw error;
     }
-    if (partition !== undefined) lastDays.push(finishPartition(partition));
-    segments.flushSync();
-    if (ukSegments !== segments) ukSegments.flushSync();
-    states.flushSync();
-  } catch (error) {
-    // Closing an appender of an aborted transaction fails too ("Current transaction is aborted"):
-    // the error that aborted it is the one to tell.
-    closeQuietly(segments);
-    if (ukSegments !== segments) closeQuietly(ukSegments);
-    closeQuietly(states);
-    throw error;
-  }
-  segments.closeSync();
-  if (ukSegments !== segments) ukSegments.closeSync();
-  states.closeSync();
-  return lastDays;
+    segments.closeSync();
+    if (ukSegments !== segments) ukSegments.closeSync();
+    states.closeSync();
+    return lastDays;
+  });
 }
 
 function closeQuietly(appender: { closeSync(): void }): void {
