@@ -21,10 +21,10 @@
 // replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
 // symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
 // (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
-// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed). A night's new day,
-// or a late record inside the lookback, so resumes from the start of the day before it: on the
-// 10M-fill history the BTC partition's month holds 720k events, its day 23k. For each
-// (pool, symbol) that temp.main.model_pending names, the step:
+// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed). A
+// night's new day, or a late record inside the lookback, so resumes from the start of the day
+// before it: on the 10M-fill history the BTC partition's month holds 720k events, its day 23k.
+// For each (pool, symbol) that temp.main.model_pending names, the step:
 //   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
 //      segments depend only on the events before it); uk, the first of the reporting-zone day 30
 //      days before from_at's day (a disposal is matched with acquisitions of the 30 days after it,
@@ -279,10 +279,10 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 /**
  * temp.main.int_spot_lot_replay: per (pool, symbol) that model_pending names and cost method, the
  * first event to match from (from_seq) and the checkpoint holding the state before it (state_seq,
- * its next_seq; NULL: nothing held). A wide pending
- * row (account NULL: everything; '*' under pooling account: every account; symbol NULL) names the
- * partitions found in the trades, the segments or the checkpoints (a partition whose events are
- * gone loses its rows). from_day is the checkpoint's day (NULL: from the first event).
+ * its next_seq; NULL: nothing held). A wide pending row (account NULL: everything; '*' under
+ * pooling account: every account; symbol NULL) names the partitions found in the trades, the
+ * segments or the checkpoints (a partition whose events are gone loses its rows). from_day is the
+ * checkpoint's day (NULL: from the first event).
  *
  * `since` (a DATE literal) is the earliest reporting-zone day a replay can start from (uk's 30 days
  * before the earliest change): only the trades from then on are read, by a constant bound DuckDB

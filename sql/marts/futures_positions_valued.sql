@@ -1,9 +1,10 @@
 -- Open futures positions at each month end (reporting zone), valued at the contract's mark price from
 -- the prices file (docs/workbooks.md "Open futures positions"). Key: (account, symbol, position_side,
 -- period_month). Inputs: intermediate.int_futures_position_months (the fills' changes per month),
--- intermediate.int_futures_fill_days (the contract's coins), settings.prices (mark prices: coin `contract:<symbol>`, in the contract's quote coin),
--- intermediate.int_prices (the margin coin's month-end price), intermediate.int_coin_events (the
--- months of the books), settings.reporting, settings.books.
+-- intermediate.int_futures_fill_days (the contract's coins), settings.prices (mark prices: coin
+-- `contract:<symbol>`, in the contract's quote coin), intermediate.int_prices (the margin coin's
+-- month-end price), intermediate.int_coin_events (the months of the books), settings.reporting,
+-- settings.books.
 -- A position is rebuilt from its fills, so it is known at any instant, not only at the exchange's
 -- snapshots (whose positions name a contract id the fills do not carry): an opening fill adds its
 -- size and value; a closing fill takes off its size and the open value it closed, which the
