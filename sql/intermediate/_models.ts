@@ -135,7 +135,7 @@ export default declareModels('intermediate', [
     description: 'What each month\'s futures fills change a position by: its size, its open value, and the lowest its size went within the month (marts.futures_positions_valued rolls these up).',
     grain: 'one row per account, contract, position side and month (reporting zone) with fills',
     key: ['account', 'symbol', 'position_side', 'period_month'],
-    changes: { account: 'account', symbol: 'symbol', date: 'period_month' },
+    changes: { account: 'account', symbol: 'symbol', date: 'period_month', cut: 'month' },
     columns: [
       account,
       { name: 'symbol', description: 'Futures contract', notNull: true },
