@@ -236,7 +236,7 @@ describe('workbooks at volume: rolled-up sheets and their full detail', () => {
     expect(checked).toBeGreaterThan(5);
   });
 
-  it('writes every detail row beside the workbook: the Parquet and the CSV, read back through DuckDB, equal the mart\'s rows', async () => {
+  it('writes every detail row beside the workbook: the Parquet and the CSV, read back through DuckDB, hold the mart\'s rows (in no particular order)', async () => {
     for (const { report, result, written: sheet, spec } of rolledUp('low')) {
       const where = `${report.name} / ${spec.name}`;
       const [parquet, csv] = DETAIL_FORMATS_OF(result, spec);
@@ -259,11 +259,6 @@ describe('workbooks at volume: rolled-up sheets and their full detail', () => {
       expect(Number((await differ(`read_csv('${csv}', header = true, columns = ${csvTypes})`))[0]!.n), `${where}: CSV`).toBe(0);
       const [rows] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM read_csv('${csv}', header = true, columns = ${csvTypes})`);
       expect(Number(rows!.n), where).toBe(sheet.rolledUp!.detailRows);
-      // The two files hold the same rows in the same order.
-      const [same] = await db.all<{ n: string }>(
-        `SELECT count(*) AS n FROM (SELECT * FROM read_parquet('${parquet}')) p POSITIONAL JOIN (SELECT * FROM read_csv('${csv}', header = true, columns = ${csvTypes})) c WHERE ${columns.map((column) => `p.${column} IS DISTINCT FROM c.${column}`).join(' OR ')}`,
-      );
-      expect(Number(same!.n), `${where}: the CSV row by row as the Parquet`).toBe(0);
     }
   });
 

@@ -74,9 +74,11 @@ export function detailColumns(sheet: SheetSpec): string[] {
 }
 
 /**
- * Writes every detail row of a sheet (its mart's rows of the period and account, in the mart's
- * order: sorting a month's millions of rows as the sheet is would double the time, and the files
- * are for programs, which sort as they need) into `files` (temporary names the caller renames
+ * Writes every detail row of a sheet (its mart's rows of the period and account, in no particular
+ * order: DuckDB writes each file on every thread, as its threads finish, which halves the time of
+ * keeping the mart's order, measured on the 10M benchmark's month of 3.3M lot matches (Parquet 5.3
+ * s -> 2.5 s, CSV 11 s -> 7 s); sorting them as the sheet is would take longer still, and the
+ * files are for programs, which sort as they need) into `files` (temporary names the caller renames
  * once every file of the workbook is complete), by DuckDB's COPY: Parquet keeps each column's
  * type (DECIMAL stays DECIMAL, instants TIMESTAMPTZ, ids VARCHAR) and names the report, sheet and
  * period in its key-value metadata; the CSV has a header line, DuckDB's exact text of each value
@@ -93,9 +95,11 @@ export async function writeDetailFiles(
   const where = filter.where.replace(/\$(\d+)/g, (_, index: string) => quoteString(filter.values[Number(index) - 1]!));
   const select = `SELECT ${columns.map(quoteIdentifier).join(', ')} FROM ${sheet.mart} WHERE ${where}`;
   const about = JSON.stringify({ report: options.report, sheet: sheet.name, mart: sheet.mart, period: options.period.label, from: options.period.from, to: options.period.to, account: options.account ?? null });
-  await db.run(`COPY (${select}) TO ${quoteString(options.files.parquet)} (FORMAT parquet, KV_METADATA {'exledger.detail': ${quoteString(about)}})`);
-  // The CSV from the Parquet just written: the same rows in the same order.
-  await db.run(`COPY (SELECT * FROM read_parquet(${quoteString(options.files.parquet)})) TO ${quoteString(options.files.csv)} (FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}')`);
+  await db.withInsertionOrder(async () => {
+    await db.run(`COPY (${select}) TO ${quoteString(options.files.parquet)} (FORMAT parquet, KV_METADATA {'exledger.detail': ${quoteString(about)}})`);
+    // The CSV from the Parquet just written: the same rows (not necessarily in the same order).
+    await db.run(`COPY (SELECT * FROM read_parquet(${quoteString(options.files.parquet)})) TO ${quoteString(options.files.csv)} (FORMAT csv, HEADER true, TIMESTAMPFORMAT '${CSV_INSTANT}')`);
+  }, false);
   const [row] = await db.all<{ n: string }>(`SELECT count(*) AS n FROM read_parquet(${quoteString(options.files.parquet)})`);
   return Number(row!.n);
 }
