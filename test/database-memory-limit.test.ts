@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Database } from '../src/store/database.ts';
+import { bytesOf, Database } from '../src/store/database.ts';
 
 /**
  * Every opening of a database is bounded (issue 28: `check` once took DuckDB's default of 80% of
@@ -30,5 +30,29 @@ describe('the memory limit of a database opening', () => {
   it('is 4GB when none is given, not DuckDB\'s share of the machine', async () => {
     expect(await limitOf({})).toBe('3.7 GiB');
     expect(await limitOf({ readOnly: true })).toBe('3.7 GiB');
+  });
+
+  it('is lowered while a TypeScript model works (withMemoryReserved: the limit less the reserve, never below half), and put back after, also when the work fails', async () => {
+    const db = await Database.open(path.join(dir, 'reserved.duckdb'), { memoryLimit: '4GB' });
+    const limit = async () => (await db.all<{ limit: string }>("SELECT current_setting('memory_limit') AS limit"))[0]!.limit;
+    try {
+      expect(await db.withMemoryReserved(1e9, limit)).toBe('2.7 GiB');
+      expect(await limit()).toBe('3.7 GiB');
+      expect(await db.withMemoryReserved(3e9, limit)).toBe('1.8 GiB');
+      await expect(db.withMemoryReserved(1e9, () => db.run('SELECT error(\'boom\')'))).rejects.toThrow(/boom/);
+      expect(await limit()).toBe('3.7 GiB');
+      await expect(db.transaction(() => db.withMemoryReserved(1e9, () => db.run('SELECT error(\'boom\')')))).rejects.toThrow(/boom/);
+      expect(await limit()).toBe('3.7 GiB');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reads sizes as DuckDB does: GB in powers of 1000, GiB of 1024', () => {
+    expect(bytesOf('4GB')).toBe(4e9);
+    expect(bytesOf('4 GiB')).toBe(4 * 1024 ** 3);
+    expect(bytesOf('512MB')).toBe(512e6);
+    expect(bytesOf('1.5GB')).toBe(1.5e9);
+    expect(bytesOf('lots')).toBeUndefined();
   });
 });
