@@ -10,6 +10,9 @@
  *   npm run bench -- ratios-night-10m  the nightly job step by step, five cost methods, 10M (bench/nightly-job.ts)
  *   npm run bench -- ratios-night-30m  the same on 30M (compared with a 10M night only when run together)
  *
+ * EXLEDGER_BENCH_KEEP=1 leaves the nightly job's databases (and their published copies) under
+ * data/bench, to time more nights on them by hand (bench/nightly-day.ts).
+ *
  * Under each full build, its write floor (bench/write-floor.ts): the time DuckDB takes only to
  * write the tables that build kept, with nothing to compute, beside the same baseline, and whether
  * that floor alone is above the build's target (then no build keeping those tables can meet it).
@@ -83,7 +86,8 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   let of10m: { night?: Figure; fullBuildPeakBytes?: number } | undefined;
   for (const [part, spotFills] of [['night-10m', 10_000_000], ['night-30m', 30_000_000]] as const) {
     if (!parts.includes(part)) continue;
-    const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {} } : {});
+    const keep = process.env.EXLEDGER_BENCH_KEEP === '1';
+    const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep } : { keep });
     rows.push(...job.rows);
     if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
     if (part === 'night-10m') of10m = { ...(job.night === undefined ? {} : { night: job.night }), ...(job.rows[0]?.measured.peakBytes === undefined ? {} : { fullBuildPeakBytes: job.rows[0].measured.peakBytes }) };
