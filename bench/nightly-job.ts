@@ -152,7 +152,9 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   rows.push({ benchmark: `${name} night: build`, what: '`exledger build` after one more day (incremental)', measured: buildFigure });
   const check = await step(name, 'night: check', '`exledger check --changed` (what the build changed)', ['check', '--db', work, '--changed', '--quiet']);
   rows.push(check);
-  rows.push(await step(name, 'night: report all', `\`exledger report all --period ${LAST_MONTH}\` again: unchanged, not written again`, reportArgs));
+  // A workbook is written again only where its figures changed: with uk, the new day's buys take
+  // (30-day rule) from the month's last sells, so the pnl workbook changes.
+  rows.push(await step(name, 'night: report all', (stdout) => `\`exledger report all --period ${LAST_MONTH}\` again: ${reportOutcome(stdout)}`, reportArgs));
   const nightPublish = noPublish === undefined ? await publish(name, work, 'night: publish', 'the publish: the standby brought up to date with the night') : undefined;
   if (nightPublish !== undefined) rows.push(nightPublish);
   const parts = [buildFigure, check.measured, ...(nightPublish === undefined ? [] : [nightPublish.measured])];
@@ -177,13 +179,20 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
 }
 
 /** A measured exledger command as a row (failing rows are shown, not thrown: the table says what failed). */
-async function step(name: string, title: string, what: string, args: readonly string[]): Promise<RatioRow> {
+async function step(name: string, title: string, what: string | ((stdout: string) => string), args: readonly string[]): Promise<RatioRow> {
   const started = load();
   const run = await measureCommand(args, STEP_TIMEOUT_SECONDS);
   const figure = figureOf(run, started);
   log(name, title, figure);
   if (!figure.ok) console.log(`${name}: ${title} exited ${run.exitCode ?? 'killed'}:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
-  return { benchmark: `${name} ${title}`, what, measured: figure };
+  return { benchmark: `${name} ${title}`, what: typeof what === 'string' ? what : what(run.stdout), measured: figure };
+}
+
+/** What a `report` command's lines say: how many workbooks it wrote and how many were unchanged (not written again). */
+export function reportOutcome(stdout: string): string {
+  const unchanged = stdout.split('\n').filter((line) => / unchanged since \S+: not written again/.test(line)).length;
+  const written = stdout.split('\n').filter((line) => /\.xlsx {2}\d+ sheets?,/.test(line)).length;
+  return `${written} workbook${written === 1 ? '' : 's'} written, ${unchanged} unchanged (not written again)`;
 }
 
 /** The publish step (bench/publish-step.ts) as a row; its line says how it published. */
