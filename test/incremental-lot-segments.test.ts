@@ -192,15 +192,28 @@ const F2_U = [fillOf('main', U, '5', '2025-02-14T12:00:00Z', 'buy', '2', '80')];
 // buys of 3 and 14 Feb: the step resumes from it and must not pool those units again.
 const F3_U = [fillOf('main', U, '6', '2025-03-20T12:00:00Z', 'sell', '1', '100')];
 
-/** uk segments of (main, U)'s sell `fillId`: rule, lot fill id (null: the pool), quantity. */
-const ukMatchesOf = (fillId: string) =>
+// Another symbol: a sell beyond what is held (its part unmatched, the pool empty), a day matched
+// in full by its own buy after it, then (F2) a buy 12 days after the sell: the 30-day rule gives
+// the sell's units its cost, though the day before the buy's is unchanged.
+const V = 'UKYUSD_SPBL';
+const F1_V = [
+  fillOf('main', V, '20', '2024-12-01T12:00:00Z', 'buy', '1', '100'),
+  fillOf('main', V, '22', '2024-12-02T12:00:00Z', 'sell', '1', '105'),
+  fillOf('main', V, '21', '2025-01-10T12:00:00Z', 'sell', '2', '120'),
+  fillOf('main', V, '24', '2025-01-12T10:00:00Z', 'buy', '1', '110'),
+  fillOf('main', V, '25', '2025-01-12T12:00:00Z', 'sell', '1', '112'),
+];
+const F2_V = [fillOf('main', V, '23', '2025-01-22T12:00:00Z', 'buy', '2', '90')];
+
+/** uk segments of (main, symbol)'s sell `fillId`: rule, lot fill id (null: the pool), quantity. */
+const ukMatchesOf = (fillId: string, symbol = U) =>
   queryRows(
     db,
     `SELECT s.match_rule AS rule, b.fill_id AS lot, s.quantity_e18::VARCHAR AS quantity
      FROM intermediate.int_spot_lot_segments AS s
      JOIN intermediate.int_spot_trades AS t ON t.pool = s.pool AND t.symbol = s.symbol AND t.event_seq = s.sell_seq
      LEFT JOIN intermediate.int_spot_trades AS b ON b.pool = s.pool AND b.symbol = s.symbol AND b.event_seq = s.lot_seq
-     WHERE s.symbol = '${U}' AND s.cost_method = 'uk' AND t.fill_id = '${fillId}' AND t.account = 'main'
+     WHERE s.symbol = '${symbol}' AND s.cost_method = 'uk' AND t.fill_id = '${fillId}' AND t.account = 'main'
      ORDER BY ALL`,
   );
 
@@ -296,6 +309,19 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     );
     // Pool after 25 Jan: 12 units for 1180 minus 1 unit (1180/12 = 98.333333333333); 11 for 1081.666666666667; one unit: 98.333333333333.
     expect(sell).toEqual({ cost: '98333333333333' });
+  });
+
+  it('uk: a sell beyond what is held takes its units from a buy 12 days later, found by its unmatched part, past a day matched in full', async () => {
+    await resetDb();
+    await insertFills(F1_V);
+    await buildAll(db, settings, { select: WHOLE });
+    expect(await ukMatchesOf('21', V)).toEqual([{ rule: 'unmatched', lot: null, quantity: `2${E18}` }]);
+    expect(await ukMatchesOf('25', V)).toEqual([{ rule: 'same_day', lot: '24', quantity: `1${E18}` }]);
+
+    await runIncremental(settings, F2_V);
+    expect(await ukMatchesOf('21', V)).toEqual([{ rule: 'thirty_day', lot: '23', quantity: `2${E18}` }]);
+    expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: V, fromAt: '2025-01-10T12:00:00Z' }]);
+    expect((await differencesFromWhole(settings)).differences).toEqual([]);
   });
 });
 

@@ -26,9 +26,13 @@
 // before it: on the 10M-fill history the BTC partition's month holds 720k events, its day 23k.
 // For each (pool, symbol) that temp.main.model_pending names, the step:
 //   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
-//      segments depend only on the events before it); uk, the first of the reporting-zone day 30
-//      days before from_at's day (a disposal is matched with acquisitions of the 30 days after it,
-//      so a change can move the matches of sells up to 30 days earlier);
+//      segments depend only on the events before it); uk, the first of the earliest reporting-zone
+//      day, among the 30 days before from_at's day, whose disposal took from the pool, found
+//      nothing, or took from an acquisition on from_at's day or later (the segments before the
+//      change say so), else the first of from_at's day (a disposal is matched with acquisitions of
+//      the 30 days after it, earliest first: one matched in full from acquisitions before the
+//      change cannot take from those of the change's days, and so neither it nor the pool after it
+//      changes);
 //   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
 //      its own event and the one before are unchanged, so it is still where a whole build puts one;
 //   3. deletes the segments of sells from the checkpoint on (lifo and hifo; uk's in 5) and the
@@ -132,7 +136,15 @@ export default declareProgramModel({
     const [earliest] = await db.all<{ day: string | null }>(`
       SELECT strftime(min(local_date(p.from_at, r.time_zone)) - 30, '%Y-%m-%d') AS day
       FROM temp.main.model_pending AS p, (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS r`);
-    await db.run(replayPlan(methods, wide !== '0', earliest?.day === null || earliest?.day === undefined ? "DATE '9999-12-31'" : `DATE '${earliest.day}'`));
+    const since = earliest?.day === null || earliest?.day === undefined ? undefined : earliest.day;
+    await db.run(
+      replayPlan(
+        methods,
+        wide !== '0',
+        since === undefined ? "DATE '9999-12-31'" : `DATE '${since}'`,
+        since === undefined ? "TIMESTAMPTZ '9999-12-31 00:00:00+00'" : `TIMESTAMPTZ '${new Date(Date.parse(`${since}T00:00:00Z`) - 86_400_000).toISOString()}'`,
+      ),
+    );
     // Every row the replay deletes or reads again is of a sell on or after the day of its
     // checkpoint: a constant bound on sell_at (a day earlier, for any time zone) that DuckDB skips
     // the older row groups of the segments by (none when a partition replays from its first event).
@@ -145,8 +157,8 @@ export default declareProgramModel({
     const uk = methods.includes('uk');
     try {
       // uk's replay goes to a temporary table first, to be compared with the segments it makes again
-      // (below): only the rows that differ are written (its 30 days of sells, 828k segments on the
-      // 10M history's night, mostly come out the same).
+      // (below): only the rows that differ are written (the sells of the days it replays mostly
+      // come out the same).
       if (uk) await db.run('CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_after AS SELECT * FROM intermediate.int_spot_lot_segments WHERE false');
       await db.run(`
         DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
@@ -203,8 +215,7 @@ export default declareProgramModel({
         // uk matches a sell with the acquisitions of the 30 days after it, so the replay may have
         // changed the segments of sells up to 30 days before from_at: the earliest sell whose uk
         // segments differ (added or gone) moves the pending row's from_at back for the models that
-        // read this one. Mostly a day or two: a sell is usually matched in full by the next days'
-        // acquisitions, and only then does a later one take nothing from it.
+        // read this one.
         await db.run(`
           CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_diff AS
           SELECT pool, symbol, cost_method, sell_seq, match_rule, lot_seq, sell_at, quantity_e18, cost_e12, proceeds_e12, sum(side) AS side
@@ -287,10 +298,19 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * `since` (a DATE literal) is the earliest reporting-zone day a replay can start from (uk's 30 days
  * before the earliest change): only the trades from then on are read, by a constant bound DuckDB
  * skips row groups by (on the 10M benchmark history: 6.5 s to read every event of the changed
- * partitions). A partition with no event from its start on gets PAST_EVERY_EVENT: like the last
+ * partitions); `sinceAt` (a TIMESTAMPTZ literal, a day before it for any time zone) bounds uk's
+ * segments alike. A partition with no event from its start on gets PAST_EVERY_EVENT: like the last
  * event's seq + 1, it picks the partition's latest checkpoint, and replays from there.
+ *
+ * uk starts at the first day of its 30-day window whose disposal may match differently: one whose
+ * segments (before the change) have a part from the pool, an unmatched part, or a 30-day match
+ * with an acquisition of the change's day or later (lot_seq at or after its first event). A day
+ * before it was matched in full by its own day's and the next days' acquisitions before the
+ * change, which the change does not touch, and took nothing from the pool; so the pool and what
+ * later days' acquisitions have left are those of the checkpoint before that day. None: uk starts
+ * at the change's day. On the 10M benchmark's night, a day or two instead of 31.
  */
-function replayPlan(methods: readonly LotMethod[], wide: boolean, since: string): string {
+function replayPlan(methods: readonly LotMethod[], wide: boolean, since: string, sinceAt: string): string {
   const partitions = wide
     ? `select distinct pool, symbol from intermediate.int_spot_trades
     union
@@ -320,25 +340,55 @@ changes as (
     group by x.pool, x.symbol
 ),
 
--- uk's first day: the reporting-zone day 30 days before the change's (once per partition, not
--- per event: a time zone conversion is slow).
+-- The change's reporting-zone day, and uk's window: the 30 days before it (once per partition,
+-- not per event: a time zone conversion is slow).
 touched as (
-    select c.pool, c.symbol, c.from_at, local_date(c.from_at, r.time_zone) - 30 as uk_from_date
+    select c.pool, c.symbol, c.from_at, local_date(c.from_at, r.time_zone) as change_date, local_date(c.from_at, r.time_zone) - 30 as uk_from_date
     from changes as c
     cross join reporting as r
 ),
 
--- The first event whose segments may change: lifo and hifo at from_at; uk from the start of the
--- reporting-zone day 30 days before. No such event: past the last one.
-starts as (
+-- The first event whose segments may change: lifo and hifo at from_at; uk's window's and the
+-- change's day's first events. No such event: past the last one.
+firsts as (
     select
         x.pool,
         x.symbol,
+        x.from_at,
         case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_at >= x.from_at), ${PAST_EVERY_EVENT}) end as lot_start,
-        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.uk_from_date), ${PAST_EVERY_EVENT}) end as uk_start
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.uk_from_date), ${PAST_EVERY_EVENT}) end as window_seq,
+        -- (past the window's last event when the change removed every event from its day on:
+        -- an acquisition it removed has an old seq from there)
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.change_date), max(t.event_seq) filter (where t.event_date < x.change_date) + 1, ${PAST_EVERY_EVENT}) end as change_seq
     from touched as x
     left join intermediate.int_spot_trades as t on t.pool = x.pool and t.symbol = x.symbol and t.event_date >= ${since}
-    group by x.pool, x.symbol, x.from_at, x.uk_from_date
+    group by x.pool, x.symbol, x.from_at, x.uk_from_date, x.change_date
+),
+
+-- uk's first sell of the window, before the change's day, whose matches may change (see above).
+uk_risk as (
+    select f.pool, f.symbol, min(g.sell_seq) as risk_seq
+    from firsts as f
+    join intermediate.int_spot_lot_segments as g
+        on g.pool = f.pool and g.symbol = f.symbol and g.cost_method = 'uk' and g.sell_seq >= f.window_seq and g.sell_seq < f.change_seq
+    where ${methods.includes('uk') ? 'true' : 'false'} and f.from_at is not null and g.sell_at >= ${sinceAt}
+        and (g.match_rule in ('pool', 'unmatched') or (g.match_rule = 'thirty_day' and g.lot_seq >= f.change_seq))
+    group by f.pool, f.symbol
+),
+
+-- The first event of that sell's day.
+uk_risk_day as (
+    select r.pool, r.symbol, min(d.event_seq) as day_seq
+    from uk_risk as r
+    join intermediate.int_spot_trades as t on t.pool = r.pool and t.symbol = r.symbol and t.event_seq = r.risk_seq and t.event_date >= ${since}
+    join intermediate.int_spot_trades as d on d.pool = r.pool and d.symbol = r.symbol and d.event_date = t.event_date and d.event_date >= ${since}
+    group by r.pool, r.symbol
+),
+
+starts as (
+    select f.pool, f.symbol, f.lot_start, coalesce(k.day_seq, f.change_seq) as uk_start
+    from firsts as f
+    left join uk_risk_day as k on k.pool = f.pool and k.symbol = f.symbol
 ),
 
 methods (cost_method) as (
