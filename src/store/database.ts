@@ -142,7 +142,7 @@ export class Database {
    * puts the limit back: the process's memory is DuckDB's share plus the JS heap, and DuckDB
    * otherwise fills its whole limit with blocks it keeps cached (the table being written, the rows
    * streamed), the heap coming on top (measured on the 10M benchmark's lot matching at 4GB: DuckDB
-   * 3.5 GB and the heap 1.6 GB, a peak of 5.5 GB).
+   * 3.5 GB and the heap 1.6 GB, a peak of 5.68 GiB).
    */
   async withMemoryReserved<T>(reserve: number, work: () => Promise<T>): Promise<T> {
     const limit = bytesOf(this.memoryLimit);
