@@ -190,8 +190,9 @@ async function step(name: string, title: string, what: string | ((stdout: string
 
 /** What a `report` command's lines say: how many workbooks it wrote and how many were unchanged (not written again). */
 export function reportOutcome(stdout: string): string {
-  const unchanged = stdout.split('\n').filter((line) => / unchanged since \S+: not written again/.test(line)).length;
-  const written = stdout.split('\n').filter((line) => /\.xlsx {2}\d+ sheets?,/.test(line)).length;
+  const lines = stdout.split('\n');
+  const unchanged = lines.filter((line) => / unchanged since \S+: not written again/.test(line)).length;
+  const written = lines.filter((line) => /\.xlsx {2}\d+ sheets?,/.test(line)).length;
   return `${written} workbook${written === 1 ? '' : 's'} written, ${unchanged} unchanged (not written again)`;
 }
 

@@ -376,9 +376,9 @@ function replaceCteBody(sql: string, name: string, body: string, modelId: string
 /**
  * What a model computed in TypeScript takes of memoryLimit for its JS heap while it runs (DuckDB
  * gets the rest: Database.withMemoryReserved), so the process stays within memoryLimit plus the
- * 1.5 GB issue 28 allows above it (docs/operating.md "Memory"). The lot matching of the 10M benchmark history (a
- * full build, five cost methods) holds up to 1.6 GB of heap, of which ~0.5 GB live: the rest is
- * garbage V8 has not collected yet.
+ * 1.5 GB issue 28 allows above it (docs/operating.md "Memory"). The lot matching of the 10M
+ * benchmark history (a full build, five cost methods) holds up to 1.6 GB of heap, of which ~0.5 GB
+ * live: the rest is garbage V8 has not collected yet.
  */
 const PROGRAM_HEAP_RESERVE = 1e9;
 
