@@ -20,12 +20,15 @@ const DAY = 86_400_000;
 /**
  * The workspaces this test file made, removed after its last hook (each holds a database of tens
  * of MB: a whole test run left ~1.5 GB of them in the temporary folder). Registered when the file
- * imports this module, so after the file's own afterAll hooks (they run in reverse order).
+ * imports this module, so after the file's own afterAll hooks (they run in reverse order). The
+ * benchmarks (`npm run bench`, not under vitest, where afterAll throws) remove them as the process exits.
  */
 const workspaces: string[] = [];
-afterAll(() => {
+const removeWorkspaces = (): void => {
   for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+};
+if (process.env.VITEST === undefined) process.on('exit', removeWorkspaces);
+else afterAll(removeWorkspaces);
 
 /** Creates a temp workspace for syncing `sandbox`'s first account (or `accounts`). */
 export function createWorkspace(sandbox: RunningSandbox, options: { budget?: object; lookbackDays?: number; accounts?: number[] } = {}): SyncWorkspace {
