@@ -20,8 +20,6 @@ import { benchRunKill } from './run-kill.ts';
 import { benchSyncKill } from './sync-kill.ts';
 
 const only = process.argv[2];
-// The commands are measured as `npm ci` leaves them: started from the bundle of the current sources.
-execFileSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
 const benches: Record<string, () => Promise<void>> = {
   generate: async () => benchGenerate(),
   budget: benchBudget,
@@ -53,7 +51,12 @@ const parts: Record<string, () => Promise<void>> = {
   'publish-300k': () => benchPublish(300_000, process.argv.slice(3)),
 };
 const all = { ...benches, ...parts };
-if (only !== undefined && !(only in all)) throw new Error(`unknown benchmark "${only}"; the benchmarks are ${Object.keys(all).join(', ')}`);
+if (only !== undefined && !(only in all)) {
+  console.error(`bench: unknown benchmark "${only}"; the benchmarks are ${Object.keys(all).join(', ')}`);
+  process.exit(2);
+}
+// The commands are measured as `npm ci` leaves them: started from the bundle of the current sources.
+execFileSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
 for (const [name, bench] of Object.entries(only === undefined ? benches : all)) {
   if (only !== undefined && only !== name) continue;
   await bench();

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +33,16 @@ const row = (measured: Figure, baseline?: Figure, target?: RatioRow['target']): 
   measured,
   ...(baseline === undefined ? {} : { baseline: { what: 'read, cast, sort', figure: baseline } }),
   ...(target === undefined ? {} : { target }),
+});
+
+describe('npm run bench (bench/index.ts)', () => {
+  it('loads every benchmark outside vitest, and an unknown name lists them with exit code 2', () => {
+    // Every benchmark module is imported before the name is looked up: one that runs test-only
+    // code at import (vitest's hooks throw outside a test run) fails here, not at the next npm run bench.
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'bench/index.ts', 'no-such-bench'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, VITEST: undefined } });
+    expect(child.stderr).toContain('bench: unknown benchmark "no-such-bench"; the benchmarks are generate, budget, sync, soak, ratios');
+    expect(child.status).toBe(2);
+  });
 });
 
 describe('the ratio table (bench/ratio-table.ts)', () => {
