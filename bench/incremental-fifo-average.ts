@@ -4,9 +4,8 @@
  * on BTCUSDT_SPBL) plus one more day (bench/nightly-day.ts), as a nightly build would run them:
  * int_spot_trades rebuilt, temp.main.model_pending as it leaves it (per account and symbol of the
  * new day, from_at = its first fill), each step in one transaction. Then the tables are checked
- * equal to a whole rebuild, and the times printed with the load average. Also times the whole
- * int_spot_average_cost with and without its _group_scan column (the main checkout's SQL, when
- * EXLEDGER_MAIN_SQL names its sql/ folder).
+ * equal to a whole rebuild, and the times printed with the load average. int_spot_average_cost is
+ * computed in TypeScript: its step is the program's incremental().
  *
  *   node --experimental-strip-types bench/incremental-fifo-average.ts [spotFills]   (default 1000000)
  */
@@ -16,7 +15,7 @@ import path from 'node:path';
 import { ensureRawTables } from '../src/extract/sync.ts';
 import { STREAMS } from '../pipelines/index.ts';
 import { buildModels } from '../src/models/build.ts';
-import { SQL_DIR } from '../src/models/project.ts';
+import { loadProject, SQL_DIR } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
 import { cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
@@ -32,12 +31,11 @@ const seconds = (ms: number) => (ms / 1000).toFixed(2);
 const timed = (wallMs: number, cpu: NodeJS.CpuUsage) => `${seconds(wallMs)} s (CPU ${seconds((cpu.user + cpu.system) / 1000)} s)`;
 
 /** Builds the selected models; per model its wall time and CPU time, as text. */
-async function build(db: Database, select: readonly string[], sqlDir?: string): Promise<Map<string, string>> {
+async function build(db: Database, select: readonly string[]): Promise<Map<string, string>> {
   const times = new Map<string, string>();
   let cpu = process.cpuUsage();
   const results = await buildModels(db, settings, {
     select,
-    ...(sqlDir === undefined ? {} : { sqlDir }),
     onResult: (result) => {
       times.set(result.id, timed(result.ms, process.cpuUsage(cpu)));
       cpu = process.cpuUsage();
@@ -68,11 +66,6 @@ async function main(): Promise<void> {
     const [partition] = await db.all<{ symbol: string; n: string }>('select symbol, count(*) as n from intermediate.int_spot_trades group by symbol order by n desc limit 1');
     rows.push(['history: fills of the biggest (pool, symbol)', `${partition!.n} (${partition!.symbol})`]);
     for (const model of MODELS) rows.push([`whole build, history: ${model}`, first.get(model)!]);
-    if (process.env.EXLEDGER_MAIN_SQL !== undefined) {
-      const before = await build(db, ['intermediate.int_spot_average_cost'], process.env.EXLEDGER_MAIN_SQL);
-      rows.push(['whole build, history: int_spot_average_cost without _group_scan (main)', before.get('intermediate.int_spot_average_cost')!]);
-      await build(db, ['intermediate.int_spot_average_cost']);
-    }
 
     const added = await appendNightlyDay(db);
     rows.push(['new day: spot fills', String(added.spotFills)]);
@@ -86,8 +79,10 @@ async function main(): Promise<void> {
       const started = performance.now();
       const cpu = process.cpuUsage();
       const statements: [string, string][] = [];
+      const program = loadProject().models.find((candidate) => candidate.id === model)?.program;
       await db.transaction(async () => {
-        for (const statement of stepStatements(model)) {
+        if (program?.incremental !== undefined) await program.incremental(db);
+        else for (const statement of stepStatements(model)) {
           const statementStarted = performance.now();
           const statementCpu = process.cpuUsage();
           await db.run(statement);

@@ -209,12 +209,7 @@ export default declareModels('intermediate', [
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'event_seq', description: 'The event in int_spot_trades', unit: 'count', notNull: true },
       { name: 'cost_e12', description: 'Cost of the units the event disposed of (sells)', unit: QUOTE_E12 },
-      { name: 'inventory_cost_e12', description: 'Cost of the inventory after the event', unit: QUOTE_E12 },
-      {
-        name: '_group_scan',
-        description:
-          'Bookkeeping for the incremental build, on the first event of each group (a run of sells, then a run of buys; null on other events): the group\'s index and the up-sweep maps C -> a * C / 2^120 + b of the complete aligned blocks of groups ending just before it, by level',
-      },
+      { name: 'inventory_cost_e12', description: 'Cost of the inventory after the event', unit: QUOTE_E12, notNull: true },
     ],
   },
   {

@@ -329,9 +329,7 @@ async function applyIncremental(db: Database, model: Model, plan: Plan): Promise
 /**
  * An incremental step may run its model's own SQL on other inputs, so the two cannot drift apart:
  * `{{ model(staging.spot_fills -> temp.main.changed_fills, …) }}` stands for the model's SQL with
- * each relation on the left read from the one on the right, and `cte frontier -> temp.main.x`
- * with the body of its CTE `frontier` replaced by `select * from temp.main.x` (where the model
- * says how a whole build starts: the step gives its own start).
+ * each relation on the left read from the one on the right.
  */
 export function expandModelSql(sql: string, model: Model): string {
   return sql.replace(/\{\{\s*model\(([^)]*)\)\s*\}\}/g, (_, pairs: string) => {
@@ -339,38 +337,12 @@ export function expandModelSql(sql: string, model: Model): string {
     for (const pair of pairs.split(',')) {
       const [from, to] = pair.split('->').map((part) => part.trim());
       if (from === undefined || to === undefined || from === '' || to === '') throw new Error(`${model.id}: malformed {{ model(…) }} in its incremental step: "${pair.trim()}"`);
-      const cte = /^cte\s+([a-z_][a-z0-9_]*)$/.exec(from);
-      if (cte !== null) {
-        text = replaceCteBody(text, cte[1]!, `select * from ${to}`, model.id);
-        continue;
-      }
       const pattern = new RegExp(`\\b${from.replace(/[.]/g, '\\.')}\\b`, 'g');
       if (!pattern.test(text)) throw new Error(`${model.id}: its SQL does not read ${from}, which its incremental step replaces`);
       text = text.replace(pattern, to);
     }
     return `(\n${text}\n)`;
   });
-}
-
-/** `sql` with the body of its CTE `name` (`name as ( … )`, parentheses balanced, comments skipped) replaced. */
-function replaceCteBody(sql: string, name: string, body: string, modelId: string): string {
-  const start = new RegExp(`^${name} as \\(`, 'm').exec(sql);
-  if (start === null) throw new Error(`${modelId}: its SQL has no CTE ${name} (a line "${name} as ("), which its incremental step replaces`);
-  const open = start.index + start[0].length;
-  let depth = 1;
-  let at = open;
-  while (depth > 0 && at < sql.length) {
-    if (sql.startsWith('--', at)) {
-      const end = sql.indexOf('\n', at);
-      at = end === -1 ? sql.length : end;
-      continue;
-    }
-    if (sql[at] === '(') depth += 1;
-    else if (sql[at] === ')') depth -= 1;
-    at += 1;
-  }
-  if (depth > 0) throw new Error(`${modelId}: its CTE ${name} does not close`);
-  return `${sql.slice(0, open)}\n    ${body}\n${sql.slice(at - 1)}`;
 }
 
 /**

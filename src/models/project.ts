@@ -6,6 +6,7 @@ import INTERMEDIATE_DECLARATIONS from '../../sql/intermediate/_models.ts';
 import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
 import INT_PRICES from '../../sql/intermediate/int_prices.ts';
 import INT_COIN_LOTS from '../../sql/intermediate/int_coin_lots.ts';
+import INT_SPOT_AVERAGE_COST from '../../sql/intermediate/int_spot_average_cost.ts';
 import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.ts';
 import JOURNAL_ENTRIES from '../../sql/marts/journal_entries.ts';
 import PERIOD_ADJUSTMENTS from '../../sql/marts/period_adjustments.ts';
@@ -33,7 +34,7 @@ export const REPOSITORY_DECLARATIONS: readonly LayerDeclaration[] = [STAGING_DEC
  * declarations are, so that loading a project stays synchronous; a project folder (a copy of
  * sql/ too) has such a model where it has its file.
  */
-export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_COIN_LOTS, INT_PRICES, INT_SPOT_LOT_SEGMENTS, JOURNAL_ENTRIES, PERIOD_ADJUSTMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
+export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_COIN_LOTS, INT_PRICES, INT_SPOT_AVERAGE_COST, INT_SPOT_LOT_SEGMENTS, JOURNAL_ENTRIES, PERIOD_ADJUSTMENTS].map((model) => [`${model.layer}.${model.name}`, model]));
 
 /**
  * How each layer is materialized: every layer is tables. Staging is parsed from the raw JSON once

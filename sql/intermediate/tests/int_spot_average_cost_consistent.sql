@@ -1,7 +1,7 @@
 -- Moving average: one row per trade when 'average' is a cost method; the inventory cost is zero
 -- exactly when the inventory is empty (and no buy of zero units carried cost), never negative, and
--- rolls forward: previous + cost of a buy - cost of a sell, within 1e-8 (the parallel scan rounds
--- each composed map to 1e-12). The previous row is the one of event_seq - 1 (int_spot_trades_numbered:
+-- rolls forward exactly: previous + cost of a buy - cost of a sell (each row is the one before it
+-- and its event, int_spot_average_cost.ts). The previous row is the one of event_seq - 1 (int_spot_trades_numbered:
 -- 1..n without gaps).
 -- Checking what changed (docs/architecture.md "The incremental check"): the average cost's rows are
 -- the trades' (same pool, symbol and event_seq, replaced from the same frontier), so the trades of the
@@ -44,4 +44,4 @@ from joined
 where missing
     or inventory_cost_e12 < 0
     or (inventory_e18 = 0 and inventory_cost_e12 <> 0)
-    or abs(coalesce(previous_e12, 0) + bought_e12 - coalesce(sold_e12, 0) - inventory_cost_e12) > 10000
+    or coalesce(previous_e12, 0) + bought_e12 - coalesce(sold_e12, 0) <> inventory_cost_e12

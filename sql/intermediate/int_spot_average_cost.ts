@@ -1,0 +1,214 @@
+// Moving weighted-average cost, computed in TypeScript: one row per spot trade event with the cost
+// its sell disposed of and the inventory's cost after it. Built only when 'average' is a reporting
+// cost method (empty otherwise).
+// Key: (pool, symbol, event_seq). Inputs: intermediate.int_spot_trades, settings.reporting.
+// Each (pool, symbol)'s events are walked in event_seq order with BigInt on the integer units,
+// exactly, as they stream in (nothing of a partition is held but its inventory's cost C):
+//   a buy (or an opening lot) adds its cost: C -> C + cost_e12 (cost_e12 of the row: null);
+//   a sell keeps the average: C -> round(C * after / before), half up, where before and after are
+//   the units held before and after it (before = inventory_e18 + the units it took, quantity_out
+//   less unmatched); it disposed of the difference (cost_e12). Emptied (after 0): all of C. Nothing
+//   held (before 0, the whole sell unmatched): C unchanged, cost 0.
+// So each row follows from the row before it and its own event, digit for digit: the inventory
+// cost rolls forward exactly (previous + bought - sold), and is 0 when the inventory is (unless a
+// buy of 0 units, its fee taking every unit, carried cost).
+//
+// Incremental (docs/plans/incremental-builds.md, "The contract"): a row depends only on the events
+// up to it, so for each (pool, symbol) that temp.main.model_pending names the step deletes the rows
+// from the first event at or after from_at (the first event when from_at is null; past the last
+// when there is none) and walks the events from there, starting from the inventory cost of the row
+// before it (0 before the first event). It reads those events only, and one row of its own table
+// per partition. Pending rows are passed on unchanged: the rows before the first replaced event are
+// as they were. A partition whose events are gone (named by a wide pending row) loses its rows.
+import { BIGINT, DuckDBDataChunk, HUGEINT, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { declareProgramModel } from '../../src/models/program-model.ts';
+import type { Database } from '../../src/store/database.ts';
+
+/** The columns the walk reads, in this order, from int_spot_trades as t. */
+const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.side = 'sell' as is_sell, t.inventory_e18,
+    t.inventory_e18 + t.quantity_out_e18 - t.unmatched_e18 as before_e18, t.cost_e12`;
+
+const IS_CONFIGURED = "list_contains((SELECT any_value(cost_methods) FROM settings.reporting), 'average')";
+
+export default declareProgramModel({
+  name: 'int_spot_average_cost',
+  layer: 'intermediate',
+  references: ['intermediate.int_spot_trades'],
+  columns: 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, event_seq BIGINT NOT NULL, cost_e12 HUGEINT, inventory_cost_e12 HUGEINT NOT NULL',
+  async build(db: Database) {
+    if (!(await isConfigured(db))) return;
+    await walk(db, `select ${EVENT_COLUMNS} from intermediate.int_spot_trades as t order by t.pool, t.symbol, t.event_seq`, new Map());
+  },
+  async incremental(db: Database) {
+    if (!(await isConfigured(db))) {
+      await db.run('DELETE FROM intermediate.int_spot_average_cost');
+      return;
+    }
+    const [{ wide } = { wide: '0' }] = await db.all<{ wide: string }>(`
+      SELECT count(*) AS wide FROM temp.main.model_pending AS p, (SELECT any_value(pooling) AS pooling FROM settings.reporting) AS r
+      WHERE p.account IS NULL OR p.symbol IS NULL OR (p.account = '*' AND r.pooling <> 'universal')`);
+    try {
+      await db.run(replayPlan(wide !== '0'));
+      const plan = await db.all<{ pool: string; symbol: string; from_seq: string; from_at: string | null; previous_e12: string | null }>(`
+        SELECT r.pool, r.symbol, r.from_seq, r.from_at::varchar AS from_at, a.inventory_cost_e12::varchar AS previous_e12
+        FROM temp.main.int_spot_average_replay AS r
+        LEFT JOIN intermediate.int_spot_average_cost AS a ON a.pool = r.pool AND a.symbol = r.symbol AND a.event_seq = r.from_seq - 1`);
+      if (plan.length === 0) return;
+      await db.run(`
+        DELETE FROM intermediate.int_spot_average_cost AS a USING temp.main.int_spot_average_replay AS r
+        WHERE a.pool = r.pool AND a.symbol = r.symbol AND a.event_seq >= r.from_seq`);
+      // The other connection (streamCommitted) cannot see this one's temporary tables: the
+      // partitions and their first events go into the query as values. Every event replayed is
+      // at or after its partition's from_at (opening lots, which have no instant, come first and
+      // are replayed only with the whole partition): a constant bound on event_at lets DuckDB
+      // skip the older row groups of the trades when no partition replays whole.
+      const values = plan.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${BigInt(row.from_seq)})`).join(',\n    ');
+      const whole = plan.some((row) => row.from_at === null);
+      const earliest = whole ? undefined : plan.map((row) => row.from_at!).reduce((a, b) => (a < b ? a : b));
+      const events = `
+        select ${EVENT_COLUMNS}
+        from intermediate.int_spot_trades as t
+        join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
+        ${earliest === undefined ? '' : `where t.event_at >= TIMESTAMPTZ ${quote(earliest)}`}
+        order by t.pool, t.symbol, t.event_seq`;
+      const previous = new Map(plan.map((row) => [partitionKey(row.pool, row.symbol), row.previous_e12 === null ? 0n : BigInt(row.previous_e12)]));
+      // A replay from past the first event with no row before it is a table out of step with its trades.
+      const broken = plan.find((row) => BigInt(row.from_seq) > 1n && row.previous_e12 === null);
+      if (broken !== undefined) throw new Error(`int_spot_average_cost: the row before event ${broken.from_seq} of ${broken.pool} ${broken.symbol} is missing; rebuild with --full-refresh`);
+      await walk(db, events, previous);
+    } finally {
+      await db.run('DROP TABLE IF EXISTS temp.main.int_spot_average_replay');
+    }
+  },
+});
+
+async function isConfigured(db: Database): Promise<boolean> {
+  const [row] = await db.all<{ configured: boolean | null }>(`SELECT ${IS_CONFIGURED} AS configured`);
+  return row?.configured === true;
+}
+
+const partitionKey = (pool: string, symbol: string) => `${pool}\u0000${symbol}`;
+const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * temp.main.int_spot_average_replay: per (pool, symbol) that model_pending names, the first event
+ * to replay (from_seq) and the change's instant (from_at; NULL: the whole partition). Under
+ * pooling universal an account names pool '*'. A wide pending row (account NULL: everything; '*' under pooling account: every account; symbol NULL)
+ * names the partitions found in the trades or in this table (one whose events are gone loses its
+ * rows: from_seq 1, nothing to replay).
+ */
+function replayPlan(wide: boolean): string {
+  const partitions = wide
+    ? `select distinct pool, symbol from intermediate.int_spot_trades
+    union
+    select distinct pool, symbol from intermediate.int_spot_average_cost`
+    : `select distinct case when r.pooling = 'universal' then '*' else p.account end as pool, p.symbol
+    from pending as p, (select any_value(pooling) as pooling from settings.reporting) as r`;
+  return `
+CREATE OR REPLACE TEMP TABLE int_spot_average_replay AS
+with pending as (
+    select account, symbol, from_at from temp.main.model_pending
+),
+
+partitions as (
+    ${partitions}
+),
+
+-- The earliest change per partition (NULL: from the beginning). Under pooling universal an account
+-- names pool '*' (should an account be named where its pool is meant).
+changes as (
+    select x.pool, x.symbol, case when bool_or(p.from_at is null) then null else min(p.from_at) end as from_at
+    from partitions as x
+    join pending as p on (p.account is null or p.account = '*' or p.account = x.pool or x.pool = '*') and (p.symbol is null or p.symbol = x.symbol)
+    group by x.pool, x.symbol
+)
+
+-- The first event at or after the change; none: past the last event (the rows of events the change
+-- removed are deleted, none is replayed).
+select
+    c.pool,
+    c.symbol,
+    c.from_at,
+    case
+        when c.from_at is null then 1
+        else coalesce(min(t.event_seq) filter (where t.event_at >= c.from_at), max(t.event_seq) + 1, 1)
+    end as from_seq
+from changes as c
+left join intermediate.int_spot_trades as t on t.pool = c.pool and t.symbol = c.symbol
+group by c.pool, c.symbol, c.from_at`;
+}
+
+/** The columns of int_spot_average_cost, in order. */
+const TYPES = [VARCHAR, VARCHAR, BIGINT, HUGEINT, HUGEINT];
+/** Rows of one data chunk (DuckDB's vector size). */
+const CHUNK_ROWS = 2048;
+
+/**
+ * Walks the events `sql` returns (EVENT_COLUMNS, ordered by pool, symbol, event_seq) as they
+ * stream in, each partition from the inventory cost `previous` holds for it (none: 0), and appends
+ * a row per event, a data chunk at a time (one chunk, reset and refilled: see SegmentChunks in
+ * int_spot_lot_segments.ts).
+ */
+async function walk(db: Database, sql: string, previous: ReadonlyMap<string, bigint>): Promise<void> {
+  await db.withInsertionOrder(async () => {
+    const appender = await db.appender('intermediate', 'int_spot_average_cost');
+    const chunk = DuckDBDataChunk.create(TYPES, CHUNK_ROWS);
+    let columns: DuckDBValue[][] = TYPES.map(() => []);
+    const flush = (): void => {
+      if (columns[0]!.length === 0) return;
+      chunk.reset();
+      chunk.setColumns(columns);
+      appender.appendDataChunk(chunk);
+      columns = TYPES.map(() => []);
+    };
+    let pool = '';
+    let symbol = '';
+    let started = false;
+    let cost = 0n;
+    try {
+      for await (const rows of db.streamCommitted(sql)) {
+        for (const row of rows) {
+          if (!started || row[0] !== pool || row[1] !== symbol) {
+            started = true;
+            pool = row[0] as string;
+            symbol = row[1] as string;
+            cost = previous.get(partitionKey(pool, symbol)) ?? 0n;
+          }
+          let disposed: bigint | null = null;
+          if (row[3] === true) {
+            const after = row[4] as bigint;
+            const before = row[5] as bigint;
+            const kept = before === 0n ? cost : after === 0n ? 0n : roundHalfUp(cost * after, before);
+            disposed = cost - kept;
+            cost = kept;
+          } else {
+            cost += row[6] as bigint;
+          }
+          columns[0]!.push(pool);
+          columns[1]!.push(symbol);
+          columns[2]!.push(row[2] as bigint);
+          columns[3]!.push(disposed);
+          columns[4]!.push(cost);
+          if (columns[0]!.length === CHUNK_ROWS) flush();
+        }
+      }
+      flush();
+      appender.flushSync();
+    } catch (error) {
+      try {
+        appender.closeSync();
+      } catch {
+        // The caller's transaction is rolled back; the first error is thrown.
+      }
+      throw error;
+    }
+    appender.closeSync();
+  });
+}
+
+/** round(n / d), halves up, for d > 0 (floor division: n may be negative). */
+export function roundHalfUp(n: bigint, d: bigint): bigint {
+  const twice = 2n * n + d;
+  const q = twice / (2n * d);
+  return twice < 0n && q * 2n * d !== twice ? q - 1n : q;
+}
