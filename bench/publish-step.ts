@@ -6,7 +6,7 @@
  *
  * publishes the database as the run does (publishDatabase with the project's placements) and prints
  * one JSON line: how it was published (incremental, or a whole copy and why), the tables and rows
- * it copied, and the step's own time (ms, without starting node).
+ * it copied, the step's own time (ms, without starting node) and where it went (ms per phase).
  */
 import { modelPlacements } from '../src/jobs/publish-job.ts';
 import { publishDatabase } from '../src/store/publish.ts';
@@ -18,6 +18,7 @@ export interface PublishStepOutput {
   tables?: { changed: number; of: number; rows: number };
   bytes: number;
   ms: number;
+  phases: Record<string, number>;
 }
 
 const database = process.argv[2];
@@ -29,5 +30,6 @@ const output: PublishStepOutput = {
   ...(result.tables === undefined ? {} : { tables: result.tables }),
   bytes: result.bytes,
   ms: result.ms,
+  phases: Object.fromEntries(Object.entries(result.phases).map(([name, ms]) => [name, Math.round(ms)])),
 };
 console.log(JSON.stringify(output));
