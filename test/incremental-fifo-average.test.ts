@@ -229,6 +229,32 @@ describe('hand cases', () => {
     }, 60_000);
   }
 
+  for (const pooling of ['account', 'universal'] as Pooling[]) {
+    it(`a partition's last fills removed (a correction): their rows go, nothing is replayed (${pooling})`, async () => {
+      const settings = { ...SETTINGS, pooling };
+      await db.run('DELETE FROM raw.spot_fills');
+      await insertFills(history);
+      await buildAll(db, settings, { select: [...MODELS.map((model) => `+${model}`)] });
+      // Every XUSDT fill from day 59 noon on is gone: the partition's last events (both accounts').
+      const from = at(59, 12);
+      await db.run(`DELETE FROM raw.spot_fills WHERE _record->>'symbol' = 'XUSDT_SPBL' AND _event_ms >= ${from}`);
+      await buildAll(db, settings, { select: UPSTREAM, fullRefresh: true });
+      const pending = pooling === 'universal' ? [{ account: '*', symbol: 'XUSDT_SPBL', fromAt: new Date(from).toISOString() }] : ['a', 'b'].map((account) => ({ account, symbol: 'XUSDT_SPBL', fromAt: new Date(from).toISOString() }));
+      for (const model of MODELS) await runStep(model, pending);
+      for (const model of MODELS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${model.split('.')[1]} AS SELECT * FROM ${model}`);
+      await buildAll(db, settings, { select: [...MODELS] });
+      const found = await differences();
+      expectEqual(found);
+      // The rows did go: the step's table has no row past the partition's last event.
+      const [row] = await queryRows<{ n: string }>(
+        db,
+        `select count(*) as n from temp.main.incremental_int_spot_average_cost as a
+          where a.event_seq > (select max(t.event_seq) from intermediate.int_spot_trades as t where t.pool = a.pool and t.symbol = a.symbol)`,
+      );
+      expect(row!.n).toBe('0');
+    }, 60_000);
+  }
+
   it('without fifo and average among the cost methods, both tables stay empty', async () => {
     expectEqual(await incrementalVersusWhole({ costMethods: ['lifo'] }, f1, later));
     const [row] = await queryRows<{ n: string }>(db, 'select (select count(*) from intermediate.int_spot_fifo_segments) + (select count(*) from intermediate.int_spot_average_cost) as n');

@@ -47,8 +47,12 @@ export default declareProgramModel({
     const [{ wide } = { wide: '0' }] = await db.all<{ wide: string }>(`
       SELECT count(*) AS wide FROM temp.main.model_pending AS p, (SELECT any_value(pooling) AS pooling FROM settings.reporting) AS r
       WHERE p.account IS NULL OR p.symbol IS NULL OR (p.account = '*' AND r.pooling <> 'universal')`);
+    // The earliest change, as a literal (none: every change replays a whole partition).
+    const [earliest] = await db.all<{ at: string | null }>('SELECT min(from_at)::varchar AS at FROM temp.main.model_pending');
     try {
-      await db.run(replayPlan(wide !== '0'));
+      await db.run(replayPlan(wide !== '0', earliest?.at ?? null));
+      const [{ none } = { none: '0' }] = await db.all<{ none: string }>('SELECT count(*) AS none FROM temp.main.int_spot_average_replay WHERE from_seq IS NULL');
+      if (none !== '0') await db.run(PAST_THE_LAST);
       const plan = await db.all<{ pool: string; symbol: string; from_seq: string; from_at: string | null; previous_e12: string | null }>(`
         SELECT r.pool, r.symbol, r.from_seq, r.from_at::varchar AS from_at, a.inventory_cost_e12::varchar AS previous_e12
         FROM temp.main.int_spot_average_replay AS r
@@ -64,12 +68,11 @@ export default declareProgramModel({
       // skip the older row groups of the trades when no partition replays whole.
       const values = plan.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${BigInt(row.from_seq)})`).join(',\n    ');
       const whole = plan.some((row) => row.from_at === null);
-      const earliest = whole ? undefined : plan.map((row) => row.from_at!).reduce((a, b) => (a < b ? a : b));
       const events = `
         select ${EVENT_COLUMNS}
         from intermediate.int_spot_trades as t
         join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
-        ${earliest === undefined ? '' : `where t.event_at >= TIMESTAMPTZ ${quote(earliest)}`}
+        ${whole || earliest?.at == null ? '' : `where t.event_at >= TIMESTAMPTZ ${quote(earliest.at)}`}
         order by t.pool, t.symbol, t.event_seq`;
       const previous = new Map(plan.map((row) => [partitionKey(row.pool, row.symbol), row.previous_e12 === null ? 0n : BigInt(row.previous_e12)]));
       // A replay from past the first event with no row before it is a table out of step with its trades.
@@ -97,7 +100,7 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * names the partitions found in the trades or in this table (one whose events are gone loses its
  * rows: from_seq 1, nothing to replay).
  */
-function replayPlan(wide: boolean): string {
+function replayPlan(wide: boolean, earliest: string | null): string {
   const partitions = wide
     ? `select distinct pool, symbol from intermediate.int_spot_trades
     union
@@ -121,22 +124,33 @@ changes as (
     from partitions as x
     join pending as p on (p.account is null or p.account = '*' or p.account = x.pool or x.pool = '*') and (p.symbol is null or p.symbol = x.symbol)
     group by x.pool, x.symbol
+),
+
+-- The first event at or after the change, read from the trades at or after the earliest change
+-- only (a constant bound: DuckDB skips the older row groups).
+firsts as (
+    select c.pool, c.symbol, min(t.event_seq) as first_seq
+    from changes as c
+    join intermediate.int_spot_trades as t on t.pool = c.pool and t.symbol = c.symbol and t.event_at >= c.from_at
+    where t.event_at >= ${earliest === null ? "TIMESTAMPTZ 'infinity'" : `TIMESTAMPTZ ${quote(earliest)}`}
+    group by c.pool, c.symbol
 )
 
--- The first event at or after the change; none: past the last event (the rows of events the change
--- removed are deleted, none is replayed).
-select
-    c.pool,
-    c.symbol,
-    c.from_at,
-    case
-        when c.from_at is null then 1
-        else coalesce(min(t.event_seq) filter (where t.event_at >= c.from_at), max(t.event_seq) + 1, 1)
-    end as from_seq
+-- (NULL where there is none: see PAST_THE_LAST)
+select c.pool, c.symbol, c.from_at, case when c.from_at is null then 1 else f.first_seq end as from_seq
 from changes as c
-left join intermediate.int_spot_trades as t on t.pool = c.pool and t.symbol = c.symbol
-group by c.pool, c.symbol, c.from_at`;
+left join firsts as f on f.pool = c.pool and f.symbol = c.symbol`;
 }
+
+/**
+ * A partition with no event at or after its change (the change removed its last events) replays
+ * from past its last event: the rows of the events removed are deleted, none is walked. Rare, and
+ * read apart: it reads every event of those partitions.
+ */
+const PAST_THE_LAST = `
+UPDATE temp.main.int_spot_average_replay AS r
+SET from_seq = coalesce((SELECT max(t.event_seq) FROM intermediate.int_spot_trades AS t WHERE t.pool = r.pool AND t.symbol = r.symbol), 0) + 1
+WHERE r.from_seq IS NULL`;
 
 /** The columns of int_spot_average_cost, in order. */
 const TYPES = [VARCHAR, VARCHAR, BIGINT, HUGEINT, HUGEINT];
