@@ -202,12 +202,12 @@ export default declareModels('intermediate', [
     description: 'Moving weighted-average cost: the cost each sell disposed of and the inventory\'s cost after each event (cost method average).',
     grain: 'one row per spot trade event',
     key: ['pool', 'symbol', 'event_seq'],
-    // Its rows are int_spot_trades', replaced from the same frontier: placed by theirs.
-    changes: { via: 'intermediate.int_spot_trades', account: 'pool', symbol: 'symbol', at: 'event_at' },
+    changes: { account: 'pool', symbol: 'symbol', at: 'event_at' },
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },
       { name: 'event_seq', description: 'The event in int_spot_trades', unit: 'count', notNull: true },
+      { name: 'event_at', description: "When the event was made, as in int_spot_trades (null: an opening lot); lets an incremental step, the check and the publish read only recent row groups", unit: UTC },
       { name: 'cost_e12', description: 'Cost of the units the event disposed of (sells)', unit: QUOTE_E12 },
       { name: 'inventory_cost_e12', description: 'Cost of the inventory after the event', unit: QUOTE_E12, notNull: true },
     ],

@@ -20,13 +20,13 @@
 // before it (0 before the first event). It reads those events only, and one row of its own table
 // per partition. Pending rows are passed on unchanged: the rows before the first replaced event are
 // as they were. A partition whose events are gone (named by a wide pending row) loses its rows.
-import { BIGINT, DuckDBDataChunk, HUGEINT, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, DuckDBDataChunk, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBTimestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
 
 /** The columns the walk reads, in this order, from int_spot_trades as t. */
 const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.side = 'sell' as is_sell, t.inventory_e18,
-    t.inventory_e18 + t.quantity_out_e18 - t.unmatched_e18 as before_e18, t.cost_e12`;
+    t.inventory_e18 + t.quantity_out_e18 - t.unmatched_e18 as before_e18, t.cost_e12, t.event_at`;
 
 const IS_CONFIGURED = "list_contains((SELECT any_value(cost_methods) FROM settings.reporting), 'average')";
 
@@ -34,7 +34,7 @@ export default declareProgramModel({
   name: 'int_spot_average_cost',
   layer: 'intermediate',
   references: ['intermediate.int_spot_trades'],
-  columns: 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, event_seq BIGINT NOT NULL, cost_e12 HUGEINT, inventory_cost_e12 HUGEINT NOT NULL',
+  columns: 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, event_seq BIGINT NOT NULL, event_at TIMESTAMPTZ, cost_e12 HUGEINT, inventory_cost_e12 HUGEINT NOT NULL',
   async build(db: Database) {
     if (!(await isConfigured(db))) return;
     await walk(db, `select ${EVENT_COLUMNS} from intermediate.int_spot_trades as t order by t.pool, t.symbol, t.event_seq`, new Map());
@@ -58,21 +58,23 @@ export default declareProgramModel({
         FROM temp.main.int_spot_average_replay AS r
         LEFT JOIN intermediate.int_spot_average_cost AS a ON a.pool = r.pool AND a.symbol = r.symbol AND a.event_seq = r.from_seq - 1`);
       if (plan.length === 0) return;
+      // Every row deleted is of an event at or after its partition's from_at (none is an opening
+      // lot's, which has no instant, unless a partition replays whole): a constant bound on
+      // event_at lets DuckDB skip the older row groups then.
+      const whole = plan.some((row) => row.from_at === null);
+      const after = whole || earliest?.at == null ? '' : ` AND a.event_at >= TIMESTAMPTZ ${quote(earliest.at)}`;
       await db.run(`
         DELETE FROM intermediate.int_spot_average_cost AS a USING temp.main.int_spot_average_replay AS r
-        WHERE a.pool = r.pool AND a.symbol = r.symbol AND a.event_seq >= r.from_seq`);
+        WHERE a.pool = r.pool AND a.symbol = r.symbol AND a.event_seq >= r.from_seq${after}`);
       // The other connection (streamCommitted) cannot see this one's temporary tables: the
-      // partitions and their first events go into the query as values. Every event replayed is
-      // at or after its partition's from_at (opening lots, which have no instant, come first and
-      // are replayed only with the whole partition): a constant bound on event_at lets DuckDB
-      // skip the older row groups of the trades when no partition replays whole.
+      // partitions and their first events go into the query as values; the events, as the rows,
+      // from the earliest change on.
       const values = plan.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${BigInt(row.from_seq)})`).join(',\n    ');
-      const whole = plan.some((row) => row.from_at === null);
       const events = `
         select ${EVENT_COLUMNS}
         from intermediate.int_spot_trades as t
         join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq
-        ${whole || earliest?.at == null ? '' : `where t.event_at >= TIMESTAMPTZ ${quote(earliest.at)}`}
+        ${after === '' ? '' : `where t.event_at >= TIMESTAMPTZ ${quote(earliest!.at!)}`}
         order by t.pool, t.symbol, t.event_seq`;
       const previous = new Map(plan.map((row) => [partitionKey(row.pool, row.symbol), row.previous_e12 === null ? 0n : BigInt(row.previous_e12)]));
       // A replay from past the first event with no row before it is a table out of step with its trades.
@@ -153,7 +155,7 @@ SET from_seq = coalesce((SELECT max(t.event_seq) FROM intermediate.int_spot_trad
 WHERE r.from_seq IS NULL`;
 
 /** The columns of int_spot_average_cost, in order. */
-const TYPES = [VARCHAR, VARCHAR, BIGINT, HUGEINT, HUGEINT];
+const TYPES = [VARCHAR, VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, HUGEINT];
 /** Rows of one data chunk (DuckDB's vector size). */
 const CHUNK_ROWS = 2048;
 
@@ -201,8 +203,9 @@ async function walk(db: Database, sql: string, previous: ReadonlyMap<string, big
           columns[0]!.push(pool);
           columns[1]!.push(symbol);
           columns[2]!.push(row[2] as bigint);
-          columns[3]!.push(disposed);
-          columns[4]!.push(cost);
+          columns[3]!.push(row[7] as DuckDBTimestampTZValue | null);
+          columns[4]!.push(disposed);
+          columns[5]!.push(cost);
           if (columns[0]!.length === CHUNK_ROWS) flush();
         }
       }

@@ -43,7 +43,7 @@ export async function publishJob(config: Readonly<Config>): Promise<PublishJobRe
 
 /** Where each model's changed rows lie, from its declaration (src/models/declaration.ts `changes`). */
 export function modelPlacements(): Map<string, RowPlacement> {
-  return new Map(loadProject().models.flatMap((model) => (model.declaration?.changes === undefined ? [] : [[model.id, { changes: model.declaration.changes, key: model.declaration.key }] as const])));
+  return new Map(loadProject().models.flatMap((model) => (model.declaration?.changes === undefined ? [] : [[model.id, { changes: model.declaration.changes }] as const])));
 }
 
 async function removeQuietly(file: string): Promise<void> {

@@ -65,9 +65,7 @@ const modelSchema = z
      * in the same place. Its generic tests then read the changed rows: not_null, accepted_values
      * and unique (a duplicate of a changed row is a changed row too; one whose place disagrees
      * with its key is the full check's); relationships stay whole (a parent row gone is not a
-     * changed row of the child). With `via`, unique reads the rows of the other model's changed
-     * keys, and not_null and accepted_values stay whole. @default none: its generic tests run
-     * whole when it changed
+     * changed row of the child). @default none: its generic tests run whole when it changed
      */
     changes: z
       .object({
@@ -76,12 +74,6 @@ const modelSchema = z
         at: identifier.optional(),
         date: identifier.optional(),
         cut: z.enum(['row', 'day', 'month']).optional(),
-        /**
-         * A model whose rows are another's, row for row by the key (int_spot_average_cost's are
-         * int_spot_trades'), and carry no instant of their own: the columns above are that model's,
-         * and the changed rows are those whose key a changed row of it has.
-         */
-        via: z.string().regex(/^(staging|intermediate|marts)\.[a-z_][a-z0-9_]*$/).optional(),
       })
       .strict()
       .refine((changes) => changes.at === undefined || changes.date === undefined, 'changes: give at (an instant) or date (a day), not both')
@@ -116,9 +108,8 @@ const modelSchema = z
     const duplicate = names.find((name, index) => names.indexOf(name) !== index);
     if (duplicate !== undefined) context.addIssue({ code: 'custom', message: `column ${duplicate} is declared twice` });
     for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
-    // With via, the columns are the other model's (checked when the placeholder runs: its SQL names them).
-    const { cut: _, via, ...changed } = model.changes ?? {};
-    if (via === undefined) for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
+    const { cut: _, ...changed } = model.changes ?? {};
+    for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
     if (model.closing !== undefined && 'period' in model.closing) {
       const { period, measures, key = [] } = model.closing;
       for (const column of [period, ...measures, ...key]) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `closing: ${column} is not a declared column` });
@@ -220,23 +211,15 @@ export function genericTests(id: string, model: ModelDeclaration): GenericTest[]
   const keys = model.key.join(', ');
   const notNull = model.columns.filter((column) => column.notNull === true).map((column) => column.name);
   // Where the model declares how its changes place its rows, a test of what changed reads those
-  // (src/models/check-scope.ts): a condition on its rows, or with `via` a semi join on the key with the
-  // changed rows of the model whose rows its rows are. The columns that place a row follow from its key
-  // (ModelDeclaration.changes): two rows of one key lie in the same place, so a duplicate of a changed
-  // row is a changed row too.
-  const { cut, via, ...changes } = model.changes ?? {};
+  // (src/models/check-scope.ts): a condition on its rows. The columns that place a row follow from its
+  // key (ModelDeclaration.changes): two rows of one key lie in the same place, so a duplicate of a
+  // changed row is a changed row too.
+  const { cut, ...changes } = model.changes ?? {};
   const placing = Object.entries(changes).map(([name, column]) => `${name}: ${column}`);
   if (cut !== undefined) placing.push(`cut: ${cut}`);
-  // With via, the key joins the other model's changed rows, so not_null and accepted_values (a key column may
-  // be the NULL or the value they look for) stay whole: DuckDB skips the row groups its statistics clear.
-  const where = (condition: string) => (model.changes === undefined || via !== undefined ? condition : `{{ changed(${placing.join(', ')}) }} and ${condition}`);
-  const unique =
-    model.changes === undefined
-      ? `from ${id}`
-      : via === undefined
-        ? `from ${id}\nwhere {{ changed(${placing.join(', ')}) }}`
-        : `from ${id} as t\n{{ changed_keys(table: ${via}, alias: t, key: ${model.key.join(' ')}, ${placing.join(', ')}) }}`;
-  const tests: GenericTest[] = [{ id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\n${unique}\ngroup by ${keys}\nhaving count(*) > 1`, references: via === undefined ? [id] : [id, via] }];
+  const where = (condition: string) => (model.changes === undefined ? condition : `{{ changed(${placing.join(', ')}) }} and ${condition}`);
+  const unique = model.changes === undefined ? `from ${id}` : `from ${id}\nwhere {{ changed(${placing.join(', ')}) }}`;
+  const tests: GenericTest[] = [{ id: `${prefix}_unique`, sql: `select ${keys}, count(*) as n\n${unique}\ngroup by ${keys}\nhaving count(*) > 1`, references: [id] }];
   if (notNull.length > 0) {
     const nullList = `list_filter([${notNull.map((name) => `case when ${name} is null then '${name}' end`).join(', ')}], (name) -> name is not null)`;
     tests.push({ id: `${prefix}_not_null`, sql: `select ${nullList} as null_columns, ${keys}\nfrom ${id}\nwhere ${where(`(${notNull.map((name) => `${name} is null`).join(' or ')})`)}`, references: [id] });

@@ -14,10 +14,9 @@ import { Database } from './database.ts';
  * table (bookkeeping and settings, small) is copied whole.
  */
 
-/** Where a model's changed rows lie: its declaration's `changes`, and its key (for `via`: src/models/declaration.ts). */
+/** Where a model's changed rows lie: its declaration's `changes` (src/models/declaration.ts). */
 export interface RowPlacement {
   changes: NonNullable<ModelDeclaration['changes']>;
-  key: readonly string[];
 }
 
 /** What bringing the standby up to date did, or why it could not (then the caller copies the whole file). */
@@ -104,7 +103,7 @@ export async function updateStandby(db: string, standby: string, placements: Rea
       await session.transaction(async () => {
         for (const plan of changed) {
           rows += await applyPlan(session, plan);
-          phase(plan.kind === 'whole' ? `copy ${plan.table.id} whole (${plan.why})` : `copy ${plan.kind === 'keys' ? 'keys' : 'rows'} of ${plan.table.id}`);
+          phase(plan.kind === 'whole' ? `copy ${plan.table.id} whole (${plan.why})` : `copy rows of ${plan.table.id}`);
         }
         await alignSequences(session);
         const disagreement = await countDisagreement(session, tables);
@@ -278,12 +277,8 @@ async function differs(session: Database, table: string): Promise<boolean> {
   return row?.n !== '0';
 }
 
-/** What to do with one table: nothing, copy it whole, replace the rows a condition selects, or those whose key is in a table of keys. */
-type TablePlan =
-  | { table: Table; kind: 'skip' }
-  | { table: Table; kind: 'whole'; why: string }
-  | { table: Table; kind: 'rows'; where: string }
-  | { table: Table; kind: 'keys'; keys: string; columns: readonly string[] };
+/** What to do with one table: nothing, copy it whole, or replace the rows a condition selects. */
+type TablePlan = { table: Table; kind: 'skip' } | { table: Table; kind: 'whole'; why: string } | { table: Table; kind: 'rows'; where: string };
 
 const MODEL_SCHEMAS = new Set(['staging', 'intermediate', 'marts']);
 
@@ -299,7 +294,7 @@ async function planTables(session: Database, tables: readonly Table[], state: St
     if (table.schema === 'raw') {
       plans.push(planRaw(table, rawChanges.filter((change) => change.raw_table === table.name)));
     } else if (MODEL_SCHEMAS.has(table.schema)) {
-      plans.push(await planModel(session, table, state, placements));
+      plans.push(planModel(table, state, placements));
     } else if (table.schema === 'closed' || table.id === 'meta.closed_workbooks') {
       plans.push(state.closesChanged ? { table, kind: 'whole', why: 'a period was closed or reopened' } : { table, kind: 'skip' });
     } else {
@@ -377,7 +372,7 @@ function mergeRanges(ranges: readonly [bigint, bigint][]): [bigint, bigint][] {
  * builds' record names, placed by its declaration; whole when it was rebuilt whole, has no
  * placement, or the record does not reach back to the standby.
  */
-async function planModel(session: Database, table: Table, state: StandbyState, placements: ReadonlyMap<string, RowPlacement>): Promise<TablePlan> {
+function planModel(table: Table, state: StandbyState, placements: ReadonlyMap<string, RowPlacement>): TablePlan {
   if (!state.changedModels.has(table.id)) {
     // A table in a model schema that no build records (not a model of the project) is copied whole.
     return state.recordedModels.has(table.id) ? { table, kind: 'skip' } : { table, kind: 'whole', why: 'not a model the builds record' };
@@ -390,31 +385,9 @@ async function planModel(session: Database, table: Table, state: StandbyState, p
   const placement = placements.get(table.id);
   if (placement === undefined) return { table, kind: 'whole', why: 'its declaration does not place its changes' };
   const partitions = mergePartitions(changes);
-  const { cut, via, ...columns } = placement.changes;
+  const { cut, ...columns } = placement.changes;
   const condition = expandChanged(`{{ changed(${[...Object.entries(columns).map(([name, column]) => `${name}: ${column}`), ...(cut === undefined ? [] : [`cut: ${cut}`])].join(', ')}) }}`, partitions);
-  if (via === undefined) return { table, kind: 'rows', where: condition };
-  return planByKeys(session, table, placement.key, via, condition);
-}
-
-/**
- * A model whose rows are another's (`via`), row for row by the key, without an instant of their
- * own: the rows whose key a changed row of that model has, in either copy (a row the night removed
- * is only in the standby's), gathered before the standby is written.
- */
-async function planByKeys(session: Database, table: Table, key: readonly string[], via: string, condition: string): Promise<TablePlan> {
-  const name = `publish_keys_${table.schema}_${table.name}`;
-  const keys = `temp.main.${name}`;
-  const list = key.map(quoted).join(', ');
-  const [viaSchema, viaName] = via.split('.') as [string, string];
-  const source = `${quoted(viaSchema)}.${quoted(viaName)}`;
-  await session.run(
-    `CREATE OR REPLACE TEMP TABLE ${name} AS
-     SELECT DISTINCT ${list} FROM (
-       SELECT ${list} FROM ${SOURCE}.${source} WHERE ${condition}
-       UNION ALL SELECT ${list} FROM ${STANDBY}.${source} WHERE ${condition}
-     )`,
-  );
-  return { table, kind: 'keys', keys, columns: key };
+  return { table, kind: 'rows', where: condition };
 }
 
 /** Applies one table's plan in the standby; the rows inserted. */
@@ -423,12 +396,6 @@ async function applyPlan(session: Database, plan: Exclude<TablePlan, { kind: 'sk
   const source = `${SOURCE}.${plan.table.sql}`;
   // Delete, then insert what the database holds: whatever state the standby's rows were in, the
   // table ends equal to the database's there (so a publish killed and run again does no harm).
-  if (plan.kind === 'keys') {
-    // Through a join (not IN): DuckDB filters the table's scan by the keys' range.
-    const on = plan.columns.map((column) => `t.${quoted(column)} = k.${quoted(column)}`).join(' AND ');
-    await session.run(`DELETE FROM ${target} AS t USING ${plan.keys} AS k WHERE ${on}`);
-    return session.run(`INSERT INTO ${target} SELECT t.* FROM ${source} AS t SEMI JOIN ${plan.keys} AS k ON ${on}`);
-  }
   const where = plan.kind === 'whole' ? '' : ` WHERE ${plan.where}`;
   await session.run(`DELETE FROM ${target}${where}`);
   return session.run(`INSERT INTO ${target} SELECT * FROM ${source}${where}`);
