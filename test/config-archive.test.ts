@@ -1,14 +1,14 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
+import { tempDir } from './support/temp-dir.ts';
 
 /** archive.dir (docs/operating.md "Archive and restore"): optional, from the file or EXLEDGER_ARCHIVE_DIR, validated like the others. */
 
 function dirWithConfig(content: unknown): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-archive-'));
+  const dir = tempDir('exledger-config-archive-');
   writeFileSync(path.join(dir, 'exledger.config.json'), JSON.stringify(content));
   return dir;
 }

@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config/config.ts';
 import { ConfigError } from '../src/errors.ts';
+import { tempDir } from './support/temp-dir.ts';
 
 function dirWithConfig(content: unknown): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+  const dir = tempDir('exledger-config-');
   writeFileSync(path.join(dir, 'exledger.config.json'), typeof content === 'string' ? content : JSON.stringify(content));
   return dir;
 }
@@ -53,12 +53,12 @@ describe('resolveConfig', () => {
   });
 
   it('names the missing variable when only some credentials are set', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+    const dir = tempDir('exledger-config-');
     expect(() => resolveConfig({}, { EXLEDGER_API_KEY: 'k', EXLEDGER_API_SECRET: 's' }, dir)).toThrow(/EXLEDGER_API_PASSPHRASE/);
   });
 
   it('rejects a bad URL, an unknown key and invalid JSON with the thing to fix, never a secret', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'exledger-config-'));
+    const dir = tempDir('exledger-config-');
     expect(() => resolveConfig({}, { EXLEDGER_SPOT_BASE_URL: 'ftp://x' }, dir)).toThrow(ConfigError);
     expect(() => resolveConfig({}, { EXLEDGER_SPOT_BASE_URL: 'ftp://x' }, dir)).toThrow(/EXLEDGER_SPOT_BASE_URL/);
 

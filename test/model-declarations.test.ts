@@ -1,5 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.ts';
@@ -10,6 +9,7 @@ import { loadProject, REPOSITORY_DECLARATIONS, SQL_DIR } from '../src/models/pro
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
 import { buildAll, insertHistory, openModelDb } from './support/model-db.ts';
+import { tempDir } from './support/temp-dir.ts';
 
 let db: Database | undefined;
 afterEach(() => {
@@ -19,7 +19,7 @@ afterEach(() => {
 
 /** Writes an SQL project: { 'marts/x.sql': 'select ...' }. */
 function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-decl-'));
+  const dir = tempDir('exledger-decl-');
   for (const [file, sql] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), sql);
@@ -53,7 +53,7 @@ async function insertSomeHistory(target: Database): Promise<void> {
 
 describe('model declarations on the repository SQL project', () => {
   it('comments every model and column of every layer, in the database as built, rebuilt and published by file copy', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'exledger-decl-db-')), 'ledger.duckdb');
+    const file = path.join(tempDir('exledger-decl-db-'), 'ledger.duckdb');
     db = await openModelDb(file);
     await insertSomeHistory(db);
     // Built twice: CREATE OR REPLACE drops a table's comments, the build writes them again.
@@ -131,7 +131,7 @@ describe('model declarations on the repository SQL project', () => {
   });
 
   it('fails a model whose SQL loses a declared column (or gains an undeclared one), naming them, and keeps its previous table', async () => {
-    const sqlDir = mkdtempSync(path.join(tmpdir(), 'exledger-decl-sql-'));
+    const sqlDir = tempDir('exledger-decl-sql-');
     cpSync(SQL_DIR, sqlDir, { recursive: true });
     db = await openModelDb();
     expect((await buildModels(db, DEFAULT_MODEL_SETTINGS, { sqlDir, declarations: REPOSITORY_DECLARATIONS })).filter((result) => result.status !== 'ok')).toEqual([]);

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/errors.ts';
@@ -8,10 +7,11 @@ import { checkModels } from '../src/models/check.ts';
 import { loadProject } from '../src/models/project.ts';
 import { DEFAULT_MODEL_SETTINGS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
+import { tempDir } from './support/temp-dir.ts';
 
 /** Writes an SQL project: { 'marts/x.sql': 'select ...' }. */
 function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-sql-'));
+  const dir = tempDir('exledger-sql-');
   for (const [file, sql] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), sql);
