@@ -19,7 +19,7 @@ import { applyCoverage, notSyncedReason, readChart, readFigures, readFreshness, 
 import { writeCsv } from './write-csv.ts';
 import { DEFAULT_LEDGER_SETTINGS, LEDGER_FORMATS, type LedgerFormat, type LedgerSettings } from './ledger-layouts.ts';
 import { planLedgerExports, type LedgerExports, type LedgerPlan } from './write-ledger-exports.ts';
-import { XlsxWriter } from './xlsx-writer.ts';
+import { createXlsxWriter } from './xlsx-writer.ts';
 
 /**
  * The files a report can write beside its workbook (`exledger report --format`): its CSV
@@ -286,7 +286,7 @@ export async function writeReport(db: Database, declared: ReportSpec, options: W
 
     // What it is written from, inside it: the next report of the same figures is not written again.
     const record: WrittenRecord = { fingerprint, writtenAt: now.toISOString(), stampMs: modifiedStamp(), files: await Promise.all(beside.map(async (written) => ({ name: path.basename(written), ...(await identify(temporaryOf(written))) }))) };
-    const workbook = new XlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account, closure.header) });
+    const workbook = createXlsxWriter({ stream, printSetup: reportPrintSetup(report, options.period, account, closure.header) });
     workbook.creator = 'exledger';
     workbook.created = now;
     workbook.customProperties = recordProperties(record);

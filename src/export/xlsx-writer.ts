@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { sheetPageSetup, type PrintSetup } from './print-setup.ts';
 
 /**
@@ -88,198 +88,215 @@ export function escapeXml(text: string): string {
 }
 
 /**
- * A streaming xlsx writer with tables and pictures. Use exceljs's API for sheets and rows
- * (`addWorksheet`, `addRow(...).commit()`), then `addTable`/`addPicture` on a sheet before it
- * is committed, and `commit()` the workbook at the end.
+ * A streaming xlsx writer with tables and pictures (createXlsxWriter). Use exceljs's API for sheets
+ * and rows (`addWorksheet`, `addRow(...).commit()`), then `addTable`/`addPicture` on a sheet
+ * before it is committed, and `commit()` the workbook at the end.
  */
-export class XlsxWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
-  private readonly tables: { target: string }[] = [];
-  private readonly drawings: { name: string }[] = [];
-  /** Per sheet id: what to add before `</worksheet>`. */
-  private readonly sheetTails = new Map<number, { drawing?: string; tables: string[] }>();
+export type XlsxWriter = InstanceType<ReturnType<typeof defineXlsxWriter>>;
 
-  /** How every sheet added from now on prints (print-setup.ts). @default exceljs's (portrait, no header) */
-  printSetup: PrintSetup | undefined;
+let writerClass: ReturnType<typeof defineXlsxWriter> | undefined;
 
-  /**
-   * The workbook's custom document properties (docProps/custom.xml: Excel's File > Info >
-   * Properties), text by name: what it was written from (report-fingerprint.ts). Set before
-   * `commit()`. @default none (the part is written, empty)
-   */
-  customProperties: Readonly<Record<string, string>> = {};
+/** A new XlsxWriter into `options.stream` (an opened file: see write-report.ts, which watches it for errors). */
+export function createXlsxWriter(options: { stream: Writable; printSetup?: PrintSetup }): XlsxWriter {
+  writerClass ??= defineXlsxWriter((requireExceljs('exceljs') as typeof ExcelJS).stream.xlsx.WorkbookWriter);
+  return new writerClass(options);
+}
 
-  /** Writes into `stream` (an opened file: see write-report.ts, which watches it for errors). */
-  constructor(options: { stream: Writable; printSetup?: PrintSetup }) {
-    super({ stream: options.stream, useStyles: true, useSharedStrings: false });
-    this.printSetup = options.printSetup;
-    nameEveryFont(this);
-  }
+/**
+ * The writer's class, defined over exceljs's streaming writer when the first workbook is written:
+ * exceljs is loaded then, not when the CLI starts (0.3 s of every command's start, 0.8 s on a busy
+ * machine, for the commands that write no workbook).
+ */
+function defineXlsxWriter(WorkbookWriter: typeof ExcelJS.stream.xlsx.WorkbookWriter) {
+  return class XlsxWriter extends WorkbookWriter {
+    private readonly tables: { target: string }[] = [];
+    private readonly drawings: { name: string }[] = [];
+    /** Per sheet id: what to add before `</worksheet>`. */
+    private readonly sheetTails = new Map<number, { drawing?: string; tables: string[] }>();
 
-  /** exceljs's, with the workbook's print setup (page, header and footer, print titles) on every sheet. */
-  override addWorksheet(name?: string, options?: Partial<ExcelJS.AddWorksheetOptions>): ExcelJS.Worksheet {
-    if (this.printSetup === undefined) return super.addWorksheet(name, options);
-    const pageSetup = sheetPageSetup(this.printSetup.pageSetup, { pageSetup: options?.pageSetup, views: options?.views });
-    return super.addWorksheet(name, { ...options, pageSetup, headerFooter: { ...options?.headerFooter, ...this.printSetup.headerFooter } });
-  }
+    /** How every sheet added from now on prints (print-setup.ts). @default exceljs's (portrait, no header) */
+    printSetup: PrintSetup | undefined;
 
-  /** Adds a table over rows already written (or to be written) to `sheet`, before the sheet is committed. */
-  addTable(sheet: ExcelJS.Worksheet, spec: TableSpec): void {
-    if (spec.dataRows < 1) throw new Error(`table ${spec.name}: a table needs at least one data row`);
-    const internals = this.sheetInternals(sheet);
-    const id = this.tables.length + 1;
-    const target = `table${id}.xml`;
-    this.tables.push({ target });
-    const first = spec.firstColumn ?? 1;
-    const last = first + spec.columns.length - 1;
-    const lastDataRow = spec.headerRow + spec.dataRows;
-    const lastRow = lastDataRow + (spec.totalsRow === true ? 1 : 0);
-    const ref = `${columnLetters(first)}${spec.headerRow}:${columnLetters(last)}${lastRow}`;
-    const columns = spec.columns
-      .map((column, index) => {
-        const totals =
-          spec.totalsRow !== true ? '' : index === 0 ? ` totalsRowLabel="${escapeXml(spec.totalsLabel ?? 'Total')}"` : column.total === true ? ' totalsRowFunction="sum"' : '';
-        return `<tableColumn id="${index + 1}" name="${escapeXml(column.name)}"${totals}/>`;
-      })
-      .join('');
-    const xml =
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-      `<table xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" id="${id}" name="${spec.name}" displayName="${spec.name}" ref="${ref}"` +
-      `${spec.totalsRow === true ? ' totalsRowCount="1"' : ' totalsRowShown="0"'}>` +
-      `<autoFilter ref="${columnLetters(first)}${spec.headerRow}:${columnLetters(last)}${lastDataRow}"/>` +
-      `<tableColumns count="${spec.columns.length}">${columns}</tableColumns>` +
-      `<tableStyleInfo name="${spec.style ?? 'TableStyleMedium2'}" showFirstColumn="0" showLastColumn="0" showRowStripes="1" showColumnStripes="0"/>` +
-      '</table>';
-    this.writePart(`/xl/tables/${target}`, xml);
-    const rId = internals._sheetRelsWriter.addRelationship({ Type: `${REL}/table`, Target: `../tables/${target}` });
-    this.tailOf(internals).tables.push(rId);
-  }
+    /**
+     * The workbook's custom document properties (docProps/custom.xml: Excel's File > Info >
+     * Properties), text by name: what it was written from (report-fingerprint.ts). Set before
+     * `commit()`. @default none (the part is written, empty)
+     */
+    customProperties: Readonly<Record<string, string>> = {};
 
-  /** Places a PNG on `sheet` (one picture per sheet), before the sheet is committed. */
-  addPicture(sheet: ExcelJS.Worksheet, picture: PictureSpec): void {
-    const internals = this.sheetInternals(sheet);
-    const tail = this.tailOf(internals);
-    if (tail.drawing !== undefined) throw new Error(`sheet ${sheet.name} already has a picture`);
-    const imageId = this.addImage({ buffer: picture.png as unknown as ExcelJS.Buffer, extension: 'png' });
-    const name = `drawing${this.drawings.length + 1}`;
-    this.drawings.push({ name });
-    const cx = Math.round(picture.widthPx * EMU_PER_PX);
-    const cy = Math.round(picture.heightPx * EMU_PER_PX);
-    const xml =
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-      '<xdr:wsDr xmlns:xdr="http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">' +
-      `<xdr:oneCellAnchor><xdr:from><xdr:col>${picture.col}</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>${picture.row}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>` +
-      `<xdr:ext cx="${cx}" cy="${cy}"/>` +
-      `<xdr:pic><xdr:nvPicPr><xdr:cNvPr id="2" name="Picture 1" descr="${escapeXml(picture.description)}"/><xdr:cNvPicPr><a:picLocks noChangeAspect="1"/></xdr:cNvPicPr></xdr:nvPicPr>` +
-      `<xdr:blipFill><a:blip xmlns:r="${REL}" r:embed="rId1"/><a:stretch><a:fillRect/></a:stretch></xdr:blipFill>` +
-      `<xdr:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></xdr:spPr></xdr:pic>` +
-      '<xdr:clientData/></xdr:oneCellAnchor></xdr:wsDr>';
-    this.writePart(`/xl/drawings/${name}.xml`, xml);
-    this.writePart(
-      `/xl/drawings/_rels/${name}.xml.rels`,
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-        `<Relationship Id="rId1" Type="${REL}/image" Target="../media/image${imageId}.png"/></Relationships>`,
-    );
-    tail.drawing = internals._sheetRelsWriter.addRelationship({ Type: `${REL}/drawing`, Target: `../drawings/${name}.xml` });
-  }
-
-  /**
-   * Resolves once the zip has taken in all but `highWaterBytes` of what was written to `sheet`:
-   * exceljs's stream buffer writes into the zip entry without backpressure, so a big sheet would
-   * otherwise sit whole in memory (~600 bytes a row) and be compressed after its last row. Call
-   * it only on the sheet being written while every earlier part has ended (the zip takes its
-   * entries in order), as writeReport does, or the wait never ends.
-   */
-  async drain(sheet: ExcelJS.Worksheet, highWaterBytes = 8 * 1024 ** 2): Promise<void> {
-    // archiver's entry stream (readable-stream 2: no writableLength).
-    const entry = (sheet as unknown as { _stream?: { pipes: (NodeJS.EventEmitter & { _writableState: { length: number } })[] } })._stream?.pipes[0];
-    if (entry !== undefined && entry._writableState.length > highWaterBytes) await once(entry, 'drain');
-  }
-
-  /** exceljs's content types, with the tables and drawings this writer added, and the custom properties. */
-  override addContentTypes(): Promise<void> {
-    const book = this as unknown as WorkbookInternals;
-    const model = { worksheets: book._worksheets.filter(Boolean), sharedStrings: book.sharedStrings, commentRefs: book.commentRefs, media: book.media, tables: this.tables, drawings: this.drawings };
-    const xml = new ContentTypesXform().toXml(model).replace('</Types>', `<Override PartName="/${CUSTOM_PART}" ContentType="application/vnd.openxmlformats-officedocument.custom-properties+xml"/></Types>`);
-    book.zip.append(xml, { name: '[Content_Types].xml' });
-    return Promise.resolve();
-  }
-
-  /**
-   * exceljs's package relationships (written when the writer is made, before any property is
-   * set), with one to the custom properties, which commit() always writes.
-   */
-  override addOfficeRels(): Promise<void> {
-    const book = this as unknown as WorkbookInternals;
-    const rels = [
-      ['rId1', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument', 'xl/workbook.xml'],
-      ['rId2', 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', 'docProps/core.xml'],
-      ['rId3', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties', 'docProps/app.xml'],
-      ['rId4', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/custom-properties', CUSTOM_PART],
-    ];
-    const xml =
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-      rels.map(([id, type, target]) => `<Relationship Id="${id}" Type="${type}" Target="${target}"/>`).join('') +
-      '</Relationships>';
-    book.zip.append(xml, { name: '/_rels/.rels' });
-    return Promise.resolve();
-  }
-
-  /** exceljs's core properties, then the custom ones. */
-  override async addCore(): Promise<void> {
-    await super.addCore();
-    const properties = Object.entries(this.customProperties)
-      .map(([name, value], index) => `<property fmtid="{D5CDD505-2E9C-101B-9397-08002B2CF9AE}" pid="${index + 2}" name="${escapeXml(name)}"><vt:lpwstr>${escapeXml(value)}</vt:lpwstr></property>`)
-      .join('');
-    const xml =
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/custom-properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">' +
-      `${properties}</Properties>`;
-    (this as unknown as WorkbookInternals).zip.append(xml, { name: CUSTOM_PART });
-  }
-
-  /**
-   * exceljs's workbook part, asking Excel to recalculate on open: the totals are formulas whose
-   * cached results we computed; Excel recomputes them from the cells (same numbers).
-   */
-  override addWorkbook(): Promise<void> {
-    const book = this as unknown as WorkbookInternals;
-    const model = { worksheets: book._worksheets.filter(Boolean), definedNames: book._definedNames.model, views: book.views, properties: {}, calcProperties: { fullCalcOnLoad: true } };
-    const xform = new WorkbookXform();
-    xform.prepare?.(model);
-    book.zip.append(xform.toXml(model), { name: '/xl/workbook.xml' });
-    return Promise.resolve();
-  }
-
-  private writePart(path: string, xml: string): void {
-    const stream = (this as unknown as WorkbookInternals)._openStream(path);
-    stream.write(xml);
-    stream.end();
-  }
-
-  private sheetInternals(sheet: ExcelJS.Worksheet): WorksheetInternals {
-    const internals = sheet as unknown as WorksheetInternals & { committed: boolean };
-    if (internals.committed) throw new Error(`sheet ${sheet.name} is already committed`);
-    return internals;
-  }
-
-  /** Hooks the sheet's closing tag once, to list its drawing and tables where the schema wants them (last). */
-  private tailOf(internals: WorksheetInternals) {
-    let tail = this.sheetTails.get(internals.id);
-    if (tail === undefined) {
-      const created: { drawing?: string; tables: string[] } = { tables: [] };
-      tail = created;
-      this.sheetTails.set(internals.id, created);
-      const close = internals._writeCloseWorksheet.bind(internals);
-      internals._writeCloseWorksheet = () => {
-        // CT_Worksheet order: ... drawing, legacyDrawing, ..., tableParts, extLst. exceljs writes
-        // no legacy drawing for sheets without comments, and ours have none.
-        if (created.drawing !== undefined) internals._write(`<drawing r:id="${created.drawing}"/>`);
-        if (created.tables.length > 0) internals._write(`<tableParts count="${created.tables.length}">${created.tables.map((rId) => `<tablePart r:id="${rId}"/>`).join('')}</tableParts>`);
-        close();
-      };
+    /** Writes into `stream` (an opened file: see write-report.ts, which watches it for errors). */
+    constructor(options: { stream: Writable; printSetup?: PrintSetup }) {
+      super({ stream: options.stream, useStyles: true, useSharedStrings: false });
+      this.printSetup = options.printSetup;
+      nameEveryFont(this);
     }
-    return tail;
-  }
+
+    /** exceljs's, with the workbook's print setup (page, header and footer, print titles) on every sheet. */
+    override addWorksheet(name?: string, options?: Partial<ExcelJS.AddWorksheetOptions>): ExcelJS.Worksheet {
+      if (this.printSetup === undefined) return super.addWorksheet(name, options);
+      const pageSetup = sheetPageSetup(this.printSetup.pageSetup, { pageSetup: options?.pageSetup, views: options?.views });
+      return super.addWorksheet(name, { ...options, pageSetup, headerFooter: { ...options?.headerFooter, ...this.printSetup.headerFooter } });
+    }
+
+    /** Adds a table over rows already written (or to be written) to `sheet`, before the sheet is committed. */
+    addTable(sheet: ExcelJS.Worksheet, spec: TableSpec): void {
+      if (spec.dataRows < 1) throw new Error(`table ${spec.name}: a table needs at least one data row`);
+      const internals = this.sheetInternals(sheet);
+      const id = this.tables.length + 1;
+      const target = `table${id}.xml`;
+      this.tables.push({ target });
+      const first = spec.firstColumn ?? 1;
+      const last = first + spec.columns.length - 1;
+      const lastDataRow = spec.headerRow + spec.dataRows;
+      const lastRow = lastDataRow + (spec.totalsRow === true ? 1 : 0);
+      const ref = `${columnLetters(first)}${spec.headerRow}:${columnLetters(last)}${lastRow}`;
+      const columns = spec.columns
+        .map((column, index) => {
+          const totals =
+            spec.totalsRow !== true ? '' : index === 0 ? ` totalsRowLabel="${escapeXml(spec.totalsLabel ?? 'Total')}"` : column.total === true ? ' totalsRowFunction="sum"' : '';
+          return `<tableColumn id="${index + 1}" name="${escapeXml(column.name)}"${totals}/>`;
+        })
+        .join('');
+      const xml =
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+        `<table xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" id="${id}" name="${spec.name}" displayName="${spec.name}" ref="${ref}"` +
+        `${spec.totalsRow === true ? ' totalsRowCount="1"' : ' totalsRowShown="0"'}>` +
+        `<autoFilter ref="${columnLetters(first)}${spec.headerRow}:${columnLetters(last)}${lastDataRow}"/>` +
+        `<tableColumns count="${spec.columns.length}">${columns}</tableColumns>` +
+        `<tableStyleInfo name="${spec.style ?? 'TableStyleMedium2'}" showFirstColumn="0" showLastColumn="0" showRowStripes="1" showColumnStripes="0"/>` +
+        '</table>';
+      this.writePart(`/xl/tables/${target}`, xml);
+      const rId = internals._sheetRelsWriter.addRelationship({ Type: `${REL}/table`, Target: `../tables/${target}` });
+      this.tailOf(internals).tables.push(rId);
+    }
+
+    /** Places a PNG on `sheet` (one picture per sheet), before the sheet is committed. */
+    addPicture(sheet: ExcelJS.Worksheet, picture: PictureSpec): void {
+      const internals = this.sheetInternals(sheet);
+      const tail = this.tailOf(internals);
+      if (tail.drawing !== undefined) throw new Error(`sheet ${sheet.name} already has a picture`);
+      const imageId = this.addImage({ buffer: picture.png as unknown as ExcelJS.Buffer, extension: 'png' });
+      const name = `drawing${this.drawings.length + 1}`;
+      this.drawings.push({ name });
+      const cx = Math.round(picture.widthPx * EMU_PER_PX);
+      const cy = Math.round(picture.heightPx * EMU_PER_PX);
+      const xml =
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+        '<xdr:wsDr xmlns:xdr="http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">' +
+        `<xdr:oneCellAnchor><xdr:from><xdr:col>${picture.col}</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>${picture.row}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>` +
+        `<xdr:ext cx="${cx}" cy="${cy}"/>` +
+        `<xdr:pic><xdr:nvPicPr><xdr:cNvPr id="2" name="Picture 1" descr="${escapeXml(picture.description)}"/><xdr:cNvPicPr><a:picLocks noChangeAspect="1"/></xdr:cNvPicPr></xdr:nvPicPr>` +
+        `<xdr:blipFill><a:blip xmlns:r="${REL}" r:embed="rId1"/><a:stretch><a:fillRect/></a:stretch></xdr:blipFill>` +
+        `<xdr:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></xdr:spPr></xdr:pic>` +
+        '<xdr:clientData/></xdr:oneCellAnchor></xdr:wsDr>';
+      this.writePart(`/xl/drawings/${name}.xml`, xml);
+      this.writePart(
+        `/xl/drawings/_rels/${name}.xml.rels`,
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          `<Relationship Id="rId1" Type="${REL}/image" Target="../media/image${imageId}.png"/></Relationships>`,
+      );
+      tail.drawing = internals._sheetRelsWriter.addRelationship({ Type: `${REL}/drawing`, Target: `../drawings/${name}.xml` });
+    }
+
+    /**
+     * Resolves once the zip has taken in all but `highWaterBytes` of what was written to `sheet`:
+     * exceljs's stream buffer writes into the zip entry without backpressure, so a big sheet would
+     * otherwise sit whole in memory (~600 bytes a row) and be compressed after its last row. Call
+     * it only on the sheet being written while every earlier part has ended (the zip takes its
+     * entries in order), as writeReport does, or the wait never ends.
+     */
+    async drain(sheet: ExcelJS.Worksheet, highWaterBytes = 8 * 1024 ** 2): Promise<void> {
+      // archiver's entry stream (readable-stream 2: no writableLength).
+      const entry = (sheet as unknown as { _stream?: { pipes: (NodeJS.EventEmitter & { _writableState: { length: number } })[] } })._stream?.pipes[0];
+      if (entry !== undefined && entry._writableState.length > highWaterBytes) await once(entry, 'drain');
+    }
+
+    /** exceljs's content types, with the tables and drawings this writer added, and the custom properties. */
+    override addContentTypes(): Promise<void> {
+      const book = this as unknown as WorkbookInternals;
+      const model = { worksheets: book._worksheets.filter(Boolean), sharedStrings: book.sharedStrings, commentRefs: book.commentRefs, media: book.media, tables: this.tables, drawings: this.drawings };
+      const xml = new (exceljsPart('exceljs/lib/xlsx/xform/core/content-types-xform.js'))().toXml(model).replace('</Types>', `<Override PartName="/${CUSTOM_PART}" ContentType="application/vnd.openxmlformats-officedocument.custom-properties+xml"/></Types>`);
+      book.zip.append(xml, { name: '[Content_Types].xml' });
+      return Promise.resolve();
+    }
+
+    /**
+     * exceljs's package relationships (written when the writer is made, before any property is
+     * set), with one to the custom properties, which commit() always writes.
+     */
+    override addOfficeRels(): Promise<void> {
+      const book = this as unknown as WorkbookInternals;
+      const rels = [
+        ['rId1', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument', 'xl/workbook.xml'],
+        ['rId2', 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', 'docProps/core.xml'],
+        ['rId3', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties', 'docProps/app.xml'],
+        ['rId4', 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/custom-properties', CUSTOM_PART],
+      ];
+      const xml =
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+        rels.map(([id, type, target]) => `<Relationship Id="${id}" Type="${type}" Target="${target}"/>`).join('') +
+        '</Relationships>';
+      book.zip.append(xml, { name: '/_rels/.rels' });
+      return Promise.resolve();
+    }
+
+    /** exceljs's core properties, then the custom ones. */
+    override async addCore(): Promise<void> {
+      await super.addCore();
+      const properties = Object.entries(this.customProperties)
+        .map(([name, value], index) => `<property fmtid="{D5CDD505-2E9C-101B-9397-08002B2CF9AE}" pid="${index + 2}" name="${escapeXml(name)}"><vt:lpwstr>${escapeXml(value)}</vt:lpwstr></property>`)
+        .join('');
+      const xml =
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/custom-properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">' +
+        `${properties}</Properties>`;
+      (this as unknown as WorkbookInternals).zip.append(xml, { name: CUSTOM_PART });
+    }
+
+    /**
+     * exceljs's workbook part, asking Excel to recalculate on open: the totals are formulas whose
+     * cached results we computed; Excel recomputes them from the cells (same numbers).
+     */
+    override addWorkbook(): Promise<void> {
+      const book = this as unknown as WorkbookInternals;
+      const model = { worksheets: book._worksheets.filter(Boolean), definedNames: book._definedNames.model, views: book.views, properties: {}, calcProperties: { fullCalcOnLoad: true } };
+      const xform = new (exceljsPart('exceljs/lib/xlsx/xform/book/workbook-xform.js'))();
+      xform.prepare?.(model);
+      book.zip.append(xform.toXml(model), { name: '/xl/workbook.xml' });
+      return Promise.resolve();
+    }
+
+    private writePart(path: string, xml: string): void {
+      const stream = (this as unknown as WorkbookInternals)._openStream(path);
+      stream.write(xml);
+      stream.end();
+    }
+
+    private sheetInternals(sheet: ExcelJS.Worksheet): WorksheetInternals {
+      const internals = sheet as unknown as WorksheetInternals & { committed: boolean };
+      if (internals.committed) throw new Error(`sheet ${sheet.name} is already committed`);
+      return internals;
+    }
+
+    /** Hooks the sheet's closing tag once, to list its drawing and tables where the schema wants them (last). */
+    private tailOf(internals: WorksheetInternals) {
+      let tail = this.sheetTails.get(internals.id);
+      if (tail === undefined) {
+        const created: { drawing?: string; tables: string[] } = { tables: [] };
+        tail = created;
+        this.sheetTails.set(internals.id, created);
+        const close = internals._writeCloseWorksheet.bind(internals);
+        internals._writeCloseWorksheet = () => {
+          // CT_Worksheet order: ... drawing, legacyDrawing, ..., tableParts, extLst. exceljs writes
+          // no legacy drawing for sheets without comments, and ours have none.
+          if (created.drawing !== undefined) internals._write(`<drawing r:id="${created.drawing}"/>`);
+          if (created.tables.length > 0) internals._write(`<tableParts count="${created.tables.length}">${created.tables.map((rId) => `<tablePart r:id="${rId}"/>`).join('')}</tableParts>`);
+          close();
+        };
+      }
+      return tail;
+    }
+  };
 }
 
 /**
@@ -315,5 +332,4 @@ type XformClass = new () => { prepare?(model: unknown): void; toXml(model: unkno
 const CUSTOM_PART = 'docProps/custom.xml';
 
 const requireExceljs = createRequire(import.meta.url);
-const ContentTypesXform = requireExceljs('exceljs/lib/xlsx/xform/core/content-types-xform.js') as XformClass;
-const WorkbookXform = requireExceljs('exceljs/lib/xlsx/xform/book/workbook-xform.js') as XformClass;
+const exceljsPart = (module: string): XformClass => requireExceljs(module) as XformClass;
