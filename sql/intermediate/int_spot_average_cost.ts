@@ -97,10 +97,11 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * temp.main.int_spot_average_replay: per (pool, symbol) that model_pending names, the first event
- * to replay (from_seq) and the change's instant (from_at; NULL: the whole partition). Under
- * pooling universal an account names pool '*'. A wide pending row (account NULL: everything; '*' under pooling account: every account; symbol NULL)
- * names the partitions found in the trades or in this table (one whose events are gone loses its
- * rows: from_seq 1, nothing to replay).
+ * to replay (from_seq; NULL where no event is at or after the change: PAST_THE_LAST) and the
+ * change's instant (from_at; NULL: the whole partition). Under pooling universal an account names
+ * pool '*'. A wide pending row (account NULL: everything; '*' under pooling account: every
+ * account; symbol NULL) names the partitions found in the trades or in this table (one whose
+ * events are gone loses its rows: nothing is replayed).
  */
 function replayPlan(wide: boolean, earliest: string | null): string {
   const partitions = wide
