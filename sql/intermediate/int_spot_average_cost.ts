@@ -20,9 +20,11 @@
 // before it (0 before the first event). It reads those events only, and one row of its own table
 // per partition. Pending rows are passed on unchanged: the rows before the first replaced event are
 // as they were. A partition whose events are gone (named by a wide pending row) loses its rows.
-import { BIGINT, DuckDBDataChunk, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBTimestampTZValue, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { shareOf } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
+import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
 
 /** The columns the walk reads, in this order, from int_spot_trades as t. */
 const EVENT_COLUMNS = `t.pool, t.symbol, t.event_seq, t.side = 'sell' as is_sell, t.inventory_e18,
@@ -157,27 +159,16 @@ WHERE r.from_seq IS NULL`;
 
 /** The columns of int_spot_average_cost, in order. */
 const TYPES = [VARCHAR, VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, HUGEINT];
-/** Rows of one data chunk (DuckDB's vector size). */
-const CHUNK_ROWS = 2048;
 
 /**
  * Walks the events `sql` returns (EVENT_COLUMNS, ordered by pool, symbol, event_seq) as they
  * stream in, each partition from the inventory cost `previous` holds for it (none: 0), and appends
- * a row per event, a data chunk at a time (one chunk, reset and refilled: see SegmentChunks in
- * int_spot_lot_segments.ts).
+ * a row per event, a data chunk at a time. The inventory cost is never negative (a buy's cost is
+ * not), so shareOf's halves away from zero are halves up.
  */
 async function walk(db: Database, sql: string, previous: ReadonlyMap<string, bigint>): Promise<void> {
   await db.withInsertionOrder(async () => {
-    const appender = await db.appender('intermediate', 'int_spot_average_cost');
-    const chunk = DuckDBDataChunk.create(TYPES, CHUNK_ROWS);
-    let columns: DuckDBValue[][] = TYPES.map(() => []);
-    const flush = (): void => {
-      if (columns[0]!.length === 0) return;
-      chunk.reset();
-      chunk.setColumns(columns);
-      appender.appendDataChunk(chunk);
-      columns = TYPES.map(() => []);
-    };
+    const rowsOut = new RowChunks(await db.appender('intermediate', 'int_spot_average_cost'), TYPES);
     let pool = '';
     let symbol = '';
     let started = false;
@@ -193,40 +184,21 @@ async function walk(db: Database, sql: string, previous: ReadonlyMap<string, big
           }
           let disposed: bigint | null = null;
           if (row[3] === true) {
-            const after = row[4] as bigint;
             const before = row[5] as bigint;
-            const kept = before === 0n ? cost : after === 0n ? 0n : roundHalfUp(cost * after, before);
+            const kept = before === 0n ? cost : shareOf(cost, row[4] as bigint, before);
             disposed = cost - kept;
             cost = kept;
           } else {
             cost += row[6] as bigint;
           }
-          columns[0]!.push(pool);
-          columns[1]!.push(symbol);
-          columns[2]!.push(row[2] as bigint);
-          columns[3]!.push(row[7] as DuckDBTimestampTZValue | null);
-          columns[4]!.push(disposed);
-          columns[5]!.push(cost);
-          if (columns[0]!.length === CHUNK_ROWS) flush();
+          rowsOut.add([pool, symbol, row[2] as bigint, row[7] as DuckDBTimestampTZValue | null, disposed, cost]);
         }
       }
-      flush();
-      appender.flushSync();
+      rowsOut.flushSync();
     } catch (error) {
-      try {
-        appender.closeSync();
-      } catch {
-        // The caller's transaction is rolled back; the first error is thrown.
-      }
+      closeQuietly(rowsOut);
       throw error;
     }
-    appender.closeSync();
+    rowsOut.closeSync();
   });
-}
-
-/** round(n / d), halves up, for d > 0 (floor division: n may be negative). */
-export function roundHalfUp(n: bigint, d: bigint): bigint {
-  const twice = 2n * n + d;
-  const q = twice / (2n * d);
-  return twice < 0n && q * 2n * d !== twice ? q - 1n : q;
 }

@@ -53,11 +53,12 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BIGINT, DuckDBDataChunk, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, lotMatcher, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
+import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
 
 /**
  * The matcher's saved states (internal to this model, not a documented model: it lives in the
@@ -478,8 +479,8 @@ async function matchPartitions(
 ): Promise<LastDay[]> {
   // Appended rows are written to the file as row groups fill, not held until the commit.
   return db.withInsertionOrder(async () => {
-    const segments = new SegmentChunks(await db.appender('intermediate', 'int_spot_lot_segments'));
-    const ukSegments = ukTable === undefined ? segments : new SegmentChunks(await db.appender('main', ukTable, 'temp'));
+    const segments = new RowChunks(await db.appender('intermediate', 'int_spot_lot_segments'), SEGMENT_TYPES);
+    const ukSegments = ukTable === undefined ? segments : new RowChunks(await db.appender('main', ukTable, 'temp'), SEGMENT_TYPES);
     const states = await db.appender('settings', 'spot_lot_state');
     const lastDays: LastDay[] = [];
     let partition: PartitionMatch | undefined;
@@ -500,8 +501,6 @@ async function matchPartitions(
       if (ukSegments !== segments) ukSegments.flushSync();
       states.flushSync();
     } catch (error) {
-      // Closing an appender of an aborted transaction fails too ("Current transaction is aborted"):
-      // the error that aborted it is the one to tell.
       closeQuietly(segments);
       if (ukSegments !== segments) closeQuietly(ukSegments);
       closeQuietly(states);
@@ -512,14 +511,6 @@ async function matchPartitions(
     states.closeSync();
     return lastDays;
   });
-}
-
-function closeQuietly(appender: { closeSync(): void }): void {
-  try {
-    appender.closeSync();
-  } catch {
-    // The caller's transaction is rolled back; the first error is thrown.
-  }
 }
 
 /** The day of a partition's last event (days since 1970-01-01). */
@@ -544,8 +535,8 @@ interface MethodMatch {
 }
 
 function startPartition(
-  segments: SegmentChunks,
-  ukSegments: SegmentChunks,
+  segments: RowChunks,
+  ukSegments: RowChunks,
   states: DuckDBAppender,
   pool: string,
   symbol: string,
@@ -566,7 +557,7 @@ function startPartition(
       push: (...found: Segment[]): number => {
         for (const segment of found) {
           if (segment.sellAt === undefined || segment.sellAt === null) throw new Error(`int_spot_lot_segments: sell ${segment.sellSeq} of ${pool} ${symbol} has no instant`);
-          target.add(pool, symbol, method, segment, segment.sellAt);
+          target.add([pool, symbol, method, segment.sellSeq, segment.rule, segment.lotSeq, new DuckDBTimestampTZValue(segment.sellAt), segment.quantity, segment.cost, segment.proceeds]);
         }
         return 0;
       },
@@ -617,51 +608,6 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
 
 /** The columns of int_spot_lot_segments, in order. */
 const SEGMENT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, HUGEINT, HUGEINT];
-/** Rows of one data chunk (DuckDB's vector size). */
-const CHUNK_ROWS = 2048;
-
-/**
- * Segments appended a data chunk at a time: one call per column per 2,048 rows instead of one per
- * value (measured: 1M rows of these columns in 1.6 s instead of 2.7 s; a whole build of lifo, hifo
- * and uk on 10M fills appends 29M).
- */
-class SegmentChunks {
-  private columns: DuckDBValue[][] = SEGMENT_TYPES.map(() => []);
-  /**
-   * One chunk, reset and refilled: a chunk's native memory is not freed with its JS object
-   * (measured: a new chunk per 2,048 rows held 180 MB per million rows appended, 5 GB over a 10M
-   * history's 29M segments, outside DuckDB's memory_limit; one chunk reused stays flat).
-   */
-  private readonly chunk = DuckDBDataChunk.create(SEGMENT_TYPES, CHUNK_ROWS);
-
-  constructor(private readonly appender: DuckDBAppender) {}
-
-  add(pool: string, symbol: string, method: LotMethod, segment: Segment, sellAt: bigint): void {
-    const row: DuckDBValue[] = [pool, symbol, method, segment.sellSeq, segment.rule, segment.lotSeq, new DuckDBTimestampTZValue(sellAt), segment.quantity, segment.cost, segment.proceeds];
-    row.forEach((value, column) => this.columns[column]!.push(value));
-    if (this.columns[0]!.length === CHUNK_ROWS) this.appendChunk();
-  }
-
-  /** Appends what is held, then flushes the appender (its rows go to the table). */
-  flushSync(): void {
-    this.appendChunk();
-    this.appender.flushSync();
-  }
-
-  closeSync(): void {
-    this.appender.closeSync();
-  }
-
-  private appendChunk(): void {
-    const rows = this.columns[0]!.length;
-    if (rows === 0) return;
-    this.chunk.reset();
-    this.chunk.setColumns(this.columns);
-    this.appender.appendDataChunk(this.chunk);
-    this.columns = SEGMENT_TYPES.map(() => []);
-  }
-}
-
 /** Whether a day start is among the last RECENT_DAYS[method] days of a partition whose last event is on lastDay. */
 const isRecent = (method: LotMethod, day: number, lastDay: number): boolean => day >= lastDay - RECENT_DAYS[method];
 
