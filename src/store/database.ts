@@ -123,10 +123,11 @@ export class Database {
   /**
    * Runs `work` with DuckDB's preserve_insertion_order on (or, `preserve` false, off), then puts
    * the setting back. A build runs with it off (src/jobs/build-job.ts: tables made by CREATE
-   * TABLE AS are written in parallel), but then DuckDB keeps the rows an appender adds to a table in the open transaction
-   * in memory until the commit, instead of writing each row group to the file as it fills
-   * (measured: 29M lot segments of the 10M benchmark history held 2 GB and more, and the build
-   * failed with "failed to pin block" at memoryLimit 4GB; with it on, they stay under 100 MB). It
+   * TABLE AS are written in parallel), but then DuckDB keeps the rows an appender adds to a table
+   * in the open transaction in memory until the commit, instead of writing each row group to the
+   * file as it fills (measured: 29M lot segments of the 10M benchmark history held 2 GB and more,
+   * and the build failed with "failed to pin block" at memoryLimit 4GB; with it on, they stay under
+   * 100 MB). It
    * also keeps a copy's rows in the order they are read; off, a COPY to a file writes on every
    * thread as its threads finish (a report's full detail, roll-up.ts: half the time).
    */

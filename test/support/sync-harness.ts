@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { STREAMS } from '../../pipelines/index.ts';
 import { syncJob, type SyncOutcome, type SyncRequest } from '../../src/jobs/sync-job.ts';
 import { resolveConfig } from '../../src/config/config.ts';
 import { Database } from '../../src/store/database.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
-import { afterAll } from 'vitest';
+import { tempDir } from './temp-dir.ts';
 
 /** A working folder with a config file pointing exledger at a sandbox, budget lifted unless told otherwise. */
 export interface SyncWorkspace {
@@ -17,23 +16,9 @@ export interface SyncWorkspace {
 
 const DAY = 86_400_000;
 
-/**
- * The workspaces this test file made, removed after its last hook (each holds a database of tens
- * of MB: a whole test run left ~1.5 GB of them in the temporary folder). Registered when the file
- * imports this module, so after the file's own afterAll hooks (they run in reverse order). The
- * benchmarks (`npm run bench`, not under vitest, where afterAll throws) remove them as the process exits.
- */
-const workspaces: string[] = [];
-const removeWorkspaces = (): void => {
-  for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
-};
-if (process.env.VITEST === undefined) process.on('exit', removeWorkspaces);
-else afterAll(removeWorkspaces);
-
 /** Creates a temp workspace for syncing `sandbox`'s first account (or `accounts`). */
 export function createWorkspace(sandbox: RunningSandbox, options: { budget?: object; lookbackDays?: number; accounts?: number[] } = {}): SyncWorkspace {
-  const dir = mkdtempSync(path.join(tmpdir(), 'exledger-sync-'));
-  workspaces.push(dir);
+  const dir = tempDir('exledger-sync-');
   const db = path.join(dir, 'exledger.duckdb');
   const startDate = new Date(sandbox.exchange.startMs).toISOString().slice(0, 10);
   const accounts = (options.accounts ?? [0]).map((index) => {
