@@ -5,6 +5,7 @@ import { modelOverrides, withModelOptions } from './config-options.ts';
 import { EXIT } from './exit-codes.ts';
 import { formatModelResult, summarizeBuild } from './result-text.ts';
 import { selectionOf, withSelectOptions } from './select-options.ts';
+import { describeCompaction } from '../store/compaction.ts';
 
 /** `exledger build`. */
 export const buildCommand = defineCommand({
@@ -27,6 +28,7 @@ export const buildCommand = defineCommand({
         // A model that failed is shown even with --quiet: it is part of what went wrong.
         else output.summary(formatModelResult(result, index, total));
       },
+      onCompaction: (tables) => output.detail(describeCompaction(tables)),
     });
     const ms = performance.now() - started;
     output.summary(summarizeBuild(results, ms));

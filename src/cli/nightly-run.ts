@@ -13,6 +13,7 @@ import type { CommandOutcome } from './command.ts';
 import type { Output } from './output.ts';
 import { formatArchivedPart, formatModelResult, formatReportResult, formatRunSummary, formatSyncSummary, formatTestResult, reportRowsProgress, runExitCode, runJson, summarizeBuild } from './result-text.ts';
 import { startRunLog } from './run-log.ts';
+import { describeCompaction } from '../store/compaction.ts';
 
 /**
  * Runs the nightly job with its log file and its output, shared by `exledger run` and `exledger
@@ -77,7 +78,7 @@ export async function runWithLog(config: Readonly<Config>, commandOutput: Output
           // A line per partition written goes to the log; the archive step's line says the rest.
           archive: { onPart: (part, index, total) => part.how !== 'unchanged' && logOnly(formatArchivedPart(part, index, total)) },
           // A model that failed or was skipped is shown; the others are counted on the build line.
-          build: { onModel: (result, index, total) => (result.status === 'ok' ? logOnly : show)(formatModelResult(result, index, total)) },
+          build: { onModel: (result, index, total) => (result.status === 'ok' ? logOnly : show)(formatModelResult(result, index, total)), onCompaction: (tables) => logOnly(describeCompaction(tables)) },
           check: {
             // Which rows the check reads (what changed since each test last passed, or everything), before its tests.
             onScope: (scope) => logOnly(`check: ${describeCheckScope(scope)}`),

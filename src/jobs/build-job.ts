@@ -8,6 +8,7 @@ import { selectModels, type ModelSelection } from '../models/select.ts';
 import { whilePending } from '../pending-work.ts';
 import { Database } from '../store/database.ts';
 import { DatabaseLock } from '../store/lock.ts';
+import { chooseCompaction, type ThinnedTable } from '../store/compaction.ts';
 import { journalPosting } from '../models/settings.ts';
 import { hasClosedTable, readClosedPeriods } from '../store/period-closes.ts';
 import { ConfigError, DiskFullError } from '../errors.ts';
@@ -19,6 +20,8 @@ export interface BuildHooks {
   onModel?: (result: ModelResult, index: number, total: number) => void;
   /** Once aborted, no further model starts (see BuildOptions.signal). */
   signal?: AbortSignal;
+  /** Told before the models when this build's checkpoints compact thinned tables (src/store/compaction.ts). */
+  onCompaction?: (tables: readonly ThinnedTable[]) => void;
 }
 
 /** What a build builds: the selected models (src/models/select.ts), every one by default; whole with fullRefresh. */
@@ -42,6 +45,10 @@ export async function buildJob(config: Readonly<Config>, streams: readonly Strea
       // Tables are built with CREATE TABLE AS: their row order means nothing, and not keeping it
       // lets DuckDB write them in parallel with far less memory.
       await db.run('SET preserve_insertion_order = false');
+      // The rows an incremental step replaces stay stored until a table is thinned enough to be
+      // worth compacting, rather than at every checkpoint (src/store/compaction.ts).
+      const thinned = await chooseCompaction(db);
+      if (thinned.length > 0) request.onCompaction?.(thinned);
       await refuseMovedPeriods(db, config);
       await refuseOtherPosting(db, config);
       await ensureRawTables(db, streams);

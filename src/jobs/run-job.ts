@@ -11,6 +11,7 @@ import type { ModelResult } from '../models/build.ts';
 import type { CheckScope, TestResult } from '../models/check.ts';
 import { DatabaseLock } from '../store/lock.ts';
 import { Database } from '../store/database.ts';
+import { describeCompaction } from '../store/compaction.ts';
 import { readCloseStatus, type CloseStatus } from '../close/close-status.ts';
 import type { PublishJobResult } from './publish-job.ts';
 import type { SchemaDrift } from '../store/schema-drift.ts';
@@ -354,10 +355,11 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
  * How the published copy was brought up to date: `incremental (12 of 77 tables, 3,456 rows)` or
  * `full copy (why)`.
  */
-export function describePublish(result: Pick<PublishJobResult, 'how' | 'why' | 'tables'>): string {
+export function describePublish(result: Pick<PublishJobResult, 'how' | 'why' | 'tables' | 'compacted'>): string {
   if (result.how === 'full') return `full copy (${result.why ?? 'asked for'})`;
   const tables = result.tables;
-  return tables === undefined ? 'incremental' : `incremental (${tables.changed} of ${countOf(tables.of, 'table')} brought up to date, ${countOf(tables.rows, 'row')} copied)`;
+  const compacted = result.compacted === undefined ? '' : `; ${describeCompaction(result.compacted)}`;
+  return `${tables === undefined ? 'incremental' : `incremental (${tables.changed} of ${countOf(tables.of, 'table')} brought up to date, ${countOf(tables.rows, 'row')} copied)`}${compacted}`;
 }
 
 /** `; 4 unchanged since their last writing (not written again)`, when some were. */

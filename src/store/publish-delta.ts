@@ -3,7 +3,9 @@ import { DatabaseBusyError, DiskFullError } from '../errors.ts';
 import { expandChanged, mergePartitions, readChangeLog, type ChangeLog } from '../models/check-scope.ts';
 import type { ModelDeclaration } from '../models/declaration.ts';
 import { sqlString } from './comments.ts';
+import { chooseCompaction, type ThinnedTable } from './compaction.ts';
 import { Database } from './database.ts';
+import { quoteIdentifier } from './sql-text.ts';
 
 /**
  * The incremental publish (docs/plans/incremental-publish.md): brings the standby copy of the
@@ -29,6 +31,8 @@ export type StandbyOutcome =
       of: number;
       /** Rows inserted into the standby (a table copied whole counts all its rows). */
       rows: number;
+      /** Tables of the standby its checkpoint compacted (none: it vacuumed nothing). */
+      compacted: ThinnedTable[];
       /** Where the time went, ms per step (for benchmarks). */
       phases: Record<string, number>;
     }
@@ -81,6 +85,10 @@ export async function updateStandby(db: string, standby: string, placements: Rea
     }
     await session.run(`USE ${SOURCE}`);
     phase('attach');
+    // The rows replaced stay stored in the copy until one of its tables is thinned enough to be
+    // worth compacting (src/store/compaction.ts): the database's build decides so for its own.
+    const compacted = await chooseCompaction(session, STANDBY);
+    phase('count deleted rows');
 
     const difference = await schemaDifference(session);
     phase('schema');
@@ -117,7 +125,7 @@ export async function updateStandby(db: string, standby: string, placements: Rea
     phase('commit');
     await session.run(`CHECKPOINT ${STANDBY}`);
     phase('checkpoint the copy');
-    return { updated: true, tables: changed.map((plan) => plan.table.id), of: tables.length, rows, phases };
+    return { updated: true, tables: changed.map((plan) => plan.table.id), of: tables.length, rows, compacted, phases };
   } catch (error) {
     if (error instanceof DiskFullError || error instanceof DatabaseBusyError || session.diskFullError !== undefined) throw error;
     // Anything else the incremental way met (a statement DuckDB refused): the whole file is copied
@@ -202,7 +210,7 @@ async function tablesOf(session: Database): Promise<Table[]> {
     schema: row.schema_name,
     name: row.table_name,
     id: `${row.schema_name}.${row.table_name}`,
-    sql: `${quoted(row.schema_name)}.${quoted(row.table_name)}`,
+    sql: `${quoteIdentifier(row.schema_name)}.${quoteIdentifier(row.table_name)}`,
     rows: Number(row.estimated_size),
     kind: row.schema_name !== 'raw' ? 'other' : row.event_ms ? 'history' : 'snapshot',
   }));
@@ -411,7 +419,7 @@ async function alignSequences(session: Database): Promise<void> {
        AND coalesce(s.last_value + s.increment_by, s.start_value) IS DISTINCT FROM coalesce(t.last_value + t.increment_by, t.start_value)`,
   );
   for (const sequence of behind) {
-    const name = `${STANDBY}.${quoted(sequence.schema_name)}.${quoted(sequence.sequence_name)}`;
+    const name = `${STANDBY}.${quoteIdentifier(sequence.schema_name)}.${quoteIdentifier(sequence.sequence_name)}`;
     await session.run(
       `CREATE OR REPLACE SEQUENCE ${name} START WITH ${sequence.next} INCREMENT BY ${sequence.increment_by} MINVALUE ${sequence.min_value} MAXVALUE ${sequence.max_value}${sequence.cycle ? ' CYCLE' : ''}`,
     );
@@ -438,9 +446,6 @@ function describeWhole(plans: readonly TablePlan[]): string {
     .join(', ')}${whole.length > 3 ? `, and ${whole.length - 3} more` : ''}`;
 }
 
-function quoted(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;

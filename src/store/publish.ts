@@ -3,6 +3,7 @@ import { chmod, copyFile, link, open, readdir, rename, rm, stat } from 'node:fs/
 import path from 'node:path';
 import { diskFullOf } from '../disk-full.ts';
 import { ConfigError, DiskFullError, PublishError } from '../errors.ts';
+import type { ThinnedTable } from './compaction.ts';
 import { Database } from './database.ts';
 import { updateStandby, type RowPlacement, type StandbyOutcome } from './publish-delta.ts';
 
@@ -31,6 +32,8 @@ export interface PublishResult {
   why?: string;
   /** How: incremental: the tables changed, of how many, and the rows copied into them. */
   tables?: { changed: number; of: number; rows: number };
+  /** How: incremental: the copy's tables its checkpoint compacted (src/store/compaction.ts), if any. */
+  compacted?: ThinnedTable[];
   /** Where the time went, ms per step (for benchmarks). */
   phases: Record<string, number>;
 }
@@ -115,10 +118,10 @@ export async function publishDatabase(db: string, options: PublishOptions = {}):
   const standby = standbyOf(target);
   const mode = (await stat(db)).mode & 0o444;
   try {
-    let result: Pick<PublishResult, 'how' | 'why' | 'tables'>;
+    let result: Pick<PublishResult, 'how' | 'why' | 'tables' | 'compacted'>;
     const updated = existsSync(standby) ? await bringUpToDate(db, standby, mode, options) : { updated: false as const, why: firstPublishWhy(target) };
     if (updated.updated) {
-      result = { how: 'incremental', tables: { changed: updated.tables.length, of: updated.of, rows: updated.rows } };
+      result = { how: 'incremental', tables: { changed: updated.tables.length, of: updated.of, rows: updated.rows }, ...(updated.compacted.length === 0 ? {} : { compacted: updated.compacted }) };
       Object.assign(phases, updated.phases);
     } else {
       const copying = performance.now();
