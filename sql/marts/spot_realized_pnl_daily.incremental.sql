@@ -72,10 +72,13 @@ from intermediate.int_spot_fifo_segments as s
 semi join temp.main.spot_daily_trades as t on t.pool = s.pool and t.symbol = s.symbol and t.event_seq = s.sell_seq
 where s.sell_at >= getvariable('spot_daily_low');
 
+-- The average cost's rows carry their trade's instant, null on an opening lot (whose day is its
+-- symbol's first fill's): bounded by it, only the row groups of those days and of opening lots are read.
 create or replace temp table spot_daily_average_cost as
 select a.*
 from intermediate.int_spot_average_cost as a
-semi join temp.main.spot_daily_trades as t on t.pool = a.pool and t.symbol = a.symbol and t.event_seq = a.event_seq;
+semi join temp.main.spot_daily_trades as t on t.pool = a.pool and t.symbol = a.symbol and t.event_seq = a.event_seq
+where a.event_at >= getvariable('spot_daily_low') or a.event_at is null;
 
 create or replace temp table spot_daily_lot_segments as
 select s.*
