@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { describePublish } from '../src/jobs/run-job.ts';
 import { chooseCompaction, deadRows, describeCompaction } from '../src/store/compaction.ts';
 import { Database } from '../src/store/database.ts';
 import { tempDir } from './support/temp-dir.ts';
@@ -61,7 +62,7 @@ describe('compaction', () => {
       await db.run('CHECKPOINT');
       const thinned = await chooseCompaction(db);
       expect(thinned).toEqual([{ table: 'marts.rows', live: 750_000, dead: 250_000 }]);
-      expect(describeCompaction(thinned)).toBe('compacting marts.rows (33% of its rows deleted and still stored): its row groups are written again at this checkpoint');
+      expect(describeCompaction(thinned)).toBe('compacting marts.rows (33% of its rows deleted and still stored): its thinned row groups are written again as it changes');
       expect(await settingOf(db)).toBe('100');
       // The next change to the table (a night's): its checkpoint gives the room back, all but
       // less than a row group's worth (DuckDB merges row groups only where that saves one).
@@ -78,5 +79,17 @@ describe('compaction', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('is said on the publish line when the copy is compacted, and not otherwise', () => {
+    const tables = { changed: 2, of: 79, rows: 1_234 };
+    expect(describePublish({ how: 'incremental', tables })).toBe('incremental (2 of 79 tables brought up to date, 1,234 rows copied)');
+    const compacted = [
+      { table: 'intermediate.int_spot_lot_segments', live: 1_000_000, dead: 150_000 },
+      { table: 'marts.spot_lot_matches', live: 1_000_000, dead: 125_000 },
+    ];
+    expect(describePublish({ how: 'incremental', tables, compacted })).toBe(
+      'incremental (2 of 79 tables brought up to date, 1,234 rows copied); compacting intermediate.int_spot_lot_segments (15% of its rows deleted and still stored), marts.spot_lot_matches (13% of its rows deleted and still stored): their thinned row groups are written again as they change',
+    );
   });
 });

@@ -8,8 +8,9 @@ import type { Database } from './database.ts';
  * marts.spot_lot_matches, from uk's look-back of a few days), and after a whole rebuild those rows
  * lie spread over many row groups (a row group holds a few days of one method and symbol), so
  * vacuuming at every checkpoint rewrote row groups of millions of rows each night: 5.8 s of the
- * night's build (spot_lot_matches 3.3 s, the lot segments 2.5 s), and as much again in the publish
- * that applies the same changes to the published copy.
+ * night's build (traced at load 3.5: spot_lot_matches 3.3 s, the lot segments 2.5 s), and 3 to 5 s
+ * of the publish that applies the same changes to the published copy (its commit 5.1 to 6.7 s ->
+ * 2.0 s). docs/operating.md "Deleted rows and compaction".
  *
  * So a build or a publish checkpoints without vacuuming, unless a table has reached
  * COMPACT_AT_DEAD_SHARE: deleted rows still stored, at least that share of its live rows and at
@@ -67,9 +68,13 @@ export async function deadRows(db: Database, catalog?: string): Promise<ThinnedT
   return rows.map((row) => ({ table: row.table, live: Number(row.live), dead: Number(row.slots) - Number(row.live) }));
 }
 
-/** What a build or publish says when its checkpoints compact: `compacting marts.spot_lot_matches (12% of its rows deleted and still stored)`. */
+/**
+ * What a build or publish says when its checkpoints compact: `compacting marts.spot_lot_matches
+ * (12% of its rows deleted and still stored): its thinned row groups are written again as it changes`.
+ */
 export function describeCompaction(tables: readonly ThinnedTable[]): string {
-  return `compacting ${tables.map((table) => `${table.table} (${formatShare(table.dead, table.live)} of its rows deleted and still stored)`).join(', ')}: its row groups are written again at this checkpoint`;
+  const names = tables.map((table) => `${table.table} (${formatShare(table.dead, table.live)} of its rows deleted and still stored)`).join(', ');
+  return `compacting ${names}: ${tables.length === 1 ? 'its' : 'their'} thinned row groups are written again as ${tables.length === 1 ? 'it changes' : 'they change'}`;
 }
 
 function formatShare(part: number, whole: number): string {
