@@ -4,6 +4,7 @@ import { rawInputs } from '../models/incremental.ts';
 import { LAYERS, MATERIALIZATION, type Layer, type Project } from '../models/project.ts';
 import { splitColumnComment } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
+import { quoteIdentifier } from '../store/sql-text.ts';
 
 /**
  * What the documentation site shows, gathered once: the SQL project (models, declarations,
@@ -111,7 +112,6 @@ export interface SiteData {
   tests: SiteTest[];
 }
 
-const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const layerList = LAYERS.map((layer) => `'${layer}'`).join(', ');
 
 /** Gathers the site's data from the project, the database (opened read-only by the caller) and the last check. */

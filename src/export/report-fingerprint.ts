@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Database } from '../store/database.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import type { SheetSpec } from './report-definition.ts';
-import { quoteIdentifier } from './write-dataset.ts';
+import { quoteIdentifier } from '../store/sql-text.ts';
 import { readZipEntry } from './zip-entry.ts';
 
 /**

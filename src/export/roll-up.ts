@@ -2,7 +2,8 @@ import type { Database } from '../store/database.ts';
 import type { SheetSource } from './detail-sheet.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import { DETAIL_ROWS_COLUMN, rollUpKeys, type SheetSpec } from './report-definition.ts';
-import { CSV_INSTANT, quoteIdentifier, quoteString } from './write-dataset.ts';
+import { quoteIdentifier } from '../store/sql-text.ts';
+import { CSV_INSTANT, quoteString } from './write-dataset.ts';
 
 /**
  * Rolled-up sheets (docs/workbooks.md "Rolled-up sheets"): a sheet whose rows in the period are

@@ -1,7 +1,8 @@
 import type { Database } from '../store/database.ts';
 import { rowFilter, type ReportPeriod } from './period.ts';
 import type { CsvSpec, SheetSpec } from './report-definition.ts';
-import { quoteIdentifier, quoteString } from './write-dataset.ts';
+import { quoteIdentifier } from '../store/sql-text.ts';
+import { quoteString } from './write-dataset.ts';
 
 /**
  * Writes a report's CSV (report-definition.ts `CsvSpec`) into `file`, which the caller has chosen

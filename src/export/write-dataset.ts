@@ -7,6 +7,7 @@ import { splitColumnComment } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import { isProcessAlive } from '../store/lock.ts';
 import { syncDirectory } from '../store/publish.ts';
+import { quoteIdentifier } from '../store/sql-text.ts';
 
 /**
  * The warehouse as files (issue 14): chosen models written with DuckDB's own COPY to Parquet or
@@ -76,7 +77,6 @@ export const SHARD_MANIFESTS = '_accounts';
 /** How CSV writes TIMESTAMPTZ: `2026-09-30T23:59:59.999000Z` (strftime format). */
 export const CSV_INSTANT = '%Y-%m-%dT%H:%M:%S.%fZ';
 
-export const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const quoteString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
