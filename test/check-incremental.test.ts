@@ -9,6 +9,7 @@ import { expandChanged, parseChangedConditions, type ChangedPartition } from '..
 import type { CheckScope, TestResult } from '../src/models/check.ts';
 import { COST_METHODS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
+import { splitStatements } from '../src/store/sql-text.ts';
 import { runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
@@ -209,6 +210,34 @@ describe('the check of what changed (exledger check --changed)', () => {
     expect(named(full.results, test).sample).toEqual(named(night1.results, test).sample);
     expect(named(full.results, test).sample[0]).toMatchObject({ fill_id: 'late-fee', side: 'buy', units_in_e18: '0' });
   });
+
+  it('checks, checking everything, what the check of what changed reads by: a lot is sold after it was bought, an average row has its trade\'s instant', async () => {
+    // The check of what changed reads a lot's segments, its trade and the moving average's rows from
+    // a constant instant (set by each test's first statement); the full check fails where the rows
+    // break what that rests on. A lifo and a fifo segment moved to 40 days before their lot, and an
+    // average row to a day before its trade; put back after.
+    const [lifo, fifo] = await withDb(async (db) => [
+      (await queryRows<{ sell_seq: string }>(db, "SELECT sell_seq FROM intermediate.int_spot_lot_segments WHERE symbol = 'ETHUSDT_SPBL' AND cost_method = 'lifo' AND lot_seq IS NOT NULL AND sell_at > TIMESTAMPTZ '2026-03-01 00:00:00+00' ORDER BY sell_seq LIMIT 1"))[0]!.sell_seq,
+      (await queryRows<{ sell_seq: string }>(db, "SELECT sell_seq FROM intermediate.int_spot_fifo_segments WHERE symbol = 'ETHUSDT_SPBL' AND lot_seq IS NOT NULL AND sell_at > TIMESTAMPTZ '2026-03-01 00:00:00+00' ORDER BY sell_seq LIMIT 1"))[0]!.sell_seq,
+    ]);
+    const moved = async (sign: '-' | '+') =>
+      withDb((db) =>
+        db.run(`UPDATE intermediate.int_spot_lot_segments SET sell_at = sell_at ${sign} INTERVAL 40 DAY
+                WHERE symbol = 'ETHUSDT_SPBL' AND cost_method = 'lifo' AND lot_seq IS NOT NULL AND sell_seq = ${lifo};
+                UPDATE intermediate.int_spot_fifo_segments SET sell_at = sell_at ${sign} INTERVAL 40 DAY
+                WHERE symbol = 'ETHUSDT_SPBL' AND lot_seq IS NOT NULL AND sell_seq = ${fifo};
+                UPDATE intermediate.int_spot_average_cost SET event_at = event_at ${sign} INTERVAL 1 DAY WHERE symbol = 'BTCUSDT_SPBL' AND event_seq = 20`),
+      );
+    const before = failing((await check(false)).results);
+    await moved('-');
+    const { results } = await check(false);
+    const invariants = ['intermediate/int_spot_average_cost_consistent', 'intermediate/int_spot_fifo_segments_quantities', 'intermediate/int_spot_lot_segments_quantities'];
+    expect(failing(results).sort()).toEqual([...before, ...invariants].sort());
+    for (const id of invariants.slice(1)) expect(named(results, id).sample.map((row) => row.kind), id).toContain('sold_before_lot');
+    expect(named(results, invariants[0]!).sample).toEqual([expect.objectContaining({ symbol: 'BTCUSDT_SPBL', event_seq: '20', moved: true })]);
+    await moved('+');
+    expect(failing((await check(false)).results)).toEqual(before);
+  });
 });
 
 describe('{{ changed }} and {{ changed_keys }} in a test', () => {
@@ -237,6 +266,20 @@ describe('{{ changed }} and {{ changed_keys }} in a test', () => {
     );
     // Nothing changed: no row.
     expect(expandChanged('where {{ changed(account: a) }}', [])).toBe('where (false)');
+  });
+
+  it('a test may set constants first: its statements split at each ; outside strings, quoted names and comments', () => {
+    const text = `-- a header; with a semicolon
+set variable x = (select ';' || 'it''s;' as "a;b" /* ; */);
+-- the query; last
+select getvariable('x');
+-- trailing; comment
+`;
+    expect(splitStatements(text)).toEqual([
+      `-- a header; with a semicolon\nset variable x = (select ';' || 'it''s;' as "a;b" /* ; */)`,
+      "-- the query; last\nselect getvariable('x')",
+    ]);
+    expect(splitStatements('select 1')).toEqual(['select 1']);
   });
 
   it('refuses a malformed one, naming the file', () => {

@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.ts';
+import { splitStatements } from '../store/sql-text.ts';
 import type { RecordedTestResult } from './check-results.ts';
 import { earliestPartition, expandChanged, isoOfInstant, mergePartitions, planTest, readChangeLog, testFingerprint, type ChangeMark, type TestScope } from './check-scope.ts';
 import type { LayerDeclaration } from './declaration.ts';
@@ -115,10 +116,13 @@ export async function checkModels(db: Database, options: CheckOptions = {}): Pro
     if (plan.scope === 'unchanged') {
       result = { id: test.id, status: 'pass', offending: 0, sample: [], ms: 0, ...scoped };
     } else {
-      const query = expandChanged(test.sql, plan.scope === 'changed' ? plan.partitions : 'everything')
-        .trim()
-        .replace(/;\s*$/, '');
+      // A test is a query, after the statements that may precede it (`set variable`: a constant
+      // its query reads, e.g. the earliest instant of the rows it needs; see docs/architecture.md
+      // "The incremental check"), run first on the same connection.
+      const statements = splitStatements(expandChanged(test.sql, plan.scope === 'changed' ? plan.partitions : 'everything'));
+      const query = statements.pop() ?? '';
       try {
+        for (const statement of statements) await db.run(statement);
         const offending = Number((await db.all<{ n: string }>(`SELECT count(*) AS n FROM (\n${query}\n)`))[0]!.n);
         const sample = offending === 0 ? [] : await db.all(`SELECT * FROM (\n${query}\n) LIMIT ${sampleSize}`);
         result = { id: test.id, status: offending === 0 ? 'pass' : 'fail', offending, sample, ms: performance.now() - started, ...scoped };

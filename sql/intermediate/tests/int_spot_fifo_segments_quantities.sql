@@ -6,6 +6,17 @@
 -- partitions from the changed instant on are complete; a lot's segments come from sells of any time
 -- after it, so every segment of a lot that a changed segment takes from is read ({{ changed_keys }});
 -- a lot bought at or after the changed instant is taken from only by sells after it, changed too.
+-- A lot is sold after it was bought (the test checks it: kind 'sold_before_lot'), so its segments
+-- lie at or after the earliest lot a changed segment takes from (checking everything, the earliest
+-- of all; an opening lot has no instant: then every segment): a constant, set first, that DuckDB
+-- skips the older row groups by, in the segments and the lots' trades (a subquery in the filter is
+-- not: 1.8 s instead of 0.3 s on the 10M benchmark's night, read cold).
+set variable int_spot_fifo_segments_quantities_from = (
+    select coalesce(min(coalesce(c.lot_at, '-infinity'::timestamptz)), 'infinity'::timestamptz)
+    from intermediate.int_spot_fifo_segments as c
+    where c.lot_seq is not null and {{ changed(account: c.pool, symbol: c.symbol, at: c.sell_at) }}
+);
+
 with fifo as (
     select list_contains(any_value(cost_methods), 'fifo') as built from settings.reporting
 ),
@@ -24,17 +35,18 @@ by_sell as (
 ),
 
 by_lot as (
-    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12
+    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12, min(s.sell_at) as first_sell_at
     from intermediate.int_spot_fifo_segments as s
     {{ changed_keys(table: intermediate.int_spot_fifo_segments, alias: s, key: pool symbol lot_seq, account: pool, symbol: symbol, at: sell_at) }}
-    where s.lot_seq is not null
-        -- A lot is sold after it was bought: its segments lie at or after the earliest lot a changed
-        -- segment takes from (checking everything, the earliest of all), which DuckDB's scan skips by.
-        and s.sell_at >= (
-            select min(c.lot_at) from intermediate.int_spot_fifo_segments as c
-            where {{ changed(account: c.pool, symbol: c.symbol, at: c.sell_at) }}
-        )
+    where s.lot_seq is not null and s.sell_at >= getvariable('int_spot_fifo_segments_quantities_from')
     group by all
+),
+
+-- The lots' trades, by the same bound (every lot read is at or after it; an opening lot has no instant).
+lot_trades as (
+    select * from intermediate.int_spot_trades where event_at >= getvariable('int_spot_fifo_segments_quantities_from')
+    union all
+    select * from intermediate.int_spot_trades where event_at is null
 )
 
 select 'sell' as kind, t.pool, t.symbol, t.event_seq, t.quantity_out_e18 as expected_e18, s.quantity_e18 as found_e18, t.proceeds_e12 as expected_e12, s.proceeds_e12 as found_e12
@@ -45,8 +57,8 @@ where t.side = 'sell'
         or s.proceeds_e12 is distinct from t.proceeds_e12
         or coalesce(s.unmatched_e18, 0) <> t.unmatched_e18)
 union all
-select 'lot', t.pool, t.symbol, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
-from intermediate.int_spot_trades as t
+select case when l.first_sell_at < t.event_at then 'sold_before_lot' else 'lot' end, t.pool, t.symbol, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
+from lot_trades as t
 inner join by_lot as l on l.pool = t.pool and l.symbol = t.symbol and l.lot_seq = t.event_seq
 where (select built from fifo)
-    and (l.quantity_e18 > t.units_in_e18 or (l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12))
+    and (l.quantity_e18 > t.units_in_e18 or (l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12) or l.first_sell_at < t.event_at)
