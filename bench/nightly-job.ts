@@ -45,8 +45,8 @@ const GB = 1024 ** 3;
  * issue 28 lets a command take above it: 1.5 GB. The table shows bytes in binary units (GiB, as
  * "GB"), so this target shows as 5.12 GB.
  */
-const MEMORY_LIMIT_BYTES = 4e9;
-const ABOVE_LIMIT_BYTES = 1.5e9;
+export const MEMORY_LIMIT_BYTES = 4e9;
+export const ABOVE_LIMIT_BYTES = 1.5e9;
 /** The night's build, check and publish together (issue 28, item 1). */
 const NIGHT_TARGET_SECONDS = 10;
 /** A month's `report all` on the 10M history with five methods (issue 28, item 2). */

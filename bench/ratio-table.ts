@@ -29,8 +29,12 @@ export function figureOf(run: Pick<MeasuredRun, 'wallSeconds' | 'peakBytes' | 'e
   };
 }
 
-/** What a row must meet: absolute limits, or a multiple of its baseline's wall time. */
-export type Target = { seconds: number; peakBytes?: number } | { timesBaseline: number };
+/**
+ * What a row must meet: absolute limits, a multiple of its baseline's wall time, or (a full build,
+ * issue 28) a multiple of its baseline's and its write floor's wall times together, both measured
+ * in the same run, with a peak below a limit.
+ */
+export type Target = { seconds: number; peakBytes?: number } | { timesBaseline: number } | { timesBaselineAndFloor: number; floorSeconds: number; peakBytes?: number };
 
 /** One line of the table. */
 export interface RatioRow {
@@ -67,14 +71,20 @@ export function targetMet(row: RatioRow): boolean | undefined {
     const ratio = wallRatio(row);
     return ratio !== undefined && ratio <= target.timesBaseline;
   }
-  if (measured.wallSeconds > target.seconds) return false;
+  if ('timesBaselineAndFloor' in target) {
+    const baseline = row.baseline?.figure;
+    if (baseline === undefined || !baseline.ok || measured.wallSeconds > target.timesBaselineAndFloor * (baseline.wallSeconds + target.floorSeconds)) return false;
+  } else if (measured.wallSeconds > target.seconds) return false;
   return target.peakBytes === undefined || (measured.peakBytes !== undefined && measured.peakBytes < target.peakBytes);
 }
 
-/** The target as the issue states it: "≤ 45 s, < 6 GB", "≤ 1.5 × baseline". */
+/** The target as the issue states it: "≤ 45 s, < 6 GB", "≤ 1.5 × baseline", "≤ 1.2 × (baseline + write floor 51.9 s), < 5.12 GB". */
 export function describeTarget(target: Target | undefined): string {
   if (target === undefined) return '';
   if ('timesBaseline' in target) return `≤ ${target.timesBaseline} × baseline`;
+  if ('timesBaselineAndFloor' in target) {
+    return `≤ ${target.timesBaselineAndFloor} × (baseline + write floor ${target.floorSeconds.toFixed(1)} s)${target.peakBytes === undefined ? '' : `, < ${formatBytes(target.peakBytes)}`}`;
+  }
   return `≤ ${target.seconds} s${target.peakBytes === undefined ? '' : `, < ${formatBytes(target.peakBytes)}`}`;
 }
 

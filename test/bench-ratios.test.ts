@@ -18,7 +18,7 @@ import {
   type Figure,
   type RatioRow,
 } from '../bench/ratio-table.ts';
-import { floorVerdict } from '../bench/ratios.ts';
+import { floorVerdict, FULL_BUILD_OVER_FLOOR, withFloorTarget } from '../bench/ratios.ts';
 import { runSortBaseline } from '../bench/sort-baseline.ts';
 import { measureWriteFloor } from '../bench/write-floor.ts';
 import { refreshStaging } from '../src/models/build.ts';
@@ -57,6 +57,23 @@ describe('the ratio table (bench/ratio-table.ts)', () => {
     expect(targetMet(row(figure(15), figure(10), target))).toBe(true);
     expect(targetMet(row(figure(15.1), figure(10), target))).toBe(false);
     expect(targetMet(row(figure(1), undefined, target))).toBe(false);
+  });
+
+  it('a full build\'s target (issue 28): 1.2 × (its baseline + its write floor) of the same run, and a peak below memoryLimit + 1.5e9 bytes', () => {
+    // A build of 90 s beside a baseline of 25 s and a floor of 50 s: 1.2 × 75 = 90 s, met up to and including.
+    const floor = row(figure(50));
+    const build = withFloorTarget(row(figure(90, { peakBytes: 5e9 }), figure(25)), floor);
+    expect(FULL_BUILD_OVER_FLOOR).toBe(1.2);
+    expect(build.target).toEqual({ timesBaselineAndFloor: 1.2, floorSeconds: 50, peakBytes: 5.5e9 });
+    expect(targetMet(build)).toBe(true);
+    expect(targetMet({ ...build, measured: figure(90.01, { peakBytes: 5e9 }) })).toBe(false);
+    expect(targetMet({ ...build, measured: figure(60, { peakBytes: 5.5e9 }) })).toBe(false);
+    expect(targetMet({ ...build, baseline: undefined })).toBe(false);
+    expect(describeTarget(build.target)).toBe('≤ 1.2 × (baseline + write floor 50.0 s), < 5.12 GB');
+    // The floor row has no verdict against it (it is part of the target); a floor that failed leaves the build without a target, said.
+    expect(floorVerdict(floor, build.target)).toBe('');
+    expect(withFloorTarget(row(figure(90), figure(25)), row(figure(50, { ok: false })))).toMatchObject({ verdict: 'no write floor measured: no target' });
+    expect(withFloorTarget(row(figure(90), figure(25)), row(figure(50, { ok: false }))).target).toBeUndefined();
   });
 
   it('limits: seconds up to and including, memory strictly below; a failed or stopped run never meets them', () => {
