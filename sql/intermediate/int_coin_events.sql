@@ -270,7 +270,7 @@ bills as (
         e.*,
         case when e.biz_type = 'withdraw' then -e.delta_amount - coalesce(e.fees, 0) else abs(e.delta_amount) end as moved
     from intermediate.int_ledger_events as e
-    where e.biz_type in ('deposit', 'withdraw', 'c2c_buy', 'c2c_sell') and e.delta_amount <> 0
+    where e.biz_type in ('deposit', 'withdraw', 'c2c_buy', 'c2c_sell') and e.delta_amount <> 0 and exists (select 1 from reporting)
 ),
 
 -- A deposit taken for another account's withdrawal of the same coin and amount within a day
