@@ -115,19 +115,20 @@ function scenarioNamed(name: string): BuildScenario {
   return scenario;
 }
 
-/** Builds a fresh copy of the scenario's raw database, then runs the baseline on another copy. */
-/**
- * A full build's target (issue 28, item 4; issue 16's fixed ones were withdrawn): at most
- * FULL_BUILD_OVER_FLOOR × (its baseline + its write floor), both measured in the same run, and a
- * peak at most memoryLimit + 1.5e9 bytes (item 3). Without a floor measured, no target: said.
- */
+/** A full build's time at most this many times its baseline and its write floor together (issue 28, item 4). */
 export const FULL_BUILD_OVER_FLOOR = 1.2;
 
+/**
+ * A full build's row with its target (issue 28; issue 16's fixed ones were withdrawn): at most
+ * FULL_BUILD_OVER_FLOOR × (its baseline + its write floor), both measured in the same run, and a
+ * peak below memoryLimit + 1.5e9 bytes (item 3). Without a floor measured, no target: said.
+ */
 export function withFloorTarget(build: RatioRow, floor: RatioRow): RatioRow {
   if (!floor.measured.ok) return { ...build, verdict: 'no write floor measured: no target' };
   return { ...build, target: { timesBaselineAndFloor: FULL_BUILD_OVER_FLOOR, floorSeconds: floor.measured.wallSeconds, peakBytes: MEMORY_LIMIT_BYTES + ABOVE_LIMIT_BYTES } };
 }
 
+/** Builds a fresh copy of the scenario's raw database, then runs the baseline on another copy. */
 async function measureFullBuild(scenario: BuildScenario): Promise<{ row: RatioRow; run: BuildRun; work: string }> {
   const data = await cachedBuildData(scenario.spec);
   if (data.seconds !== undefined) console.log(`${scenario.name}: generated ${path.relative(REPO, data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
