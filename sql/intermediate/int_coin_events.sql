@@ -80,8 +80,11 @@ fill_prices as (
             when (b.trade_value = 'given') = (f.side = 'buy') then 'quote'
             else 'base'
         end as value_side,
-        valued_price(f.base_coin, r.reporting_currency, bp.price) as base_price,
-        valued_price(f.quote_coin, r.reporting_currency, qp.price) as quote_price
+        -- The prices as units, each a column of its own: exact_mul_units names its arguments many
+        -- times (macros are text), so an expression passed to it is computed each time (a
+        -- list_transform each: 132.6 s instead of 17.0 s on 1M fills, measured 2026-11-28).
+        exact_qty_units(valued_price(f.base_coin, r.reporting_currency, bp.price)) as base_price_e18,
+        exact_qty_units(valued_price(f.quote_coin, r.reporting_currency, qp.price)) as quote_price_e18
     from fills as f
     cross join books as b
     cross join reporting as r
@@ -94,13 +97,13 @@ fill_values as (
         f.*,
         case when f.value_side = 'quote' then f.quote_coin else f.base_coin end as value_coin,
         case
-            when f.value_side = 'quote' then exact_mul_units(f.notional_e12 * 1000000, exact_qty_units(f.quote_price))
-            else exact_mul_units(f.fill_quantity_e18, exact_qty_units(f.base_price))
+            when f.value_side = 'quote' then exact_mul_units(f.notional_e12 * 1000000, f.quote_price_e18)
+            else exact_mul_units(f.fill_quantity_e18, f.base_price_e18)
         end as trade_e12,
         case
             when f.fee_e18 = 0 then cast(0 as hugeint)
-            when f.side = 'buy' then exact_mul_units(f.fee_e18, exact_qty_units(f.base_price))
-            else exact_mul_units(f.fee_e18, exact_qty_units(f.quote_price))
+            when f.side = 'buy' then exact_mul_units(f.fee_e18, f.base_price_e18)
+            else exact_mul_units(f.fee_e18, f.quote_price_e18)
         end as fee_value_e12
     from fill_prices as f
 ),
@@ -342,6 +345,7 @@ valued as (
         case when r.pooling = 'universal' then '*' else e.account end as pool,
         valued_price(e.value_coin, r.reporting_currency, p.price) as value_price,
         valued_source(e.value_coin, r.reporting_currency, p.price_source) as value_price_source,
+        exact_qty_units(valued_price(e.value_coin, r.reporting_currency, p.price)) as value_price_e18,
         valued_price(e.coin, r.reporting_currency, own.price) as price,
         valued_source(e.coin, r.reporting_currency, own.price_source) as price_source
     from events as e
@@ -370,7 +374,7 @@ final as (
             when source_model = 'staging.spot_fills' then spot_value_e12
             when value_units_e18 = 0 then cast(0 as hugeint)
             when value_price is null then null
-            else exact_mul_units(value_units_e18, exact_qty_units(value_price))
+            else exact_mul_units(value_units_e18, value_price_e18)
         end as value_e12,
         value_basis,
         value_coin,
