@@ -6,22 +6,15 @@
 // carrying_known say whether a figure is whole; gain_e12 is null unless it is.
 // Rebuilt whole at each build: a withdrawal's cost carried to another account's deposit can move
 // every later figure of that coin.
-import { matchCoinPools, type CoinEvent } from '../../src/books/coin-lots.ts';
+// The events stream in, a coin at a time (src/books/coin-lots.ts, matchCoinStream): what is held is
+// each method's open lots and the events not yet settled, never a coin's history (on the 1M
+// benchmark history with a reporting currency, USDT's 2M events were held as objects: 4.0 GB).
+import { BIGINT, BOOLEAN, HUGEINT, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { matchCoinStream, type CoinEvent, type PooledCoinEvent } from '../../src/books/coin-lots.ts';
 import { COST_METHODS, type CostMethod } from '../../src/models/settings.ts';
+import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
-
-interface EventRow {
-  pool: string;
-  event_seq: string;
-  day: string;
-  direction: 'in' | 'out';
-  units_e18: string;
-  value_e12: string | null;
-  value_basis: CoinEvent['basis'];
-  transfer_ref: string | null;
-  entry_ref: string;
-}
 
 export default declareProgramModel({
   name: 'int_coin_lots',
@@ -38,63 +31,64 @@ export default declareProgramModel({
   },
 });
 
+/** The columns of int_coin_lots, in order. */
+const LOT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR, HUGEINT, HUGEINT, BOOLEAN, HUGEINT, HUGEINT, HUGEINT, HUGEINT, HUGEINT, BOOLEAN];
+
 /** Matches each coin's events under each method and appends its lots (inside withInsertionOrder: see Database). */
 async function appendLots(db: Database, coins: readonly { coin: string }[], methods: readonly CostMethod[]): Promise<void> {
-  const appender = await db.appender('intermediate', 'int_coin_lots');
+  const lots = new RowChunks(await db.appender('intermediate', 'int_coin_lots'), LOT_TYPES);
   try {
     for (const { coin } of coins) {
-      const rows = await db.all<EventRow>(
-        `SELECT pool, event_seq, datediff('day', DATE '1970-01-01', event_date) AS day, direction, units_e18, value_e12, value_basis, transfer_ref, entry_ref
-         FROM intermediate.int_coin_events WHERE coin = $1 ORDER BY pool, event_seq`,
+      const refs = await db.all<{ transfer_ref: string }>(
+        `SELECT DISTINCT transfer_ref FROM intermediate.int_coin_events WHERE coin = $1 AND value_basis = 'carried' AND transfer_ref IS NOT NULL`,
         [coin],
       );
-      const pools = new Map<string, CoinEvent[]>();
-      for (const row of rows) {
-        const event: CoinEvent = {
-          seq: BigInt(row.event_seq),
-          day: Number(row.day),
-          direction: row.direction,
-          units: BigInt(row.units_e18),
-          value: row.value_e12 === null ? null : BigInt(row.value_e12),
-          basis: row.value_basis,
-          transferRef: row.transfer_ref,
-          entryRef: row.entry_ref,
-        };
-        const list = pools.get(row.pool);
-        if (list === undefined) pools.set(row.pool, [event]);
-        else list.push(event);
-      }
-      for (const method of methods) appendCoin(appender, coin, method, pools);
-      appender.flushSync();
-      // Lets a stop signal be acted on between coins.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await matchCoinStream(methods, new Set(refs.map((row) => row.transfer_ref)), () => coinEvents(db, coin), (method, pool, event, result) => {
+        lots.add([
+          pool,
+          coin,
+          method,
+          event.seq,
+          event.direction,
+          event.units,
+          result.cost,
+          result.costKnown,
+          result.unmatched,
+          result.proceeds,
+          result.gain,
+          result.holding,
+          result.carrying,
+          result.carryingKnown,
+        ]);
+      });
+      lots.flushSync();
     }
-  } finally {
-    appender.closeSync();
+  } catch (error) {
+    closeQuietly(lots);
+    throw error;
   }
+  lots.closeSync();
 }
 
-function appendCoin(appender: Awaited<ReturnType<Database['appender']>>, coin: string, method: CostMethod, pools: ReadonlyMap<string, readonly CoinEvent[]>): void {
-  const results = matchCoinPools(method, pools);
-  const hugeOrNull = (value: bigint | null) => (value === null ? appender.appendNull() : appender.appendHugeInt(value));
-  for (const [pool, events] of pools) {
-    results.get(pool)!.forEach((result, index) => {
-      const event = events[index]!;
-      appender.appendVarchar(pool);
-      appender.appendVarchar(coin);
-      appender.appendVarchar(method);
-      appender.appendBigInt(event.seq);
-      appender.appendVarchar(event.direction);
-      appender.appendHugeInt(event.units);
-      hugeOrNull(result.cost);
-      appender.appendBoolean(result.costKnown);
-      appender.appendHugeInt(result.unmatched);
-      hugeOrNull(result.proceeds);
-      hugeOrNull(result.gain);
-      appender.appendHugeInt(result.holding);
-      appender.appendHugeInt(result.carrying);
-      appender.appendBoolean(result.carryingKnown);
-      appender.endRow();
-    });
-  }
+/** One coin's events, every pool's, in pool then event_seq order, a chunk at a time. */
+async function* coinEvents(db: Database, coin: string): AsyncGenerator<PooledCoinEvent[]> {
+  const sql = `SELECT pool, event_seq, datediff('day', DATE '1970-01-01', event_date) AS day, direction, units_e18, value_e12, value_basis, transfer_ref, entry_ref
+    FROM intermediate.int_coin_events WHERE coin = $1 ORDER BY pool, event_seq`;
+  for await (const rows of db.streamCommitted(sql, [coin])) yield rows.map(pooledEventOf);
+}
+
+function pooledEventOf(row: DuckDBValue[]): PooledCoinEvent {
+  return {
+    pool: row[0] as string,
+    event: {
+      seq: row[1] as bigint,
+      day: Number(row[2]),
+      direction: row[3] === 'out' ? 'out' : 'in',
+      units: row[4] as bigint,
+      value: row[5] as bigint | null,
+      basis: row[6] as CoinEvent['basis'],
+      transferRef: row[7] as string | null,
+      entryRef: row[8] as string,
+    },
+  };
 }

@@ -16,7 +16,7 @@
  * units in an order that does not depend on cost, so the indicator match takes the same units.
  * hifo does depend on cost: its segments name their lot, which is looked up instead.
  */
-import { matchLots, shareOf, type MatchMethod, type Segment, type TradeEvent } from '../models/lot-matching.ts';
+import { lotMatcher, matchLots, shareOf, type LotMatcher, type MatchMethod, type Segment, type SegmentSink, type TradeEvent } from '../models/lot-matching.ts';
 import type { CostMethod } from '../models/settings.ts';
 
 /** One leg of int_coin_events, in the books' order within its pool and coin. */
@@ -62,69 +62,246 @@ export interface CoinEventResult {
 const UNKNOWN_WEIGHT = 10n ** 40n;
 
 /**
- * Matches one pool's events of one coin under `method`. `carriedCost(ref)` gives a carried
- * deposit's cost (undefined or null: unknown).
+ * One pool's events of one coin matched under `method` as they stream in (in event_seq order):
+ * each event's result goes to `emit` once it is settled, in order. It holds the matcher's open lots
+ * (and for uk the events of the days whose 30 following days have not been read), the events read
+ * but not yet settled, and for hifo the units left of lots of unknown cost: never the pool's
+ * history. `carriedCost(ref)` gives a carried deposit's cost (undefined or null: unknown).
  */
-export function matchCoin(method: CostMethod, events: readonly CoinEvent[], carriedCost: (ref: string) => bigint | null | undefined = () => undefined): CoinEventResult[] {
-  const lotCost = (event: CoinEvent): bigint | null => {
-    if (event.basis === 'carried') return (event.transferRef === undefined || event.transferRef === null ? null : carriedCost(event.transferRef)) ?? null;
-    return event.value;
-  };
-  const costs = events.map((event) => (event.direction === 'in' ? lotCost(event) : null));
-  const real = segmentsOf(method, events, (index) => costs[index] ?? 0n);
-  const unknownCost = new Map<bigint, bigint>();
-  if (method === 'hifo') {
-    // Segments name their lot: the units of a lot of unknown cost.
-    const indexOf = new Map(events.map((event, index) => [event.seq, index]));
-    for (const [seq, segments] of real) {
-      let unknown = 0n;
-      for (const segment of segments) if (segment.lotSeq !== null && costs[indexOf.get(segment.lotSeq)!] === null) unknown += segment.quantity;
-      unknownCost.set(seq, unknown);
+export class CoinPoolMatch {
+  private readonly real: PoolMatcher;
+  private readonly indicator: PoolMatcher | undefined;
+  /** Per disposal read but not settled: the known cost and the units unmatched (real match), the unknown part (indicator or hifo). */
+  private readonly taken = new Map<bigint, { cost: bigint; unmatched: bigint; unknown: bigint }>();
+  /** hifo: units not yet taken of each lot of unknown cost (its segments name it). */
+  private readonly unknownLots = new Map<bigint, bigint>();
+  /** Events read, from `head` on not yet settled (those before are dropped now and then). */
+  private queue: { event: CoinEvent; cost: bigint | null }[] = [];
+  private head = 0;
+  private holding = 0n;
+  private carrying = 0n;
+  /** Units held of unknown cost (hifo), or their indicator cost (the other methods). */
+  private unknownHeld = 0n;
+
+  constructor(
+    private readonly method: CostMethod,
+    private readonly emit: (event: CoinEvent, result: CoinEventResult) => void,
+    private readonly carriedCost: (ref: string) => bigint | null | undefined = () => undefined,
+  ) {
+    this.real = poolMatcher(method, {
+      push: (segment: Segment) => {
+        const taken = this.takenBy(segment.sellSeq);
+        if (segment.rule === 'unmatched') taken.unmatched += segment.quantity;
+        else taken.cost += segment.cost ?? 0n;
+        if (method === 'hifo' && segment.lotSeq !== null) {
+          const left = this.unknownLots.get(segment.lotSeq);
+          if (left !== undefined) {
+            taken.unknown += segment.quantity;
+            if (left === segment.quantity) this.unknownLots.delete(segment.lotSeq);
+            else this.unknownLots.set(segment.lotSeq, left - segment.quantity);
+          }
+        }
+        return 0;
+      },
+    });
+    // fifo, lifo, uk and average take units in an order that does not depend on cost: matched
+    // again with indicator costs, they take the same units, and the cost found is the unknown part.
+    if (method !== 'hifo') {
+      this.indicator = poolMatcher(method, {
+        push: (segment: Segment) => {
+          this.takenBy(segment.sellSeq).unknown += segment.cost ?? 0n;
+          return 0;
+        },
+      });
     }
-  } else {
-    const indicator = segmentsOf(method, events, (index) => (costs[index] === null ? events[index]!.units * UNKNOWN_WEIGHT : 0n));
-    for (const [seq, segments] of indicator) unknownCost.set(seq, segments.reduce((sum, segment) => sum + (segment.cost ?? 0n), 0n));
   }
-  const results: CoinEventResult[] = [];
-  let holding = 0n;
-  let carrying = 0n;
-  // Units held of unknown cost (hifo), or their indicator cost (the other methods).
-  let unknownHeld = 0n;
-  events.forEach((event, index) => {
+
+  push(event: CoinEvent): void {
+    let cost: bigint | null = null;
     if (event.direction === 'in') {
-      const cost = costs[index]!;
-      holding += event.units;
-      carrying += cost ?? 0n;
-      if (cost === null) unknownHeld += method === 'hifo' ? event.units : event.units * UNKNOWN_WEIGHT;
-      results.push({ seq: event.seq, cost, costKnown: cost !== null, unmatched: 0n, proceeds: null, gain: null, holding, carrying, carryingKnown: unknownHeld === 0n });
+      cost = event.basis === 'carried' ? ((event.transferRef === undefined || event.transferRef === null ? null : this.carriedCost(event.transferRef)) ?? null) : event.value;
+      if (cost === null && this.method === 'hifo' && event.units > 0n) this.unknownLots.set(event.seq, event.units);
+    }
+    this.queue.push({ event, cost });
+    this.real.push(tradeEventOf(event, cost ?? 0n));
+    this.indicator?.push(tradeEventOf(event, cost === null ? event.units * UNKNOWN_WEIGHT : 0n));
+    // uk settles a day's disposals once an event more than 30 days after it is read; the other
+    // methods settle a disposal as it is read.
+    this.settle(this.method === 'uk' ? event.day - UK_DAYS : Number.POSITIVE_INFINITY);
+  }
+
+  /** No more events: settles what is still held. */
+  end(): void {
+    this.real.end();
+    this.indicator?.end();
+    this.settle(Number.POSITIVE_INFINITY);
+  }
+
+  private takenBy(seq: bigint): { cost: bigint; unmatched: bigint; unknown: bigint } {
+    let taken = this.taken.get(seq);
+    if (taken === undefined) {
+      taken = { cost: 0n, unmatched: 0n, unknown: 0n };
+      this.taken.set(seq, taken);
+    }
+    return taken;
+  }
+
+  /** Emits, in order, the events read up to the first disposal of day `beforeDay` or later. */
+  private settle(beforeDay: number): void {
+    const { queue } = this;
+    while (this.head < queue.length) {
+      const { event, cost } = queue[this.head]!;
+      if (event.direction === 'out' && event.day >= beforeDay) break;
+      this.head += 1;
+      this.emit(event, this.resultOf(event, cost));
+    }
+    if (this.head > 4096 && this.head * 2 > queue.length) {
+      this.queue = queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private resultOf(event: CoinEvent, cost: bigint | null): CoinEventResult {
+    if (event.direction === 'in') {
+      this.holding += event.units;
+      this.carrying += cost ?? 0n;
+      if (cost === null) this.unknownHeld += this.method === 'hifo' ? event.units : event.units * UNKNOWN_WEIGHT;
+      return { seq: event.seq, cost, costKnown: cost !== null, unmatched: 0n, proceeds: null, gain: null, holding: this.holding, carrying: this.carrying, carryingKnown: this.unknownHeld === 0n };
+    }
+    const taken = this.taken.get(event.seq) ?? { cost: 0n, unmatched: 0n, unknown: 0n };
+    this.taken.delete(event.seq);
+    this.holding -= event.units - taken.unmatched;
+    this.carrying -= taken.cost;
+    this.unknownHeld -= taken.unknown;
+    const costKnown = taken.unmatched === 0n && taken.unknown === 0n;
+    const proceeds = event.basis === 'carrying_cost' ? taken.cost : event.value;
+    return {
+      seq: event.seq,
+      cost: taken.cost,
+      costKnown,
+      unmatched: taken.unmatched,
+      proceeds,
+      gain: costKnown && proceeds !== null ? proceeds - taken.cost : null,
+      holding: this.holding,
+      carrying: this.carrying,
+      carryingKnown: this.unknownHeld === 0n,
+    };
+  }
+}
+
+/** Days after a disposal whose acquisitions uk's 30-day rule reaches (lot-matching.ts settles a day after them). */
+const UK_DAYS = 30;
+
+/** A matcher fed one event at a time: the spot matcher (fifo, lifo, hifo, uk) or the moving average. */
+type PoolMatcher = Pick<LotMatcher, 'push' | 'end'>;
+
+function poolMatcher(method: CostMethod, out: SegmentSink): PoolMatcher {
+  return method === 'average' ? new AverageMatcher(out) : lotMatcher(method, out);
+}
+
+function tradeEventOf(event: CoinEvent, cost: bigint): TradeEvent {
+  return event.direction === 'in'
+    ? { seq: event.seq, isOpening: false, side: 'buy', day: event.day, unitsIn: event.units, cost, quantityOut: 0n, proceeds: 0n }
+    : { seq: event.seq, isOpening: false, side: 'sell', day: event.day, unitsIn: 0n, cost: 0n, quantityOut: event.units, proceeds: 0n };
+}
+
+/** Moving weighted average: a disposal takes its share of the pool's cost; units beyond the pool are unmatched. */
+class AverageMatcher implements PoolMatcher {
+  private units = 0n;
+  private cost = 0n;
+
+  constructor(private readonly out: SegmentSink) {}
+
+  push(event: TradeEvent): void {
+    if (event.side === 'buy') {
+      this.units += event.unitsIn;
+      this.cost += event.cost;
       return;
     }
-    const segments = real.get(event.seq) ?? [];
-    let cost = 0n;
-    let unmatched = 0n;
-    for (const segment of segments) {
-      if (segment.rule === 'unmatched') unmatched += segment.quantity;
-      else cost += segment.cost ?? 0n;
+    const matched = event.quantityOut < this.units ? event.quantityOut : this.units;
+    if (matched > 0n) {
+      const taken = shareOf(this.cost, matched, this.units);
+      this.out.push({ sellSeq: event.seq, rule: 'pool', lotSeq: null, quantity: matched, cost: taken, proceeds: 0n });
+      this.units -= matched;
+      this.cost -= taken;
     }
-    const unknown = unknownCost.get(event.seq) ?? 0n;
-    holding -= event.units - unmatched;
-    carrying -= cost;
-    unknownHeld -= unknown;
-    const costKnown = unmatched === 0n && unknown === 0n;
-    const proceeds = event.basis === 'carrying_cost' ? cost : event.value;
-    results.push({
-      seq: event.seq,
-      cost,
-      costKnown,
-      unmatched,
-      proceeds,
-      gain: costKnown && proceeds !== null ? proceeds - cost : null,
-      holding,
-      carrying,
-      carryingKnown: unknownHeld === 0n,
-    });
-  });
-  return results;
+    if (event.quantityOut > matched) this.out.push({ sellSeq: event.seq, rule: 'unmatched', lotSeq: null, quantity: event.quantityOut - matched, cost: null, proceeds: 0n });
+  }
+
+  end(): void {}
+}
+
+/** One pool's event of a coin, as a stream of them gives it (in pool, then event_seq order). */
+export interface PooledCoinEvent {
+  pool: string;
+  event: CoinEvent;
+}
+
+/**
+ * Matches every pool of one coin under each of `methods`, reading its events from `read()` (every
+ * pool's, ordered by pool then event_seq; it is read again for each round), and gives each event's
+ * result to `emit`. A carried deposit's cost is the cost of a withdrawal in another pool
+ * (`carriedRefs`: the withdrawals' entryRefs that carried deposits name), which may itself hold a
+ * carried lot: a method whose coin has carried deposits is matched round after round without
+ * emitting, each round with the withdrawals' costs of the round before, until no such cost changes
+ * (a chain of n transfers settles in n + 1 rounds; at most one more round than the coin has
+ * pools), and then once more, emitting. Without carried deposits a method is matched once.
+ */
+export async function matchCoinStream(
+  methods: readonly CostMethod[],
+  carriedRefs: ReadonlySet<string>,
+  read: () => AsyncIterable<readonly PooledCoinEvent[]>,
+  emit: (method: CostMethod, pool: string, event: CoinEvent, result: CoinEventResult) => void,
+): Promise<void> {
+  interface MethodRounds {
+    method: CostMethod;
+    round: number;
+    /** The withdrawals' costs this round reads (the round before's). */
+    carried: Map<string, bigint | null>;
+    emitting: boolean;
+  }
+  let pending: MethodRounds[] = methods.map((method) => ({ method, round: 0, carried: new Map(), emitting: carriedRefs.size === 0 }));
+  while (pending.length > 0) {
+    const found = new Map<CostMethod, Map<string, bigint | null>>(pending.map(({ method }) => [method, new Map()]));
+    let pools = 0;
+    let pool: string | undefined;
+    let matches: { rounds: MethodRounds; match: CoinPoolMatch }[] = [];
+    const open = (name: string) => {
+      pools += 1;
+      pool = name;
+      matches = pending.map((rounds) => ({
+        rounds,
+        match: new CoinPoolMatch(
+          rounds.method,
+          (event, result) => {
+            if (rounds.emitting) emit(rounds.method, name, event, result);
+            else if (event.basis === 'carrying_cost' && event.entryRef !== undefined && carriedRefs.has(event.entryRef)) found.get(rounds.method)!.set(event.entryRef, result.costKnown ? result.cost : null);
+          },
+          (ref) => rounds.carried.get(ref),
+        ),
+      }));
+    };
+    for await (const events of read()) {
+      for (const { pool: name, event } of events) {
+        if (name !== pool) {
+          for (const { match } of matches) match.end();
+          open(name);
+        }
+        for (const { match } of matches) match.push(event);
+      }
+    }
+    for (const { match } of matches) match.end();
+    const next: MethodRounds[] = [];
+    for (const rounds of pending) {
+      if (rounds.emitting) continue;
+      const costs = found.get(rounds.method)!;
+      const changed = [...costs].some(([ref, cost]) => !rounds.carried.has(ref) || rounds.carried.get(ref) !== cost);
+      // Settled (or out of rounds): matched once more with the costs this round read, emitting.
+      if (!changed || rounds.round > pools + 1) next.push({ ...rounds, emitting: true });
+      else next.push({ method: rounds.method, round: rounds.round + 1, carried: new Map([...rounds.carried, ...costs]), emitting: false });
+    }
+    pending = next;
+  }
 }
 
 /**
@@ -144,7 +321,7 @@ export function lotsTaken(method: CostMethod, events: readonly CoinEvent[], disp
 }
 
 /** The segments of each disposal (by seq) when lots cost `costOf(index)`. */
-function segmentsOf(method: CostMethod, events: readonly CoinEvent[], costOf: (index: number) => bigint): Map<bigint, Segment[]> {
+export function segmentsOf(method: CostMethod, events: readonly CoinEvent[], costOf: (index: number) => bigint): Map<bigint, Segment[]> {
   const bySeq = new Map<bigint, Segment[]>();
   const push = (...found: Segment[]): number => {
     for (const segment of found) {
@@ -186,39 +363,4 @@ function matchAverage(events: readonly CoinEvent[], costOf: (index: number) => b
     }
     if (event.units > matched) push({ sellSeq: event.seq, rule: 'unmatched', lotSeq: null, quantity: event.units - matched, cost: null, proceeds: 0n });
   });
-}
-
-/**
- * Matches every pool of one coin, carrying withdrawals' costs to the deposits matched with them:
- * a carried deposit's cost is the cost of a withdrawal in another pool, which may itself hold a
- * carried lot, so the pools are matched again until no carried cost changes (a chain of n
- * transfers settles in n + 1 rounds). A withdrawal is known by its entryRef.
- */
-export function matchCoinPools(
-  method: CostMethod,
-  pools: ReadonlyMap<string, readonly CoinEvent[]>,
-): Map<string, CoinEventResult[]> {
-  const carried = new Map<string, bigint | null>();
-  const anyCarried = [...pools.values()].some((events) => events.some((event) => event.basis === 'carried'));
-  for (let round = 0; ; round++) {
-    const results = new Map<string, CoinEventResult[]>();
-    for (const [pool, events] of pools) results.set(pool, matchCoin(method, events, (ref) => carried.get(ref)));
-    if (!anyCarried) return results;
-    let changed = false;
-    for (const [pool, events] of pools) {
-      const poolResults = results.get(pool)!;
-      events.forEach((event, index) => {
-        if (event.basis !== 'carrying_cost') return;
-        const ref = event.entryRef;
-        if (ref === undefined) return;
-        const result = poolResults[index]!;
-        const cost = result.costKnown ? result.cost : null;
-        if (!carried.has(ref) || carried.get(ref) !== cost) {
-          carried.set(ref, cost);
-          changed = true;
-        }
-      });
-    }
-    if (!changed || round > pools.size + 1) return results;
-  }
 }
