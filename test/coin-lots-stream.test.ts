@@ -1,15 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { matchCoinStream, type CoinEvent, type CoinEventResult, type PooledCoinEvent } from '../src/books/coin-lots.ts';
+import { lotsTaken, matchCoinStream, type CoinEvent, type CoinEventResult, type PooledCoinEvent } from '../src/books/coin-lots.ts';
 import { COST_METHODS, type CostMethod } from '../src/models/settings.ts';
-import { matchCoinPools } from './support/coin-lots-oracle.ts';
+import { matchCoinPools, segmentsOf } from './support/coin-lots-oracle.ts';
 
 /**
  * The books' lots streamed (int_coin_lots reads a coin's events a chunk at a time and holds only
  * open lots and unsettled events) equal, result for result and in order, the whole-array match
  * they replaced (test/support/coin-lots-oracle.ts): every method, lots of unknown cost, disposals
  * beyond what is held, withdrawals carried to another pool's deposits (chains of them, and
- * deposits naming no withdrawal), uk's 30 days, and the stream cut into chunks anywhere.
+ * deposits naming no withdrawal), uk's 30 days, and the stream cut into chunks anywhere. And the
+ * lots one disposal took (`exledger explain`), read from a stream no further than needed.
  */
 
 const POOLS = ['a', 'b', 'c'] as const;
@@ -131,4 +132,32 @@ describe('books: the lots streamed', () => {
     ]);
     expect(got).toEqual(new Map([['fifo', matchCoinPools('fifo', pools)]]));
   });
+
+  it("a disposal's lots (explain): the whole match's segments, read no further than the disposal (uk: its 30 days)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(draftArb, { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 7 }), fc.nat(), async (drafts, size, pick) => {
+        // One pool, each lot's value its cost (as explain reads int_coin_lots' resolved costs).
+        const events = poolsOf(drafts.map((draft) => ({ ...draft, pool: 0, special: false }))).get('a')!;
+        const disposals = events.filter((event) => event.direction === 'out');
+        if (disposals.length === 0) return;
+        const disposal = disposals[pick % disposals.length]!;
+        for (const method of COST_METHODS) {
+          let read = 0;
+          const stream = async function* () {
+            for (let start = 0; start < events.length; start += size) {
+              read = Math.min(start + size, events.length);
+              yield events.slice(start, start + size);
+            }
+          };
+          const want = segmentsOf(method, events, (index) => events[index]!.value ?? 0n).get(disposal.seq) ?? [];
+          expect(await lotsTaken(method, stream(), disposal.seq), method).toEqual(want);
+          // Read up to the chunk holding the first event after the disposal's (uk: after its 30 days).
+          const needed = events.findIndex((event) => event.seq > disposal.seq && (method !== 'uk' || event.day > disposal.day + 30));
+          if (needed >= 0) expect(read, method).toBeLessThanOrEqual(Math.floor(needed / size) * size + size);
+        }
+      }),
+      { numRuns: 200, seed: 28 },
+    );
+  });
 });
+

@@ -16,7 +16,7 @@
  * units in an order that does not depend on cost, so the indicator match takes the same units.
  * hifo does depend on cost: its segments name their lot, which is looked up instead.
  */
-import { lotMatcher, matchLots, shareOf, type LotMatcher, type MatchMethod, type Segment, type SegmentSink, type TradeEvent } from '../models/lot-matching.ts';
+import { lotMatcher, shareOf, type LotMatcher, type Segment, type SegmentSink, type TradeEvent } from '../models/lot-matching.ts';
 import type { CostMethod } from '../models/settings.ts';
 
 /** One leg of int_coin_events, in the books' order within its pool and coin. */
@@ -305,62 +305,26 @@ export async function matchCoinStream(
 }
 
 /**
- * The lots one disposal took under `method` (for `exledger explain`): its segments, each with the
- * lot's seq (null: the average or section 104 pool, or units beyond what was held) and whether
- * the lot's cost is known. `events` hold each lot's cost as its value (a carried lot's already
- * resolved, basis 'market').
+ * The segments of one disposal under `method` (for `exledger explain`), matched again from its
+ * pool's events in event_seq order, each lot's value its cost (a carried lot's resolved; null:
+ * unknown). Each segment names its lot's seq (null: the average or section 104 pool, or units
+ * beyond what was held). The events are read up to the disposal (uk: until an event more than 30
+ * days after it settles its day) and no further; what is held is the matcher's.
  */
-export function lotsTaken(method: CostMethod, events: readonly CoinEvent[], disposalSeq: bigint): (Segment & { costKnown: boolean })[] {
-  const costs = events.map((event) => (event.direction === 'in' ? event.value : null));
-  const segments = segmentsOf(method, events, (index) => costs[index] ?? 0n).get(disposalSeq) ?? [];
-  const indexOf = new Map(events.map((event, index) => [event.seq, index]));
-  return segments.map((segment) => ({
-    ...segment,
-    costKnown: segment.rule !== 'unmatched' && (segment.lotSeq === null ? true : costs[indexOf.get(segment.lotSeq)!] !== null),
-  }));
-}
-
-/** The segments of each disposal (by seq) when lots cost `costOf(index)`. */
-export function segmentsOf(method: CostMethod, events: readonly CoinEvent[], costOf: (index: number) => bigint): Map<bigint, Segment[]> {
-  const bySeq = new Map<bigint, Segment[]>();
-  const push = (...found: Segment[]): number => {
-    for (const segment of found) {
-      const list = bySeq.get(segment.sellSeq);
-      if (list === undefined) bySeq.set(segment.sellSeq, [segment]);
-      else list.push(segment);
-    }
-    return 0;
-  };
-  if (method === 'average') {
-    matchAverage(events, costOf, push);
-    return bySeq;
-  }
-  const trades: TradeEvent[] = events.map((event, index) =>
-    event.direction === 'in'
-      ? { seq: event.seq, isOpening: false, side: 'buy', day: event.day, unitsIn: event.units, cost: costOf(index), quantityOut: 0n, proceeds: 0n }
-      : { seq: event.seq, isOpening: false, side: 'sell', day: event.day, unitsIn: 0n, cost: 0n, quantityOut: event.units, proceeds: 0n },
-  );
-  matchLots(method as MatchMethod, trades, { push });
-  return bySeq;
-}
-
-/** Moving weighted average: a disposal takes its share of the pool's cost; units beyond the pool are unmatched. */
-function matchAverage(events: readonly CoinEvent[], costOf: (index: number) => bigint, push: (...segments: Segment[]) => number): void {
-  let units = 0n;
-  let cost = 0n;
-  events.forEach((event, index) => {
-    if (event.direction === 'in') {
-      units += event.units;
-      cost += costOf(index);
-      return;
-    }
-    const matched = event.units < units ? event.units : units;
-    if (matched > 0n) {
-      const taken = shareOf(cost, matched, units);
-      push({ sellSeq: event.seq, rule: 'pool', lotSeq: null, quantity: matched, cost: taken, proceeds: 0n });
-      units -= matched;
-      cost -= taken;
-    }
-    if (event.units > matched) push({ sellSeq: event.seq, rule: 'unmatched', lotSeq: null, quantity: event.units - matched, cost: null, proceeds: 0n });
+export async function lotsTaken(method: CostMethod, events: AsyncIterable<readonly CoinEvent[]>, disposalSeq: bigint): Promise<Segment[]> {
+  const found: Segment[] = [];
+  const matcher = poolMatcher(method, {
+    push: (segment: Segment) => (segment.sellSeq === disposalSeq ? found.push(segment) : 0),
   });
+  let disposalDay: number | undefined;
+  read: for await (const chunk of events) {
+    for (const event of chunk) {
+      if (disposalDay !== undefined && (method !== 'uk' || event.day > disposalDay + UK_DAYS)) break read;
+      matcher.push(tradeEventOf(event, event.direction === 'in' ? (event.value ?? 0n) : 0n));
+      if (event.seq === disposalSeq) disposalDay = event.day;
+    }
+  }
+  // A read stopped early has settled the disposal; end() settles what a stream's end leaves.
+  matcher.end();
+  return found;
 }

@@ -170,33 +170,50 @@ async function sourceRows(db: Database, model: string, key: string): Promise<Row
 
 /** The lots a disposal took: matched again on its pool and coin, as int_coin_lots matched them. */
 async function lotsOf(db: Database, method: CostMethod, pool: string, coin: string, seq: bigint, costKnown: boolean): Promise<Row[]> {
-  // uk looks 30 days ahead for a disposal's matches: its later acquisitions are read too.
-  const all = await db.all<{ event_seq: string; day: string; direction: 'in' | 'out'; units_e18: string; cost_e12: string | null; entry_ref: string; event_date: string }>(
-    `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
-     FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
-     WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND (e.event_seq <= $4 OR l.cost_method = 'uk') ORDER BY e.event_seq`,
-    [pool, coin, method, String(seq)],
+  // Read as a stream up to the disposal (uk looks 30 days ahead for its matches: read on until
+  // then), never the pool's whole history at once.
+  const events = async function* (): AsyncGenerator<CoinEvent[]> {
+    const sql = `SELECT e.event_seq, datediff('day', DATE '1970-01-01', e.event_date) AS day, e.direction, e.units_e18, l.cost_e12
+      FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+      WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND (e.event_seq <= $4 OR l.cost_method = 'uk') ORDER BY e.event_seq`;
+    for await (const rows of db.streamCommitted(sql, [pool, coin, method, seq])) {
+      yield rows.map((row) => ({
+        seq: row[0] as bigint,
+        day: Number(row[1]),
+        direction: row[2] === 'out' ? 'out' : 'in',
+        units: row[3] as bigint,
+        // A lot's cost as int_coin_lots has it (a carried deposit's resolved), a disposal's proceeds unused.
+        value: row[2] === 'in' ? (row[4] as bigint | null) : null,
+        basis: 'market',
+      }));
+    }
+  };
+  const segments = await lotsTaken(method, events(), seq);
+  const lotSeqs = [...new Set(segments.flatMap((segment) => (segment.lotSeq === null ? [] : [segment.lotSeq])))];
+  const lots = new Map(
+    lotSeqs.length === 0
+      ? []
+      : (
+          await db.all<{ event_seq: string; cost_e12: string | null; entry_ref: string; event_date: string }>(
+            `SELECT e.event_seq, l.cost_e12, e.entry_ref, CAST(e.event_date AS VARCHAR) AS event_date
+             FROM intermediate.int_coin_events AS e JOIN intermediate.int_coin_lots AS l USING (pool, coin, event_seq)
+             WHERE e.pool = $1 AND e.coin = $2 AND l.cost_method = $3 AND e.event_seq IN (${lotSeqs.map(String).join(', ')})`,
+            [pool, coin, method],
+          )
+        ).map((row) => [row.event_seq, row] as const),
   );
-  const events: CoinEvent[] = all.map((row) => ({
-    seq: BigInt(row.event_seq),
-    day: Number(row.day),
-    direction: row.direction,
-    units: BigInt(row.units_e18),
-    // A lot's cost as int_coin_lots has it (a carried deposit's resolved), a disposal's proceeds unused.
-    value: row.direction === 'in' && row.cost_e12 !== null ? BigInt(row.cost_e12) : null,
-    basis: 'market',
-  }));
-  const bySeq = new Map(all.map((row) => [row.event_seq, row]));
   const money = (value: bigint | null) => (value === null ? null : formatUnits(value, 12));
-  return lotsTaken(method, events, seq).map((segment) => {
-    const lot = segment.lotSeq === null ? undefined : bySeq.get(String(segment.lotSeq));
+  return segments.map((segment) => {
+    const lot = segment.lotSeq === null ? undefined : lots.get(String(segment.lotSeq));
+    // A lot's share is known when the lot's cost is; a pool's when the disposal's whole cost is (a
+    // pool holding a lot of unknown cost is unknown); units beyond what was held never.
+    const known = segment.rule !== 'unmatched' && (segment.lotSeq === null ? costKnown : lot?.cost_e12 !== null && lot !== undefined);
     return {
       rule: segment.rule,
       lot_entry: lot?.entry_ref ?? (segment.rule === 'unmatched' ? 'nothing held (before the history)' : method === 'average' ? 'the average pool' : 'the section 104 pool'),
       lot_date: lot?.event_date ?? null,
       units: formatUnits(segment.quantity, 18),
-      // A pool's share is known when the disposal's whole cost is (a pool holding a lot of unknown cost is unknown).
-      cost: segment.costKnown && (segment.lotSeq !== null || costKnown) ? money(segment.cost) : null,
+      cost: known ? money(segment.cost) : null,
     };
   });
 }

@@ -4,7 +4,8 @@
  * pools. Kept here as the reference the streaming match (src/books/coin-lots.ts,
  * matchCoinStream) is compared with, result for result (test/coin-lots-stream.test.ts).
  */
-import { segmentsOf, type CoinEvent, type CoinEventResult } from '../../src/books/coin-lots.ts';
+import type { CoinEvent, CoinEventResult } from '../../src/books/coin-lots.ts';
+import { matchLots, shareOf, type MatchMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import type { CostMethod } from '../../src/models/settings.ts';
 
 /** Indicator cost per unit of a lot of unknown cost (as src/books/coin-lots.ts). */
@@ -110,4 +111,49 @@ export function matchCoinPools(
     }
     if (!changed || round > pools.size + 1) return results;
   }
+}
+
+/** The segments of each disposal (by seq) when lots cost `costOf(index)`. */
+export function segmentsOf(method: CostMethod, events: readonly CoinEvent[], costOf: (index: number) => bigint): Map<bigint, Segment[]> {
+  const bySeq = new Map<bigint, Segment[]>();
+  const push = (...found: Segment[]): number => {
+    for (const segment of found) {
+      const list = bySeq.get(segment.sellSeq);
+      if (list === undefined) bySeq.set(segment.sellSeq, [segment]);
+      else list.push(segment);
+    }
+    return 0;
+  };
+  if (method === 'average') {
+    matchAverage(events, costOf, push);
+    return bySeq;
+  }
+  const trades: TradeEvent[] = events.map((event, index) =>
+    event.direction === 'in'
+      ? { seq: event.seq, isOpening: false, side: 'buy', day: event.day, unitsIn: event.units, cost: costOf(index), quantityOut: 0n, proceeds: 0n }
+      : { seq: event.seq, isOpening: false, side: 'sell', day: event.day, unitsIn: 0n, cost: 0n, quantityOut: event.units, proceeds: 0n },
+  );
+  matchLots(method as MatchMethod, trades, { push });
+  return bySeq;
+}
+
+/** Moving weighted average: a disposal takes its share of the pool's cost; units beyond the pool are unmatched. */
+function matchAverage(events: readonly CoinEvent[], costOf: (index: number) => bigint, push: (...segments: Segment[]) => number): void {
+  let units = 0n;
+  let cost = 0n;
+  events.forEach((event, index) => {
+    if (event.direction === 'in') {
+      units += event.units;
+      cost += costOf(index);
+      return;
+    }
+    const matched = event.units < units ? event.units : units;
+    if (matched > 0n) {
+      const taken = shareOf(cost, matched, units);
+      push({ sellSeq: event.seq, rule: 'pool', lotSeq: null, quantity: matched, cost: taken, proceeds: 0n });
+      units -= matched;
+      cost -= taken;
+    }
+    if (event.units > matched) push({ sellSeq: event.seq, rule: 'unmatched', lotSeq: null, quantity: event.units - matched, cost: null, proceeds: 0n });
+  });
 }
