@@ -149,15 +149,16 @@ export function parseBuildLines(stdout: string): { results: ModelResult[]; build
   const results: ModelResult[] = [];
   let buildMs: number | undefined;
   for (const line of stdout.split('\n')) {
-    const model = /^\[\s*\d+\/\d+\]\s+(ok|failed|skipped)\s+(\S+)\s+(view|table|macro)\b\s*(?:([\d.]+) s)?\s*(?:([\d,]+) rows)?/.exec(line);
+    const model = /^\[\s*\d+\/\d+\]\s+(ok|failed|skipped)\s+(\S+)\s+(view|table|macro)\b\s*(?:([\d.]+) s)?\s*(?:([\d,]+) rows)?\s*(whole|incremental|unchanged)?/.exec(line);
     if (model !== null) {
-      const [, status, id, materialization, seconds, rows] = model;
+      const [, status, id, materialization, seconds, rows, how] = model;
       results.push({
         id: id as string,
         status: status as ModelResult['status'],
         materialization: materialization as ModelResult['materialization'],
         ms: seconds === undefined ? 0 : Number(seconds) * 1000,
         ...(rows === undefined ? {} : { rows: Number(rows.replaceAll(',', '')) }),
+        ...(how === undefined ? {} : { how: how as NonNullable<ModelResult['how']> }),
       });
       continue;
     }

@@ -6,6 +6,7 @@
  * models in detail) is a part, so that `npm run bench` builds each history once.
  */
 import { execFileSync } from 'node:child_process';
+import { benchBooks } from './books.ts';
 import { benchBudget } from './budget.ts';
 import { benchBuild } from './build.ts';
 import { benchExport } from './export.ts';
@@ -27,6 +28,7 @@ const benches: Record<string, () => Promise<void>> = {
   soak: () => benchSoak(10),
   ratios: () => benchRatios(),
   'spot-pnl': () => benchSpotPnl(),
+  books: () => benchBooks(1_000_000, []),
 };
 // Parts of a benchmark, to run one alone (npm run bench -- sync-budget); `npm run bench` runs them through their benchmark.
 const parts: Record<string, () => Promise<void>> = {
@@ -48,6 +50,8 @@ const parts: Record<string, () => Promise<void>> = {
   'build-10m': () => benchBuild(['build-10m']),
   'build-1m-both': () => benchBuild(['build-1m-both']),
   'publish-1m': () => benchPublish(1_000_000, process.argv.slice(3)),
+  'books-1m': () => benchBooks(1_000_000, process.argv.slice(3)),
+  'books-10m': () => benchBooks(10_000_000, process.argv.slice(3)),
   'publish-300k': () => benchPublish(300_000, process.argv.slice(3)),
 };
 const all = { ...benches, ...parts };

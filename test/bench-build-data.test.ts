@@ -160,10 +160,10 @@ describe('bench build data', () => {
 });
 
 describe('bench build output', () => {
-  it("reads back exledger build's lines: status, model, seconds, rows, a failure's message and the total", () => {
+  it("reads back exledger build's lines: status, model, seconds, rows, how it was brought up to date, a failure's message and the total", () => {
     const results: ModelResult[] = [
       { id: 'macros/exact_arith', materialization: 'macro', status: 'ok', ms: 20 },
-      { id: 'intermediate.int_spot_trades', materialization: 'table', status: 'ok', ms: 12_340, rows: 1_000_000 },
+      { id: 'intermediate.int_spot_trades', materialization: 'table', status: 'ok', ms: 12_340, rows: 1_000_000, how: 'incremental' },
       { id: 'marts.fees_daily', materialization: 'table', status: 'failed', ms: 500, message: 'Conversion Error: no' },
       { id: 'marts.fees_monthly', materialization: 'table', status: 'skipped', ms: 0, message: 'reads marts.fees_daily, which failed' },
     ];
