@@ -207,7 +207,7 @@ async function lotsOf(db: Database, method: CostMethod, pool: string, coin: stri
     const lot = segment.lotSeq === null ? undefined : lots.get(String(segment.lotSeq));
     // A lot's share is known when the lot's cost is; a pool's when the disposal's whole cost is (a
     // pool holding a lot of unknown cost is unknown); units beyond what was held never.
-    const known = segment.rule !== 'unmatched' && (segment.lotSeq === null ? costKnown : lot?.cost_e12 !== null && lot !== undefined);
+    const known = segment.rule !== 'unmatched' && (segment.lotSeq === null ? costKnown : lot !== undefined && lot.cost_e12 !== null);
     return {
       rule: segment.rule,
       lot_entry: lot?.entry_ref ?? (segment.rule === 'unmatched' ? 'nothing held (before the history)' : method === 'average' ? 'the average pool' : 'the section 104 pool'),
