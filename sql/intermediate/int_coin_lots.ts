@@ -36,14 +36,17 @@ const LOT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR, HUGEINT, HUGEINT,
 
 /** Matches each coin's events under each method and appends its lots (inside withInsertionOrder: see Database). */
 async function appendLots(db: Database, coins: readonly { coin: string }[], methods: readonly CostMethod[]): Promise<void> {
+  // The withdrawals carried deposits name, per coin (one read: they are few).
+  const carried = new Map<string, Set<string>>();
+  for (const { coin, transfer_ref: ref } of await db.all<{ coin: string; transfer_ref: string }>(
+    `SELECT DISTINCT coin, transfer_ref FROM intermediate.int_coin_events WHERE value_basis = 'carried' AND transfer_ref IS NOT NULL`,
+  )) {
+    carried.set(coin, (carried.get(coin) ?? new Set()).add(ref));
+  }
   const lots = new RowChunks(await db.appender('intermediate', 'int_coin_lots'), LOT_TYPES);
   try {
     for (const { coin } of coins) {
-      const refs = await db.all<{ transfer_ref: string }>(
-        `SELECT DISTINCT transfer_ref FROM intermediate.int_coin_events WHERE coin = $1 AND value_basis = 'carried' AND transfer_ref IS NOT NULL`,
-        [coin],
-      );
-      await matchCoinStream(methods, new Set(refs.map((row) => row.transfer_ref)), () => coinEvents(db, coin), (method, pool, event, result) => {
+      await matchCoinStream(methods, carried.get(coin) ?? new Set(), () => coinEvents(db, coin), (method, pool, event, result) => {
         lots.add([
           pool,
           coin,
