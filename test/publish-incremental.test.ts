@@ -307,10 +307,18 @@ describe('analysts in other processes, and a publish killed outright (SIGKILL)',
 
   it('a publish killed at any instant leaves the published copy whole (the old night or the new), and the next publish completes it', async () => {
     const published = path.join(dir, 'exledger.published.duckdb');
-    // Kill points: these many ms after the publish starts (it takes one to two seconds here: the
-    // attach, the plan, the rows, the commit, the checkpoint, the swap), and as the standby's
-    // write-ahead log appears (its transaction commits).
-    const points: (number | 'wal')[] = [0, 60, 150, 'wal', 300, 450, 650, 900, 1300, 1800, 2500];
+    // How long a publish takes in a process of its own on this machine (a night's, uncut): the kill
+    // points are shares of it, so they fall inside the publish on a fast machine and a slow one
+    // alike (fixed milliseconds fell after its end on a faster one).
+    await nextNight();
+    const timed = await startPublishProcess(file).done;
+    expect(timed, timed.stderr).toMatchObject({ code: 0, result: { how: 'incremental' } });
+    const publishMs = timed.publishMs!;
+    // Kill points: these shares of it after the publish starts (the attach, the plan, the rows, the
+    // commit, the checkpoint, the swap), and as the standby's write-ahead log appears (its
+    // transaction commits).
+    const shares: (number | 'wal')[] = [0, 0.04, 0.1, 'wal', 0.18, 0.27, 0.36, 0.48, 0.6, 0.75, 0.9];
+    const points = shares.map((share) => (share === 'wal' ? share : Math.round(share * publishMs)));
     const killedAt: string[] = [];
     for (const point of points) {
       await nextNight();
@@ -337,7 +345,7 @@ describe('analysts in other processes, and a publish killed outright (SIGKILL)',
       expect(readdirSync(dir).filter((name) => /\.tmp-|\.wal$/.test(name))).toEqual([]);
     }
     // The sweep killed publishes mid-way (one that had ended first holds the assertions too).
-    expect(killedAt.filter((text) => text.startsWith('killed')).length, killedAt.join(', ')).toBeGreaterThan(points.length / 2);
+    expect(killedAt.filter((text) => text.startsWith('killed')).length, `a publish took ${Math.round(publishMs)} ms; ${killedAt.join(', ')}`).toBeGreaterThan(points.length / 2);
     expect(await copyDifferences(file, published)).toEqual([]);
   }, 600_000);
 });

@@ -52,6 +52,8 @@ export interface PublishProcessRun {
   /** The publish's result, when it finished. */
   result?: { how: 'incremental' | 'full'; why?: string; path: string };
   stderr: string;
+  /** Milliseconds from the publish's start (its `publishing` line) to the process's exit; undefined when it never started. */
+  publishMs?: number;
 }
 
 /**
@@ -65,16 +67,21 @@ export function startPublishProcess(db: string, killAfterMs?: number): { child: 
   let stdout = '';
   let stderr = '';
   let timer: NodeJS.Timeout | undefined;
+  let startedAt: number | undefined;
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    if (killAfterMs !== undefined && timer === undefined && stdout.startsWith('publishing\n')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    if (startedAt === undefined && stdout.startsWith('publishing\n')) {
+      startedAt = performance.now();
+      if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    }
   });
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const done = new Promise<PublishProcessRun>((resolve) => {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const line = stdout.trim().split('\n').at(-1);
-      resolve({ code, signal, stderr, ...(code === 0 && line !== undefined && line.startsWith('{') ? { result: JSON.parse(line) as PublishProcessRun['result'] } : {}) });
+      const publishMs = startedAt === undefined ? undefined : performance.now() - startedAt;
+      resolve({ code, signal, stderr, publishMs, ...(code === 0 && line !== undefined && line.startsWith('{') ? { result: JSON.parse(line) as PublishProcessRun['result'] } : {}) });
     });
   });
   return { child, done };
