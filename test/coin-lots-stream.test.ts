@@ -107,6 +107,81 @@ describe('books: the lots streamed', () => {
     );
   });
 
+  it('resumed from any saved state of each pool and method, emits and saves exactly what the whole match does from there (int_coin_lots incremental)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(draftArb, { minLength: 1, maxLength: 80 }), fc.integer({ min: 1, max: 9 }), fc.array(fc.nat(), { minLength: 15, maxLength: 15 }), async (drafts, size, picks) => {
+        const pools = poolsOf(drafts);
+        const refs = new Set([...pools.values()].flatMap((events) => events.filter((event) => event.basis === 'carried').map((event) => event.transferRef!)));
+        const key = (method: CostMethod, pool: string) => `${method}/${pool}`;
+        const run = async (options: Parameters<typeof matchCoinStream>[4]) => {
+          const results = new Map<string, { seq: bigint; result: CoinEventResult }[]>();
+          const states = new Map<string, { nextSeq: bigint; state: string; nextDay: number }[]>();
+          await matchCoinStream(
+            COST_METHODS,
+            refs,
+            chunked(pools, size),
+            (method, pool, event, result) => {
+              const list = results.get(key(method, pool)) ?? [];
+              results.set(key(method, pool), list);
+              list.push({ seq: event.seq, result });
+            },
+            {
+              ...options,
+              // A state before every day's first event (but a pool's first).
+              checkpointsOf: (pool, method) => ({
+                isCheckpoint: () => true,
+                onCheckpoint: (nextSeq, state, _previousDay, nextDay) => {
+                  const list = states.get(key(method, pool)) ?? [];
+                  states.set(key(method, pool), list);
+                  list.push({ nextSeq, state, nextDay });
+                },
+              }),
+            },
+          );
+          return { results, states };
+        };
+        const whole = await run({});
+        // Saving states changes nothing.
+        for (const method of COST_METHODS) {
+          for (const [pool, want] of matchCoinPools(method, pools)) expect((whole.results.get(key(method, pool)) ?? []).map(({ result }) => result), key(method, pool)).toEqual(want);
+        }
+        // Each pool and method resumes from one of its states (or from its first event), picked at random.
+        const resumes = new Map<string, { fromSeq: bigint; state?: string }>();
+        let index = 0;
+        for (const method of COST_METHODS) {
+          for (const pool of pools.keys()) {
+            const saved = whole.states.get(key(method, pool)) ?? [];
+            const pick = picks[index++ % picks.length]! % (saved.length + 1);
+            const chosen = saved[pick - 1];
+            resumes.set(key(method, pool), chosen === undefined ? { fromSeq: 1n } : { fromSeq: chosen.nextSeq, state: chosen.state });
+          }
+        }
+        // The withdrawals before a resumed pool's first event keep the whole match's costs.
+        const carriedCosts = new Map<CostMethod, Map<string, bigint | null>>();
+        for (const method of COST_METHODS) {
+          const costs = new Map<string, bigint | null>();
+          for (const [pool, events] of pools) {
+            const fromSeq = resumes.get(key(method, pool))!.fromSeq;
+            const results = new Map((whole.results.get(key(method, pool)) ?? []).map(({ seq, result }) => [seq, result]));
+            for (const event of events) {
+              if (event.seq < fromSeq && event.basis === 'carrying_cost' && refs.has(event.entryRef!)) {
+                const result = results.get(event.seq)!;
+                costs.set(event.entryRef!, result.costKnown ? result.cost : null);
+              }
+            }
+          }
+          carriedCosts.set(method, costs);
+        }
+        const resumed = await run({ resumeOf: (pool, method) => resumes.get(key(method, pool)), carriedCosts });
+        for (const [name, resume] of resumes) {
+          expect(resumed.results.get(name) ?? [], `${name} from ${resume.fromSeq}`).toEqual((whole.results.get(name) ?? []).filter(({ seq }) => seq >= resume.fromSeq));
+          expect(resumed.states.get(name) ?? [], `${name} from ${resume.fromSeq}`).toEqual((whole.states.get(name) ?? []).filter(({ nextSeq }) => nextSeq > resume.fromSeq));
+        }
+      }),
+      { numRuns: 300, seed: 28 },
+    );
+  });
+
   it('carries a withdrawal down a chain of pools (a -> b -> c) and settles it in rounds', async () => {
     const event = (seq: number, day: number, direction: 'in' | 'out', units: bigint, value: bigint | null, basis: CoinEvent['basis'], refs: { entryRef: string; transferRef?: string }): CoinEvent => ({
       seq: BigInt(seq),

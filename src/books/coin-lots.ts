@@ -16,7 +16,7 @@
  * units in an order that does not depend on cost, so the indicator match takes the same units.
  * hifo does depend on cost: its segments name their lot, which is looked up instead.
  */
-import { lotMatcher, shareOf, type LotMatcher, type Segment, type SegmentSink, type TradeEvent } from '../models/lot-matching.ts';
+import { lotMatcher, shareOf, type LotMatcher, type MatchOptions, type Segment, type SegmentSink, type TradeEvent } from '../models/lot-matching.ts';
 import type { CostMethod } from '../models/settings.ts';
 
 /** One leg of int_coin_events, in the books' order within its pool and coin. */
@@ -82,37 +82,74 @@ export class CoinPoolMatch {
   private carrying = 0n;
   /** Units held of unknown cost (hifo), or their indicator cost (the other methods). */
   private unknownHeld = 0n;
+  /**
+   * Checkpoints the matchers made, in order, not yet saved: one is complete once both matchers
+   * made it and every event before it is settled (uk's matcher makes a day's once it settles the
+   * day, which this settles later), and is saved then.
+   */
+  private readonly checkpoints: { nextSeq: bigint; previousDay: number; nextDay: number; real?: string; indicator?: string; unknownLots?: [string, string][] }[] = [];
 
   constructor(
     private readonly method: CostMethod,
     private readonly emit: (event: CoinEvent, result: CoinEventResult) => void,
     private readonly carriedCost: (ref: string) => bigint | null | undefined = () => undefined,
+    private readonly options: CoinMatchOptions = {},
   ) {
-    this.real = poolMatcher(method, {
-      push: (segment: Segment) => {
-        const taken = this.takenBy(segment.sellSeq);
-        if (segment.rule === 'unmatched') taken.unmatched += segment.quantity;
-        else taken.cost += segment.cost ?? 0n;
-        if (method === 'hifo' && segment.lotSeq !== null) {
-          const left = this.unknownLots.get(segment.lotSeq);
-          if (left !== undefined) {
-            taken.unknown += segment.quantity;
-            if (left === segment.quantity) this.unknownLots.delete(segment.lotSeq);
-            else this.unknownLots.set(segment.lotSeq, left - segment.quantity);
-          }
+    const saved = options.from === undefined ? undefined : (JSON.parse(options.from) as CoinPoolState);
+    if (saved !== undefined) {
+      this.holding = BigInt(saved.holding);
+      this.carrying = BigInt(saved.carrying);
+      this.unknownHeld = BigInt(saved.unknownHeld);
+      for (const [seq, units] of saved.unknownLots) this.unknownLots.set(BigInt(seq), BigInt(units));
+    }
+    const checkpointsOf = (which: 'real' | 'indicator'): MatchOptions => ({
+      ...(saved === undefined ? {} : { from: saved[which]! }),
+      ...(options.isCheckpoint === undefined ? {} : { isCheckpoint: options.isCheckpoint }),
+      onCheckpoint: (nextSeq, state, previousDay, nextDay) => {
+        let checkpoint = this.checkpoints.find((candidate) => candidate.nextSeq === nextSeq);
+        if (checkpoint === undefined) {
+          checkpoint = { nextSeq, previousDay, nextDay };
+          this.checkpoints.push(checkpoint);
         }
-        return 0;
+        checkpoint[which] = state;
+        // hifo's lots of unknown cost as its matcher leaves them before the event (it matches the
+        // event's disposal in this same push, before the event is settled).
+        if (which === 'real') checkpoint.unknownLots = [...this.unknownLots].filter(([seq]) => seq < nextSeq).map(([seq, units]) => [String(seq), String(units)]);
       },
     });
+    this.real = poolMatcher(
+      method,
+      {
+        push: (segment: Segment) => {
+          const taken = this.takenBy(segment.sellSeq);
+          if (segment.rule === 'unmatched') taken.unmatched += segment.quantity;
+          else taken.cost += segment.cost ?? 0n;
+          if (method === 'hifo' && segment.lotSeq !== null) {
+            const left = this.unknownLots.get(segment.lotSeq);
+            if (left !== undefined) {
+              taken.unknown += segment.quantity;
+              if (left === segment.quantity) this.unknownLots.delete(segment.lotSeq);
+              else this.unknownLots.set(segment.lotSeq, left - segment.quantity);
+            }
+          }
+          return 0;
+        },
+      },
+      checkpointsOf('real'),
+    );
     // fifo, lifo, uk and average take units in an order that does not depend on cost: matched
     // again with indicator costs, they take the same units, and the cost found is the unknown part.
     if (method !== 'hifo') {
-      this.indicator = poolMatcher(method, {
-        push: (segment: Segment) => {
-          this.takenBy(segment.sellSeq).unknown += segment.cost ?? 0n;
-          return 0;
+      this.indicator = poolMatcher(
+        method,
+        {
+          push: (segment: Segment) => {
+            this.takenBy(segment.sellSeq).unknown += segment.cost ?? 0n;
+            return 0;
+          },
         },
-      });
+        checkpointsOf('indicator'),
+      );
     }
   }
 
@@ -125,8 +162,8 @@ export class CoinPoolMatch {
     this.queue.push({ event, cost });
     this.real.push(tradeEventOf(event, cost ?? 0n));
     this.indicator?.push(tradeEventOf(event, cost === null ? event.units * UNKNOWN_WEIGHT : 0n));
-    // uk settles a day's disposals once an event more than 30 days after it is read; the other
-    // methods settle a disposal as it is read.
+    // uk settles a day's events once an event more than 30 days after it is read; the other
+    // methods settle an event as it is read.
     this.settle(this.method === 'uk' ? event.day - UK_DAYS : Number.POSITIVE_INFINITY);
   }
 
@@ -135,6 +172,22 @@ export class CoinPoolMatch {
     this.real.end();
     this.indicator?.end();
     this.settle(Number.POSITIVE_INFINITY);
+  }
+
+  /** Saves a checkpoint both matchers made, with what is held before its event. */
+  private saveCheckpoint(checkpoint: (typeof this.checkpoints)[number]): void {
+    if (checkpoint.real === undefined || (this.indicator !== undefined && checkpoint.indicator === undefined)) {
+      throw new Error(`coin lots (${this.method}): the matchers did not both make the checkpoint before event ${checkpoint.nextSeq}`);
+    }
+    const state: CoinPoolState = {
+      holding: String(this.holding),
+      carrying: String(this.carrying),
+      unknownHeld: String(this.unknownHeld),
+      unknownLots: checkpoint.unknownLots ?? [],
+      real: checkpoint.real,
+      ...(checkpoint.indicator === undefined ? {} : { indicator: checkpoint.indicator }),
+    };
+    this.options.onCheckpoint?.(checkpoint.nextSeq, JSON.stringify(state), checkpoint.previousDay, checkpoint.nextDay);
   }
 
   private takenBy(seq: bigint): { cost: bigint; unmatched: bigint; unknown: bigint } {
@@ -146,12 +199,18 @@ export class CoinPoolMatch {
     return taken;
   }
 
-  /** Emits, in order, the events read up to the first disposal of day `beforeDay` or later. */
+  /**
+   * Emits, in order, the events read before day `beforeDay` (uk: its matcher has settled those
+   * days, and made their checkpoints; an acquisition is held back with them, so none is emitted
+   * past a checkpoint not yet made).
+   */
   private settle(beforeDay: number): void {
     const { queue } = this;
     while (this.head < queue.length) {
       const { event, cost } = queue[this.head]!;
-      if (event.direction === 'out' && event.day >= beforeDay) break;
+      if (event.day >= beforeDay) break;
+      // Every event before a checkpoint is settled: what is held now is the state before it.
+      while (this.checkpoints.length > 0 && this.checkpoints[0]!.nextSeq <= event.seq) this.saveCheckpoint(this.checkpoints.shift()!);
       this.head += 1;
       this.emit(event, this.resultOf(event, cost));
     }
@@ -192,11 +251,38 @@ export class CoinPoolMatch {
 /** Days after a disposal whose acquisitions uk's 30-day rule reaches (lot-matching.ts settles a day after them). */
 const UK_DAYS = 30;
 
+/**
+ * Where a pool's match under a method starts and where it saves its state, so that a later build
+ * can resume it (int_coin_lots' incremental step), as MatchOptions are for the spot matcher: a
+ * state is the one before the first event of a day (`nextSeq`), saved between two days that have
+ * events where isCheckpoint says so. It holds both matchers' states (open lots, uk's pool and the
+ * units later days gave to earlier disposals; average's units and cost), the units and carrying
+ * value held, and hifo's lots of unknown cost not yet taken: JSON, integers as decimal strings.
+ * Resumed from one on the events from its nextSeq on, the match emits exactly the results, and
+ * saves exactly the states, that a match over all the events makes there.
+ */
+export interface CoinMatchOptions {
+  /** A state saved by onCheckpoint; the events then start at its nextSeq. @default nothing held */
+  from?: string;
+  isCheckpoint?: (previousDay: number, nextDay: number) => boolean;
+  onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
+}
+
+/** CoinPoolMatch's saved state (CoinMatchOptions). */
+interface CoinPoolState {
+  holding: string;
+  carrying: string;
+  unknownHeld: string;
+  unknownLots: [string, string][];
+  real: string;
+  indicator?: string;
+}
+
 /** A matcher fed one event at a time: the spot matcher (fifo, lifo, hifo, uk) or the moving average. */
 type PoolMatcher = Pick<LotMatcher, 'push' | 'end'>;
 
-function poolMatcher(method: CostMethod, out: SegmentSink): PoolMatcher {
-  return method === 'average' ? new AverageMatcher(out) : lotMatcher(method, out);
+function poolMatcher(method: CostMethod, out: SegmentSink, options: MatchOptions = {}): PoolMatcher {
+  return method === 'average' ? new AverageMatcher(out, options) : lotMatcher(method, out, options);
 }
 
 function tradeEventOf(event: CoinEvent, cost: bigint): TradeEvent {
@@ -209,10 +295,25 @@ function tradeEventOf(event: CoinEvent, cost: bigint): TradeEvent {
 class AverageMatcher implements PoolMatcher {
   private units = 0n;
   private cost = 0n;
+  private previousDay: number | undefined;
 
-  constructor(private readonly out: SegmentSink) {}
+  constructor(
+    private readonly out: SegmentSink,
+    private readonly options: MatchOptions = {},
+  ) {
+    if (options.from !== undefined) {
+      const saved = JSON.parse(options.from) as { units: string; cost: string };
+      this.units = BigInt(saved.units);
+      this.cost = BigInt(saved.cost);
+    }
+  }
 
   push(event: TradeEvent): void {
+    const { options } = this;
+    if (this.previousDay !== undefined && event.day !== this.previousDay && options.isCheckpoint?.(this.previousDay, event.day) === true) {
+      options.onCheckpoint?.(event.seq, JSON.stringify({ units: String(this.units), cost: String(this.cost) }), this.previousDay, event.day);
+    }
+    this.previousDay = event.day;
     if (event.side === 'buy') {
       this.units += event.unitsIn;
       this.cost += event.cost;
@@ -237,6 +338,20 @@ export interface PooledCoinEvent {
   event: CoinEvent;
 }
 
+/** Where matchCoinStream resumes a pool's match under a method, and where it saves states. */
+export interface CoinStreamOptions {
+  /**
+   * Where each pool's match under each method starts: its first event (those before it are not
+   * matched, and their results not emitted) and the state before it (CoinMatchOptions.from).
+   * undefined: the pool's first event, nothing held. @default every pool from its first event
+   */
+  resumeOf?: (pool: string, method: CostMethod) => { fromSeq: bigint; state?: string } | undefined;
+  /** The costs of the withdrawals carried deposits name that are not matched again (before a resumed pool's first event), per method (null: unknown). */
+  carriedCosts?: ReadonlyMap<CostMethod, ReadonlyMap<string, bigint | null>>;
+  /** The checkpoints of each pool's match under each method, in the round that emits (CoinMatchOptions). */
+  checkpointsOf?: (pool: string, method: CostMethod) => Pick<CoinMatchOptions, 'isCheckpoint' | 'onCheckpoint'>;
+}
+
 /**
  * Matches every pool of one coin under each of `methods`, reading its events from `read()` (every
  * pool's, ordered by pool then event_seq; it is read again for each round), and gives each event's
@@ -246,12 +361,15 @@ export interface PooledCoinEvent {
  * emitting, each round with the withdrawals' costs of the round before, until no such cost changes
  * (a chain of n transfers settles in n + 1 rounds; at most one more round than the coin has
  * pools), and then once more, emitting. Without carried deposits a method is matched once.
+ * Resumed (options.resumeOf), each pool's match starts from its saved state; the withdrawals before
+ * it keep the costs options.carriedCosts gives.
  */
 export async function matchCoinStream(
   methods: readonly CostMethod[],
   carriedRefs: ReadonlySet<string>,
   read: () => AsyncIterable<readonly PooledCoinEvent[]>,
   emit: (method: CostMethod, pool: string, event: CoinEvent, result: CoinEventResult) => void,
+  options: CoinStreamOptions = {},
 ): Promise<void> {
   interface MethodRounds {
     method: CostMethod;
@@ -260,26 +378,34 @@ export async function matchCoinStream(
     carried: Map<string, bigint | null>;
     emitting: boolean;
   }
-  let pending: MethodRounds[] = methods.map((method) => ({ method, round: 0, carried: new Map(), emitting: carriedRefs.size === 0 }));
+  let pending: MethodRounds[] = methods.map((method) => ({ method, round: 0, carried: new Map(options.carriedCosts?.get(method) ?? []), emitting: carriedRefs.size === 0 }));
   while (pending.length > 0) {
     const found = new Map<CostMethod, Map<string, bigint | null>>(pending.map(({ method }) => [method, new Map()]));
     let pools = 0;
     let pool: string | undefined;
-    let matches: { rounds: MethodRounds; match: CoinPoolMatch }[] = [];
+    let matches: { rounds: MethodRounds; fromSeq: bigint; match: CoinPoolMatch }[] = [];
     const open = (name: string) => {
       pools += 1;
       pool = name;
-      matches = pending.map((rounds) => ({
-        rounds,
-        match: new CoinPoolMatch(
-          rounds.method,
-          (event, result) => {
-            if (rounds.emitting) emit(rounds.method, name, event, result);
-            else if (event.basis === 'carrying_cost' && event.entryRef !== undefined && carriedRefs.has(event.entryRef)) found.get(rounds.method)!.set(event.entryRef, result.costKnown ? result.cost : null);
-          },
-          (ref) => rounds.carried.get(ref),
-        ),
-      }));
+      matches = pending.map((rounds) => {
+        const resume = options.resumeOf?.(name, rounds.method);
+        return {
+          rounds,
+          fromSeq: resume?.fromSeq ?? 1n,
+          match: new CoinPoolMatch(
+            rounds.method,
+            (event, result) => {
+              if (rounds.emitting) emit(rounds.method, name, event, result);
+              else if (event.basis === 'carrying_cost' && event.entryRef !== undefined && carriedRefs.has(event.entryRef)) found.get(rounds.method)!.set(event.entryRef, result.costKnown ? result.cost : null);
+            },
+            (ref) => rounds.carried.get(ref),
+            {
+              ...(resume?.state === undefined ? {} : { from: resume.state }),
+              ...(rounds.emitting ? (options.checkpointsOf?.(name, rounds.method) ?? {}) : {}),
+            },
+          ),
+        };
+      });
     };
     for await (const events of read()) {
       for (const { pool: name, event } of events) {
@@ -287,7 +413,7 @@ export async function matchCoinStream(
           for (const { match } of matches) match.end();
           open(name);
         }
-        for (const { match } of matches) match.push(event);
+        for (const { fromSeq, match } of matches) if (event.seq >= fromSeq) match.push(event);
       }
     }
     for (const { match } of matches) match.end();
