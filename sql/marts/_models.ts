@@ -297,6 +297,9 @@ export default declareModels('marts', [
       'Open futures positions at each month end, rebuilt from their fills and valued at the contract\'s mark price from the prices file (contract:<symbol>): size, open value, unrealized PnL, fair value and carrying value in the reporting currency, or why there is none (docs/workbooks.md "Open futures positions").',
     grain: 'one row per account, contract, position side and month (reporting zone) with a position open, or one closed in the month',
     key: ['account', 'symbol', 'position_side', 'period_month'],
+    // A row states the position at its month's end (mark_date): its remeasurement is dated there.
+    changes: { account: 'account', symbol: 'symbol', date: 'mark_date', cut: 'month' },
+    handOn: 'changed rows',
     closing: { period: 'period_month', measures: ['remeasurement'] },
     columns: [
       { name: 'reference', description: 'Reference that `exledger explain` resolves to this row\'s sources (the fills that make the position): futures_positions_valued/<account>/<contract>/<side>/<YYYY-MM>', notNull: true },
@@ -330,6 +333,10 @@ export default declareModels('marts', [
       'The holdings roll-forward per coin, cost method and month in the reporting currency: opening, acquisitions, disposals at cost and their proceeds, realized gain, remeasurement, closing quantity, cost, carrying value and fair value at the month-end price (docs/workbooks.md "Books in the reporting currency").',
     grain: 'one row per account (the pool), coin, cost method and month (reporting zone), from the coin\'s first event to the latest month of any',
     key: ['account', 'coin', 'cost_method', 'period_month'],
+    // A row states the holdings at its month's end (price_date): the remeasurement the journal
+    // posts from it is dated there.
+    changes: { account: 'account', symbol: 'coin', date: 'price_date', cut: 'month' },
+    handOn: 'changed rows',
     closing: { period: 'period_month', measures: ['acquisitions_quantity', 'acquisitions_cost', 'disposals_quantity', 'disposals_cost', 'disposals_proceeds', 'realized_gain', 'unmatched_quantity', 'remeasurement'] },
     columns: [
       { name: 'reference', description: 'The row\'s reference: holdings/<account>/<coin>/<cost method>/<YYYY-MM>; exledger explain shows its movements', notNull: true },
@@ -463,6 +470,9 @@ export default declareModels('marts', [
     description: 'Prior-period adjustments: each figure of a closed period that differs now from its figure as closed, per mart, key, day or month and measure, booked in the first open period (docs/workbooks.md "Closing a period"); empty while no period is closed.',
     grain: 'one row per account, mart, key, day or month of a closed period, measure and period booked in: each change of a closed figure, pending in the first open period or frozen with the period it was booked in',
     key: ['account', 'mart', 'key_json', 'adjusted_date', 'measure', 'booked_from'],
+    // An adjustment is booked (and the journal's adjusting entry dated) on booked_from.
+    changes: { account: 'account', date: 'booked_from' },
+    handOn: 'changed rows',
     closing: { notFrozen: 'its rows booked in a period are frozen with that period (closed.period_adjustments), as part of its figures' },
     columns: [
       account,

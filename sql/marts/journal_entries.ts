@@ -63,18 +63,47 @@ export default declareProgramModel({
   layer: 'marts',
   references: ['marts.journal_lines_live', 'marts.journal_sources', 'marts.period_adjustments'],
   columns: JOURNAL_ENTRIES_TABLE,
-  async build(db: Database): Promise<void> {
-    // settings.journal: the grain posted (detail or summary).
+  build: buildWhole,
+  // Incremental (docs/plans/incremental-builds.md, "The books"): the live lines from day D on (the
+  // reporting-zone day of the earliest pending change; in an open period) are posted again, and
+  // the adjusting entries made again whole (a few lines per closed entry that changed); the lines
+  // before D, and those of closed periods, stay. A close or a reopen changes
+  // marts.period_adjustments' fingerprint, which rebuilds this model whole.
+  async incremental(db: Database): Promise<void> {
+    const [bound] = await db.all<{ day: string | null; from_start: boolean | null }>(`
+      SELECT CAST(min(local_date(p.from_at, r.time_zone)) AS VARCHAR) AS day, bool_or(p.from_at IS NULL) AS from_start
+      FROM temp.main.model_pending AS p, (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS r`);
+    const from = bound?.from_start === true || bound?.day === null || bound?.day === undefined ? '-infinity' : bound.day;
     const [journal] = await db.all<{ posting: string }>('SELECT any_value(posting) AS posting FROM settings.journal');
     const live = postedLiveLines(journal?.posting ?? 'detail');
-    // settings.closed_periods: the closes in force.
     const latest = (await readClosedPeriods(db)).at(-1);
-    if (latest === undefined || !(await hasClosedTable(db, 'journal_entries'))) {
-      await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live})`);
-      return;
+    const closed = latest !== undefined && (await hasClosedTable(db, 'journal_entries'));
+    // The open periods' lines only (after the latest close).
+    const open = closed ? ` AND entry_date > CAST('${latest.to}' AS DATE)` : '';
+    await db.run(`DELETE FROM marts.journal_entries WHERE kind <> 'adjustment' AND entry_date >= CAST('${from}' AS DATE)${open}`);
+    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live}) WHERE entry_date >= CAST('${from}' AS DATE)${open}`);
+    if (closed) {
+      await db.run(`DELETE FROM marts.journal_entries WHERE kind = 'adjustment'${open}`);
+      await db.run(`INSERT INTO marts.journal_entries ${adjustingLines(live)}`);
     }
-    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, adjusted_period, adjusted_entry_id FROM closed.journal_entries`);
-    await db.run(`INSERT INTO marts.journal_entries ${adjustingLines(live)}`);
-    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live}) WHERE entry_date > CAST($1 AS DATE)`, [latest.to]);
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE model_pending AS
+       SELECT '*' AS account, CAST(NULL AS VARCHAR) AS symbol, ${from === '-infinity' ? 'CAST(NULL AS TIMESTAMPTZ)' : `local_day_start(DATE '${from}', (SELECT any_value(time_zone) FROM settings.reporting))`} AS from_at`,
+    );
   },
 });
+
+async function buildWhole(db: Database): Promise<void> {
+  // settings.journal: the grain posted (detail or summary).
+  const [journal] = await db.all<{ posting: string }>('SELECT any_value(posting) AS posting FROM settings.journal');
+  const live = postedLiveLines(journal?.posting ?? 'detail');
+  // settings.closed_periods: the closes in force.
+  const latest = (await readClosedPeriods(db)).at(-1);
+  if (latest === undefined || !(await hasClosedTable(db, 'journal_entries'))) {
+    await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live})`);
+    return;
+  }
+  await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, adjusted_period, adjusted_entry_id FROM closed.journal_entries`);
+  await db.run(`INSERT INTO marts.journal_entries ${adjustingLines(live)}`);
+  await db.run(`INSERT INTO marts.journal_entries SELECT ${COLUMNS}, NULL, NULL FROM (${live}) WHERE entry_date > CAST($1 AS DATE)`, [latest.to]);
+}

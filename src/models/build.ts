@@ -196,6 +196,11 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       // told only the rows that are new (snapshots are only ever added), not "everything".
       const snapshotDiff = plan.how === 'whole' && plan.newSnapshots === true;
       if (snapshotDiff) await db.run(`CREATE OR REPLACE TEMP TABLE previous_rows AS SELECT * FROM ${model.id}`);
+      // A table of a few rows per account and month (declared `changes` and `handOn: 'changed
+      // rows'`) rebuilt whole for what it reads: its readers are told the rows that differ from
+      // before, so one that follows the night is not rebuilt whole for it.
+      const rowsDiff = !snapshotDiff && plan.how === 'whole' && plan.inputsOnly === true && materialization === 'table' && model.declaration?.handOn === 'changed rows' && model.declaration.changes?.account !== undefined;
+      if (rowsDiff) await db.run(`CREATE OR REPLACE TEMP TABLE previous_rows AS SELECT * FROM ${model.id}`);
       // A table rebuilt whole for what it reads (its SQL, settings and columns as before) that was
       // empty and is empty again changed nothing (the books' models without a reporting currency,
       // every night): its readers are told nothing, and no change is recorded.
@@ -204,8 +209,9 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       else if (plan.how === 'incremental') await applyIncremental(db, model, plan);
       const stillEmpty = wasEmpty && (await isEmpty(db, model.id));
       if (stillEmpty) await db.run(`CREATE OR REPLACE TEMP TABLE model_pending (account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ)`);
+      if (rowsDiff) await changedRows(db, model);
       if (plan.how !== 'unchanged') {
-        const handOn = plan.how === 'whole' && !stillEmpty && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
+        const handOn = plan.how === 'whole' && !stillEmpty && !rowsDiff && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
         await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn);
         // What the check of this build's changes reads (exledger check --changed), with the table it describes.
         await recordChanges(db, model.id, handOn);
@@ -302,6 +308,28 @@ async function newSnapshotRows(db: Database, model: Model): Promise<boolean> {
   }
   await db.run('DROP TABLE temp.main.previous_rows');
   return appended;
+}
+
+/**
+ * After a model declaring `handOn: 'changed rows'` was rebuilt (its previous rows in temp
+ * previous_rows): temp.main.model_pending gets, per account and symbol of its declared `changes`,
+ * the earliest instant of the rows added, changed or gone (a date: the start of its
+ * reporting-zone day); nothing when every row is as it was.
+ */
+async function changedRows(db: Database, model: Model): Promise<void> {
+  const changes = model.declaration!.changes!;
+  const symbol = changes.symbol === undefined ? 'CAST(NULL AS VARCHAR)' : `"${changes.symbol}"`;
+  const fromAt =
+    changes.at !== undefined ? `"${changes.at}"` : changes.date !== undefined ? `local_day_start("${changes.date}", (SELECT any_value(time_zone) FROM settings.reporting))` : 'CAST(NULL AS TIMESTAMPTZ)';
+  await db.run(`CREATE OR REPLACE TEMP TABLE model_pending AS
+    SELECT "${changes.account!}" AS account, ${symbol} AS symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at
+    FROM (
+      SELECT *, ${fromAt} AS from_at FROM (SELECT * FROM temp.main.previous_rows EXCEPT ALL SELECT * FROM ${model.id})
+      UNION ALL
+      SELECT *, ${fromAt} AS from_at FROM (SELECT * FROM ${model.id} EXCEPT ALL SELECT * FROM temp.main.previous_rows)
+    )
+    GROUP BY ALL`);
+  await db.run('DROP TABLE temp.main.previous_rows');
 }
 
 /** Whether a model's table has no rows. */

@@ -79,6 +79,14 @@ const modelSchema = z
       .refine((changes) => changes.at === undefined || changes.date === undefined, 'changes: give at (an instant) or date (a day), not both')
       .optional(),
     /**
+     * What a whole rebuild for what the model reads (its SQL and settings as before) tells the
+     * models that read it: everything (the default), or `changed rows`: the rows that differ from
+     * before, placed by its `changes` (which must name the account), so that a reader that follows
+     * the night is not rebuilt whole for it. For a table of a few rows (a month per account and
+     * coin): the build compares every row with the one before. @default everything
+     */
+    handOn: z.enum(['changed rows']).optional(),
+    /**
      * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
      * period's end are frozen in `closed.<name>`, and a later difference between its live rows
      * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and
@@ -110,6 +118,7 @@ const modelSchema = z
     for (const key of model.key) if (!names.includes(key)) context.addIssue({ code: 'custom', message: `key column ${key} is not a declared column` });
     const { cut: _, ...changed } = model.changes ?? {};
     for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
+    if (model.handOn === 'changed rows' && model.changes?.account === undefined) context.addIssue({ code: 'custom', message: "handOn 'changed rows' needs changes naming the account column" });
     if (model.closing !== undefined && 'period' in model.closing) {
       const { period, measures, key = [] } = model.closing;
       for (const column of [period, ...measures, ...key]) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `closing: ${column} is not a declared column` });
