@@ -89,6 +89,25 @@ describe('incremental builds beyond the spot fills', () => {
     expect(await differencesFromWhole(db, {})).toEqual([]);
   }, 120_000);
 
+  it('the books: a currencies listing that renames a collateral coin renames the funding settled before its first snapshot, however old: the events are replaced whole', async () => {
+    db = await openModelDb();
+    const settings = { reportingCurrency: 'USDT' } as const;
+    await insertSnapshot(db, 'currencies', '2026-01-01T00:00:00Z', [{ coinId: '2', coinName: 'USDT', transfer: 'true', chains: [] }]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-02T00:00:00Z', [futuresAccountRecord('1')]);
+    await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-03T00:00:00Z')]);
+    await buildAll(db, settings);
+    const funding = "select coin, entry_ref from intermediate.int_coin_events where source_model = 'staging.futures_collateral'";
+    expect(await queryRows(db, funding)).toEqual([{ coin: 'USDT', entry_ref: 'funding/main/USDT/2026-01-02T00:00:00.000Z/before' }]);
+
+    // A night: a futures fill, and a listing that names coin 2 otherwise.
+    await insertHistory(db, 'futures_fills', [futuresFill(3, '2026-01-09T00:00:00Z')]);
+    await insertSnapshot(db, 'currencies', '2026-01-09T00:00:00Z', [{ coinId: '2', coinName: 'USDT2', transfer: 'true', chains: [] }]);
+    const night = await buildAll(db, settings);
+    expect(howOf(night, 'intermediate.int_coin_events')).toBe('incremental');
+    expect(await queryRows(db, funding)).toEqual([{ coin: 'USDT2', entry_ref: 'funding/main/USDT2/2026-01-02T00:00:00.000Z/before' }]);
+    expect(await differencesFromWhole(db, settings)).toEqual([]);
+  }, 120_000);
+
   it('raw rows written outside a sync rebuild staging whole; a changed setting rebuilds what reads it; --full-refresh rebuilds everything', async () => {
     db = await openModelDb();
     await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-01T00:00:00Z')]);
