@@ -2,7 +2,7 @@
 -- cost and carrying value; acquisitions; disposals at cost, their proceeds and the realized gain;
 -- the remeasurement; closing units, cost, carrying value and fair value at the period-end price
 -- (docs/workbooks.md "Books in the reporting currency"). Key: (account, coin, cost_method, period_month).
--- Inputs: intermediate.int_coin_lots, intermediate.int_coin_events, intermediate.int_prices,
+-- Inputs: intermediate.int_coin_lot_months, intermediate.int_prices,
 -- settings.reporting, settings.books.
 -- models.valuation cost: the carrying value is the cost of the lots held, no remeasurement.
 -- fair_value (US GAAP ASU 2023-08): at each month end the holding is remeasured to the month-end
@@ -20,38 +20,17 @@ books as (
     select * from settings.books
 ),
 
-events as (
-    select l.*, e.event_date, cast(date_trunc('month', e.event_date) as date) as event_month
-    from intermediate.int_coin_lots as l
-    inner join intermediate.int_coin_events as e using (pool, coin, event_seq)
+-- Each (pool, coin, method)'s months with events (intermediate.int_coin_lot_months: the lots summed
+-- per month), and every month from its first to the latest of any.
+flows as (
+    select * from intermediate.int_coin_lot_months
 ),
 
 months as (
     select p.pool, p.coin, p.cost_method, cast(m.month as date) as period_month
-    from (select pool, coin, cost_method, min(event_month) as first_month from events group by all) as p
-    cross join (select max(event_month) as last_month from events) as l
+    from (select pool, coin, cost_method, min(period_month) as first_month from flows group by all) as p
+    cross join (select max(period_month) as last_month from flows) as l
     cross join lateral generate_series(p.first_month, l.last_month, interval 1 month) as m(month)
-),
-
-flows as (
-    select
-        pool, coin, cost_method, event_month as period_month,
-        sum(units_e18) filter (where direction = 'in') as acquired_e18,
-        sum(cost_e12) filter (where direction = 'in') as acquired_cost_e12,
-        count(*) filter (where direction = 'in' and cost_e12 is null) as acquired_unknown,
-        sum(units_e18) filter (where direction = 'out') as disposed_e18,
-        sum(cost_e12) filter (where direction = 'out') as disposed_cost_e12,
-        count(*) filter (where direction = 'out' and not cost_known) as disposed_unknown,
-        sum(proceeds_e12) filter (where direction = 'out') as proceeds_e12,
-        count(*) filter (where direction = 'out' and proceeds_e12 is null) as proceeds_unknown,
-        sum(gain_e12) filter (where direction = 'out') as gain_e12,
-        count(*) filter (where direction = 'out' and gain_e12 is null) as gain_unknown,
-        sum(unmatched_e18) filter (where direction = 'out') as unmatched_e18,
-        arg_max(holding_e18, event_seq) as holding_e18,
-        arg_max(carrying_e12, event_seq) as carrying_e12,
-        arg_max(carrying_known, event_seq) as carrying_known
-    from events
-    group by all
 ),
 
 -- Each month with its flows, and what is held at its end: the last event's holding up to it.
