@@ -92,18 +92,27 @@ describe('incremental builds beyond the spot fills', () => {
   it('the books: a currencies listing that renames a collateral coin renames the funding settled before its first snapshot, however old: the events are replaced whole', async () => {
     db = await openModelDb();
     const settings = { reportingCurrency: 'USDT' } as const;
-    await insertSnapshot(db, 'currencies', '2026-01-01T00:00:00Z', [{ coinId: '2', coinName: 'USDT', transfer: 'true', chains: [] }]);
+    // The listings are taken as the syncs run: the first after the history it read.
+    await insertSnapshot(db, 'futures_contracts', '2026-01-01T00:00:00Z', [listing('USDT')]);
     await insertSnapshot(db, 'futures_accounts', '2026-01-02T00:00:00Z', [futuresAccountRecord('1')]);
     await insertHistory(db, 'futures_fills', [futuresFill(1, '2026-01-03T00:00:00Z')]);
+    await insertSnapshot(db, 'currencies', '2026-01-10T00:00:00Z', [{ coinId: '2', coinName: 'USDT', transfer: 'true', chains: [] }]);
     await buildAll(db, settings);
     const funding = "select coin, entry_ref from intermediate.int_coin_events where source_model = 'staging.futures_collateral'";
     expect(await queryRows(db, funding)).toEqual([{ coin: 'USDT', entry_ref: 'funding/main/USDT/2026-01-02T00:00:00.000Z/before' }]);
+    const handedOn = async () => (await queryRows<{ from_at: string | null }>(db!, "select max(from_at)::varchar as from_at from settings.model_changes where model = 'intermediate.int_coin_events' and change_seq = (select max(change_seq) from settings.model_changes where model = 'intermediate.int_coin_events')"))[0]!.from_at;
 
-    // A night: a futures fill, and a listing that names coin 2 otherwise.
+    // A night: a futures fill, and a listing naming the coin as before: the events from the day before the fill's on.
     await insertHistory(db, 'futures_fills', [futuresFill(3, '2026-01-09T00:00:00Z')]);
-    await insertSnapshot(db, 'currencies', '2026-01-09T00:00:00Z', [{ coinId: '2', coinName: 'USDT2', transfer: 'true', chains: [] }]);
-    const night = await buildAll(db, settings);
-    expect(howOf(night, 'intermediate.int_coin_events')).toBe('incremental');
+    await insertSnapshot(db, 'currencies', '2026-01-11T00:00:00Z', [{ coinId: '2', coinName: 'USDT', transfer: 'true', chains: [] }]);
+    expect(howOf(await buildAll(db, settings), 'intermediate.int_coin_events')).toBe('incremental');
+    expect(await handedOn()).toBe('2026-01-08 00:00:00+00');
+
+    // Another: a fill, and a listing that names coin 2 otherwise: every event.
+    await insertHistory(db, 'futures_fills', [futuresFill(5, '2026-01-12T00:00:00Z')]);
+    await insertSnapshot(db, 'currencies', '2026-01-12T00:00:00Z', [{ coinId: '2', coinName: 'USDT2', transfer: 'true', chains: [] }]);
+    expect(howOf(await buildAll(db, settings), 'intermediate.int_coin_events')).toBe('incremental');
+    expect(await handedOn()).toBeNull();
     expect(await queryRows(db, funding)).toEqual([{ coin: 'USDT2', entry_ref: 'funding/main/USDT2/2026-01-02T00:00:00.000Z/before' }]);
     expect(await differencesFromWhole(db, settings)).toEqual([]);
   }, 120_000);

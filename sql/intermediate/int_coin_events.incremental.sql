@@ -4,11 +4,13 @@
 -- before all), so every kept event precedes every replaced one.
 -- 1. B: the start of the reporting-zone day before the earliest pending change (a deposit pairs
 --    with another account's withdrawal of up to a day before it; prices are per day, and int_prices
---    hands on a changed day from its start). A pending row of no instant (a spot partition replaced
---    whole, as when a backfill moves its opening lot): -infinity, every event.
+--    hands on a changed day from its start). A pending row of no instant: -infinity, every event;
+--    but for a spot partition replaced whole without an opening lot (a new symbol), the start of
+--    its events, old or new (below).
 --    One change reaches events before B without a pending row saying when: a newer currencies
---    listing that names a collateral's coin otherwise than before B renames the funding settled
---    before its first snapshot (first_funding in the model), whenever that was: B is -infinity.
+--    listing that names a collateral's coin otherwise renames the funding settled before its
+--    first snapshot (first_funding in the model), whenever that was: where a stored one's coin is
+--    not the name the listings give now, B is -infinity.
 -- 2. The model's own SQL runs on the spot trades, futures days and commissions at or after B (and
 --    the opening positions), and on its other inputs whole (the bills: the transfers pair deposits
 --    with withdrawals numbered over all of them; the collateral's first snapshots; funding: few);
@@ -17,30 +19,56 @@
 -- 3. The readers get (pool, coin, B) for every pool and coin with events replaced or removed.
 set variable coin_events_zone = (select any_value(time_zone) from settings.reporting);
 
+-- A pending row of no instant from int_spot_trades names a spot partition it replaced whole: a new
+-- symbol (every night a firm trades one), or a change at or before its first fill. Without an
+-- opening lot (which has no instant), its events begin at its first trade now or its first event
+-- stored (found by the symbol its events' memo names), whichever is earlier.
 set variable coin_events_low = (
+    with spot_replaced as (
+        select p.account as pool, p.symbol
+        from temp.main.model_pending as p
+        where p.from_at is null and p.symbol is not null
+            and exists (select 1 from intermediate.int_spot_trades as t where t.pool = p.account and t.symbol = p.symbol)
+            and not exists (select 1 from intermediate.int_spot_trades as t where t.pool = p.account and t.symbol = p.symbol and t.lot_source = 'opening')
+    ),
+
+    bounds as (
+        select from_at from temp.main.model_pending where from_at is not null
+        union all
+        select min(t.event_at) from intermediate.int_spot_trades as t semi join spot_replaced as s on s.pool = t.pool and s.symbol = t.symbol
+        union all
+        select min(e.event_at)
+        from intermediate.int_coin_events as e
+        semi join spot_replaced as s on s.pool = e.pool and e.memo like '% ' || s.symbol || ' fill %'
+        where e.source_model = 'staging.spot_fills'
+        union all
+        select '-infinity'::timestamptz
+        from temp.main.model_pending as p
+        where p.from_at is null and not exists (select 1 from spot_replaced as s where s.pool = p.account and s.symbol = p.symbol)
+    )
+
     select case
-        when bool_or(from_at is null) then '-infinity'::timestamptz
+        when min(from_at) = '-infinity'::timestamptz then '-infinity'::timestamptz
         else local_day_start(min(local_date(from_at, getvariable('coin_events_zone'))) - 1, getvariable('coin_events_zone'))
     end
-    from temp.main.model_pending
+    from bounds
+    where from_at is not null
 );
 
+-- A collateral's funding before its first snapshot, as stored, named otherwise than the
+-- currencies listings name its coin now (the model's first_funding): every event.
 set variable coin_events_low = (
     select case when exists (
         select 1
-        from (
-            select coin_id, arg_max(coin_name, snapshot_at) as coin_name,
-                arg_max(coin_name, snapshot_at) filter (where snapshot_at < getvariable('coin_events_low')) as coin_name_before
-            from staging.currencies
-            group by coin_id
-        ) as n
-        where n.coin_name is distinct from n.coin_name_before
-            and n.coin_id in (select coin_id from staging.futures_collateral where snapshot_at < getvariable('coin_events_low'))
+        from intermediate.int_coin_events as e
+        left join (select coin_id, arg_max(coin_name, snapshot_at) as coin_name from staging.currencies group by coin_id) as n
+            on n.coin_id = try_cast(regexp_extract(e.source_key, 'coin_id=([0-9]+);', 1) as bigint)
+        where e.source_model = 'staging.futures_collateral'
+            and e.event_at < getvariable('coin_events_low')
+            and e.coin is distinct from coalesce(n.coin_name, 'coin_id ' || regexp_extract(e.source_key, 'coin_id=([0-9]+);', 1))
     ) then '-infinity'::timestamptz else getvariable('coin_events_low') end
 );
 
--- The inputs from B on (each a constant bound DuckDB skips older row groups by): the spot trades,
--- and the futures days and commissions; the opening positions whole (they have no instant).
 create or replace temp table coin_events_trades as
 select * from intermediate.int_spot_trades where event_at >= getvariable('coin_events_low') and lot_source <> 'opening'
 union all

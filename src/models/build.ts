@@ -365,9 +365,16 @@ export function expandModelSql(sql: string, model: Model): string {
     for (const pair of pairs.split(',')) {
       const [from, to] = pair.split('->').map((part) => part.trim());
       if (from === undefined || to === undefined || from === '' || to === '') throw new Error(`${model.id}: malformed {{ model(…) }} in its incremental step: "${pair.trim()}"`);
-      const pattern = new RegExp(`\\b${from.replace(/[.]/g, '\\.')}\\b`, 'g');
-      if (!pattern.test(text)) throw new Error(`${model.id}: its SQL does not read ${from}, which its incremental step replaces`);
-      text = text.replace(pattern, to);
+      // The relation's name outside comments and string literals ('intermediate.int_futures_fill_days'
+      // as source_model names where a row comes from, and stays).
+      const pattern = new RegExp(`--[^\\n]*|'(?:[^']|'')*'|\\b${from.replace(/[.]/g, '\\.')}\\b`, 'g');
+      let found = false;
+      text = text.replace(pattern, (match) => {
+        if (match.startsWith("'") || match.startsWith('--')) return match;
+        found = true;
+        return to;
+      });
+      if (!found) throw new Error(`${model.id}: its SQL does not read ${from}, which its incremental step replaces`);
     }
     return `(\n${text}\n)`;
   });
