@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../src/store/database.ts';
-import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows } from './support/model-db.ts';
+import { buildAll, futuresAccountRecord, insertHistory, insertSnapshot, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
  * How a build hands on what changed beyond the spot fills: a new snapshot (a staging table rebuilt
@@ -114,6 +114,29 @@ describe('incremental builds beyond the spot fills', () => {
     expect(howOf(await buildAll(db, settings), 'intermediate.int_coin_events')).toBe('incremental');
     expect(await handedOn()).toBeNull();
     expect(await queryRows(db, funding)).toEqual([{ coin: 'USDT2', entry_ref: 'funding/main/USDT2/2026-01-02T00:00:00.000Z/before' }]);
+    expect(await differencesFromWhole(db, settings)).toEqual([]);
+  }, 120_000);
+
+  it('the books: a late bill older than the second of two opening lots of a coin resumes the lots from a state before it, reading every event after', async () => {
+    db = await openModelDb();
+    const openingPositions = [
+      { account: 'main', symbol: 'BTCUSDT_SPBL', quantity: '1', cost: '30000' },
+      { account: 'main', symbol: 'BTCUSDC_SPBL', quantity: '2', cost: '62000' },
+    ];
+    const settings = { reportingCurrency: 'USDT', costMethods: ['fifo'], openingPositions } as const;
+    const at = (day: number, hour = 12) => new Date(Date.UTC(2026, 0, day, hour)).toISOString();
+    const bill = (billId: string, day: number, delta: string) => ({ billId, coinId: '1', coinName: 'BTC', bizType: 'deposit', deltaAmount: delta, afterAmount: delta, fees: '0', cTime: String(Date.parse(at(day))) });
+    // The openings come first (no instant), dated by their symbols' first fills: BTCUSDC's day 12,
+    // then BTCUSDT's day 10; a state is saved between them (their days differ), and the events
+    // after them go back to day 6. (fifo alone: uk would replay the coin from its first event.)
+    await insertHistory(db, 'spot_fills', [spotFill('BTCUSDT_SPBL', '1', at(10), 'sell', '0.5', '31000'), spotFill('BTCUSDC_SPBL', '2', at(12), 'sell', '0.5', '32000'), spotFill('BTCUSDT_SPBL', '3', at(13), 'sell', '0.25', '33000')]);
+    await insertHistory(db, 'funding_bills', [bill('11', 6, '0.3')]);
+    await buildAll(db, settings);
+    // A late deposit on day 5: fifo resumes from the latest state before it, the one at the second
+    // opening lot (day 10), and must read every event after it, day 5's and 6's included.
+    await insertHistory(db, 'funding_bills', [bill('10', 5, '0.1')]);
+    const night = await buildAll(db, settings);
+    expect(howOf(night, 'intermediate.int_coin_lots')).toBe('incremental');
     expect(await differencesFromWhole(db, settings)).toEqual([]);
   }, 120_000);
 

@@ -84,8 +84,8 @@ export default declareProgramModel({
       SELECT strftime(min(local_date(p.from_at, r.time_zone)) - ${UK_REACH_DAYS + 1}, '%Y-%m-%d') AS day
       FROM temp.main.model_pending AS p, (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS r`);
     await db.run(replayPlan(methods, earliest?.day === null || earliest?.day === undefined ? "DATE '-infinity'" : `DATE '${earliest.day}'`));
-    const rows = await db.all<{ pool: string; coin: string; cost_method: CostMethod; from_seq: string; state_seq: string | null; from_day: number | null }>(
-      'SELECT pool, coin, cost_method, from_seq, state_seq, from_day FROM temp.main.coin_lots_replay ORDER BY coin, pool, cost_method',
+    const rows = await db.all<{ pool: string; coin: string; cost_method: CostMethod; from_seq: string; state_seq: string | null; read_day: number | null }>(
+      'SELECT pool, coin, cost_method, from_seq, state_seq, read_day FROM temp.main.coin_lots_replay ORDER BY coin, pool, cost_method',
     );
     try {
       await db.run(`
@@ -101,7 +101,7 @@ export default declareProgramModel({
         const state = row.state_seq === null ? undefined : await savedState(db, row.pool, row.coin, row.cost_method, row.state_seq);
         plan.resumes.set(resumeKey(row.pool, row.cost_method), state === undefined ? { fromSeq } : { fromSeq, state });
         // The events are read from the earliest day a match resumes from (none: the first event).
-        if (plan.since !== undefined) plan.since = row.from_day === null ? undefined : plan.since === null ? row.from_day : Math.min(plan.since, row.from_day);
+        if (plan.since !== undefined) plan.since = row.read_day === null ? undefined : plan.since === null ? row.read_day : Math.min(plan.since, row.read_day);
       }
       // The withdrawals carried deposits name that are not matched again keep their costs.
       for (const row of await db.all<{ coin: string; cost_method: CostMethod; entry_ref: string; cost: bigint | null }>(`
@@ -134,7 +134,7 @@ export default declareProgramModel({
         WHERE c.pool = old.pool AND c.coin = old.coin AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq;
         CREATE OR REPLACE TEMP TABLE model_pending AS
         SELECT r.pool AS account, r.coin AS symbol,
-            CASE WHEN bool_or(r.from_day IS NULL) THEN NULL ELSE local_day_start(DATE '1970-01-01' + min(r.from_day), any_value(s.time_zone)) END AS from_at
+            CASE WHEN bool_or(r.read_day IS NULL) THEN NULL ELSE local_day_start(DATE '1970-01-01' + min(r.read_day), any_value(s.time_zone)) END AS from_at
         FROM temp.main.coin_lots_replay AS r
         CROSS JOIN (SELECT any_value(time_zone) AS time_zone FROM settings.reporting) AS s
         GROUP BY r.pool, r.coin`);
@@ -163,7 +163,8 @@ async function costMethods(db: Database): Promise<CostMethod[]> {
  * temp.main.coin_lots_replay: per coin that model_pending names (a pending row of no coin or pool:
  * every coin there is), every pool of the coin (in the events or in this table) and cost method,
  * the first event to match from (from_seq), the state before it (state_seq, its next_seq; NULL:
- * nothing held) and that state's day (from_day; NULL: from the first event).
+ * nothing held), that state's day (from_day; NULL: from the first event), and the day the events
+ * read from it begin on (read_day; NULL: no day bounds them).
  */
 function replayPlan(methods: readonly CostMethod[], since: string): string {
   const methodValues = methods.length === 0 ? "SELECT 'fifo' WHERE false" : `VALUES ${methods.map((method) => `('${method}')`).join(', ')}`;
@@ -241,10 +242,16 @@ resume as (
     group by f.pool, f.coin, f.cost_method
 )
 
-select r.pool, r.coin, r.cost_method, coalesce(r.next_seq, 1) as from_seq, r.next_seq as state_seq, s.next_day as from_day
+select
+    r.pool, r.coin, r.cost_method, coalesce(r.next_seq, 1) as from_seq, r.next_seq as state_seq, s.next_day as from_day,
+    -- The events from a state on lie on its day or later, unless its event is an opening lot (no
+    -- instant, first in the order, dated by its symbol's first fill): then no day bounds them.
+    case when o.event_seq is null then s.next_day end as read_day
 from resume as r
 left join (select pool, coin, cost_method, next_seq, next_day from ${STATE_TABLE}) as s
-    on s.pool = r.pool and s.coin = r.coin and s.cost_method = r.cost_method and s.next_seq = r.next_seq`;
+    on s.pool = r.pool and s.coin = r.coin and s.cost_method = r.cost_method and s.next_seq = r.next_seq
+left join (select pool, coin, event_seq from intermediate.int_coin_events where event_at is null) as o
+    on o.pool = r.pool and o.coin = r.coin and o.event_seq = r.next_seq`;
 }
 
 /** A saved state, by constants DuckDB filters the scan with before it reads a state (see int_spot_lot_segments). */
