@@ -155,7 +155,7 @@ const resumeKey = (pool: string, method: string) => `${pool}\u0000${method}`;
 const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 async function costMethods(db: Database): Promise<CostMethod[]> {
-  const [reporting] = await db.all<{ cost_methods: string[] | null; reporting_currency: string | null }>('SELECT any_value(cost_methods) AS cost_methods, any_value(reporting_currency) AS reporting_currency FROM settings.reporting');
+  const [reporting] = await db.all<{ cost_methods: string[] | null }>('SELECT any_value(cost_methods) AS cost_methods FROM settings.reporting');
   return COST_METHODS.filter((method) => reporting?.cost_methods?.includes(method) === true);
 }
 
