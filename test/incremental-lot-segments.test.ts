@@ -1,3 +1,4 @@
+import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import INT_SPOT_LOT_SEGMENTS, { CHECKPOINTS_KEPT, RECENT_DAYS } from '../sql/intermediate/int_spot_lot_segments.ts';
@@ -240,15 +241,36 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
       ...months('uk').slice(0, 2), { cost_method: 'uk', kind: 'day', day: '20 Apr' }, months('uk')[2], { cost_method: 'uk', kind: 'day', day: '12 May' },
     ]);
 
+    // lifo's and hifo's day state (12 May) holds what changed since the month state before it
+    // (5 May): the buy of 5 May added, nothing removed or taken from; the month state holds every
+    // open lot.
+    const [fill8] = await queryRows<{ seq: string; units: string }>(
+      db,
+      `SELECT event_seq::VARCHAR AS seq, units_in_e18::VARCHAR AS units FROM intermediate.int_spot_trades WHERE symbol = '${A}' AND account = 'main' AND fill_id = '8'`,
+    );
+    for (const method of ['lifo', 'hifo']) {
+      const states = await queryRows<{ kind: string; next_seq: string; base_seq: string | null; state: string }>(
+        db,
+        `SELECT kind, next_seq::VARCHAR AS next_seq, base_seq::VARCHAR AS base_seq, base64(state) AS state FROM settings.spot_lot_state
+         WHERE pool = '${pool}' AND symbol = '${A}' AND cost_method = '${method}' AND next_day >= datediff('day', DATE '1970-01-01', DATE '2025-05-05') ORDER BY next_seq`,
+      );
+      const [month, day] = states.map((row) => ({ ...row, state: JSON.parse(inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8')) as Record<string, unknown> }));
+      expect(month).toMatchObject({ kind: 'month', base_seq: null });
+      expect(Object.keys(month!.state)).toEqual(['lots']);
+      expect((month!.state.lots as unknown[]).length).toBeGreaterThan(1);
+      expect(day).toEqual({ kind: 'day', next_seq: day!.next_seq, base_seq: month!.next_seq, state: { removed: [], taken: [], added: [[fill8!.seq, fill8!.units, expect.any(String), '0']] } });
+    }
+
     await runIncremental(settings, F2_LATE);
     // lifo and hifo leave from_at as it was.
     const late = await differencesFromWhole(settings);
     expect(late.differences).toEqual([]);
     expect(late.segments).toBeGreaterThan(20);
 
-    // A new day resumes lifo and hifo from the last day's checkpoint (12 May), not from the month's
-    // (5 May): the month starts' states are unreadable while it runs (JSON.parse would throw), then put back.
-    const monthStates = `symbol = '${A}' AND kind = 'month' AND cost_method IN ('lifo', 'hifo')`;
+    // A new day resumes lifo and hifo from the last day's checkpoint (12 May), which needs only its
+    // base (5 May): the older month starts' states are unreadable while it runs (JSON.parse would
+    // throw), then put back.
+    const monthStates = `symbol = '${A}' AND kind = 'month' AND cost_method IN ('lifo', 'hifo') AND next_day < datediff('day', DATE '1970-01-01', DATE '2025-05-05')`;
     await db.run(`CREATE OR REPLACE TEMP TABLE month_states AS SELECT * FROM settings.spot_lot_state WHERE ${monthStates}`);
     await db.run(`UPDATE settings.spot_lot_state SET state = 'unreadable' WHERE ${monthStates}`);
     await runIncremental(settings, F3_NEW_DAY);

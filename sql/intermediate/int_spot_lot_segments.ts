@@ -21,7 +21,8 @@
 // replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
 // symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
 // (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
-// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed). A
+// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed; lifo's and
+// hifo's day states as the lots changed since the month state before them, see BaseState). A
 // night's new day, or a late record inside the lookback, so resumes from the start of the day
 // before it: on the 10M-fill history the BTC partition's month holds 720k events, its day 23k.
 // For each (pool, symbol) that temp.main.model_pending names, the step:
@@ -54,7 +55,7 @@
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
-import { LOT_METHODS, lotMatcher, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { compareSeq, LOT_METHODS, lotMatcher, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -67,7 +68,8 @@ import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
  * (`kind` 'day') of that (pool, symbol); `next_day` is its day (days since 1970-01-01).
  */
 const STATE_TABLE = 'settings.spot_lot_state';
-const STATE_COLUMNS = 'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, state BLOB NOT NULL';
+const STATE_COLUMNS =
+  'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, next_seq BIGINT NOT NULL, kind VARCHAR NOT NULL, next_day INTEGER NOT NULL, base_seq BIGINT, state BLOB NOT NULL';
 /** STATE_TABLE's comments (src/store/comments.ts), for an analyst who finds it in the settings schema. */
 const STATE_DESCRIPTION: TableDescription = {
   schema: 'settings',
@@ -81,7 +83,16 @@ const STATE_DESCRIPTION: TableDescription = {
     { name: 'next_seq', description: 'The state is the one before this event (event_seq of intermediate.int_spot_trades)', unit: 'count' },
     { name: 'kind', description: "month: before the first event of a month; day: before the first event of one of the partition's last days" },
     { name: 'next_day', description: 'Day of that event', unit: 'days since 1970-01-01' },
-    { name: 'state', description: 'The open lots (and for uk the pool and the units taken in the next 30 days), serialized by the matcher as JSON, compressed (raw deflate)' },
+    {
+      name: 'base_seq',
+      description:
+        "lifo and hifo day states: the month state (its next_seq) this one holds the changes since; null: since nothing held (or a whole state: every month state, and uk's)",
+    },
+    {
+      name: 'state',
+      description:
+        "JSON, compressed (raw deflate): lifo's and hifo's open lots (a month state: every one; a day state: those removed, taken from and added since its base), uk's pool and the units taken in the next 30 days",
+    },
   ],
 };
 /** Month-start checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
@@ -104,10 +115,15 @@ select ${EVENT_COLUMNS}
 from intermediate.int_spot_trades as t
 order by t.pool, t.symbol, t.event_seq`;
 
-/** Where one (pool, symbol, cost_method) is matched from: its first event, and the state before it (none: from nothing). */
+/**
+ * Where one (pool, symbol, cost_method) is matched from: its first event, and the state before it
+ * (none: from nothing): uk's as JSON, lifo's and hifo's as their open lots with the base their
+ * next day states are stored against.
+ */
 interface Resume {
   fromSeq: bigint;
   state?: string;
+  lots?: { held: HeldLot[]; base: BaseState };
 }
 
 export default declareProgramModel({
@@ -173,8 +189,10 @@ export default declareProgramModel({
       const starts = new Map<string, { pool: string; symbol: string; fromSeq: bigint }>();
       for (const row of plan) {
         const fromSeq = BigInt(row.from_seq);
-        const state = row.state_seq === null ? undefined : await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq);
-        resumes.set(resumeKey(row.pool, row.symbol, row.cost_method), state === undefined ? { fromSeq } : { fromSeq, state });
+        const key = resumeKey(row.pool, row.symbol, row.cost_method);
+        if (row.state_seq === null) resumes.set(key, { fromSeq });
+        else if (row.cost_method === 'uk') resumes.set(key, { fromSeq, state: await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq) });
+        else resumes.set(key, { fromSeq, lots: await lotState(db, row.pool, row.symbol, row.cost_method, BigInt(row.state_seq)) });
         const partition = `${row.pool}\u0000${row.symbol}`;
         const start = starts.get(partition);
         if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
@@ -198,14 +216,25 @@ export default declareProgramModel({
       const lastDayRows = lastDays.length === 0 ? 'select null::varchar, null::varchar, null::integer where false' : `values ${lastDays.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${row.lastDay})`).join(', ')}`;
       await db.run(`
         DELETE FROM ${STATE_TABLE} AS c USING (
-            SELECT k.pool, k.symbol, k.cost_method, k.next_seq
-            FROM (
-                SELECT k.*, row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
-                FROM ${STATE_TABLE} AS k
-                WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
-            ) AS k
-            LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
-            WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
+            WITH marked AS (
+                SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.base_seq,
+                    (k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL} AS kept
+                FROM (
+                    SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.kind, k.next_day, k.base_seq,
+                        row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
+                    FROM ${STATE_TABLE} AS k
+                    WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
+                ) AS k
+                LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
+            )
+            -- (a state another kept one is stored against stays: a day state's base is a month
+            -- state among the latest, so this is a guard, not a rule)
+            SELECT o.pool, o.symbol, o.cost_method, o.next_seq
+            FROM marked AS o
+            WHERE NOT o.kept AND NOT EXISTS (
+                SELECT 1 FROM marked AS d
+                WHERE d.kept AND d.pool = o.pool AND d.symbol = o.symbol AND d.cost_method = o.cost_method AND d.base_seq = o.next_seq
+            )
         ) AS old
         WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
       if (uk) {
@@ -254,12 +283,106 @@ export default declareProgramModel({
  * (lifo's and hifo's hold every open lot, ~13 MB each on the 10M history): a join, or an IN list of
  * more than a few values, reads every state in the table (2 to 3 s there, against ~0.05 s each).
  */
-async function checkpointState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string): Promise<string> {
-  const [row] = await db.all<{ state: string }>(
-    `SELECT base64(state) AS state FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
+async function checkpointState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<string> {
+  return (await checkpointRow(db, pool, symbol, method, nextSeq)).state;
+}
+
+async function checkpointRow(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<{ state: string; baseSeq: bigint | null }> {
+  const [row] = await db.all<{ state: string; base_seq: bigint | null }>(
+    `SELECT base64(state) AS state, base_seq FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
   );
   if (row === undefined) throw new Error(`int_spot_lot_segments: the checkpoint ${nextSeq} of ${pool} ${symbol} ${method} is gone`);
-  return inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8');
+  return { state: inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8'), baseSeq: row.base_seq === null ? null : BigInt(row.base_seq) };
+}
+
+/**
+ * lifo's and hifo's states (the open lots) are stored as what changed: a month state holds every
+ * open lot (it is the base), a day state only the lots removed, taken from and added since the
+ * month state before it (its base_seq; none: since nothing held). On the 10M benchmark history an
+ * open-lot state is 12.7 MB of JSON (its lots grow with the history), and a night saved one per
+ * method and partition at each day start it matched past; a day's changes are a few thousand lots.
+ */
+interface BaseState {
+  /** The month state's next_seq (null: the empty state). */
+  nextSeq: bigint | null;
+  /** Its lots: seq -> units taken. */
+  taken: Map<bigint, bigint>;
+}
+
+const EMPTY_BASE: BaseState = { nextSeq: null, taken: new Map() };
+
+/** A lot as stored: [seq, units, cost, taken], decimal strings. */
+type LotText = [string, string, string, string];
+/** A month state: every open lot, by seq. */
+interface WholeLots {
+  lots: LotText[];
+}
+/** A day state: the base's lots no longer held, those taken from since ([seq, taken]), and the lots added since, each by seq. */
+interface ChangedLots {
+  removed: string[];
+  taken: [string, string][];
+  added: LotText[];
+}
+
+const lotText = (lot: HeldLot): LotText => [String(lot.seq), String(lot.units), String(lot.cost), String(lot.taken)];
+const lotOfText = ([seq, units, cost, taken]: LotText): HeldLot => ({ seq: BigInt(seq), units: BigInt(units), cost: BigInt(cost), taken: BigInt(taken) });
+const bySeq = (a: HeldLot, b: HeldLot) => compareSeq(a.seq, b.seq);
+const baseOf = (nextSeq: bigint, held: readonly HeldLot[]): BaseState => ({ nextSeq, taken: new Map(held.map((lot) => [lot.seq, lot.taken])) });
+
+/** A month state's JSON: every open lot, by seq (a heap's array order is not kept: see StackMatcher). */
+function wholeLots(held: HeldLot[]): string {
+  return JSON.stringify({ lots: held.sort(bySeq).map(lotText) } satisfies WholeLots);
+}
+
+/** A day state's JSON: what changed since `base`. */
+function changedLots(base: BaseState, held: readonly HeldLot[]): string {
+  const taken: HeldLot[] = [];
+  const added: HeldLot[] = [];
+  let kept = 0;
+  for (const lot of held) {
+    const before = base.taken.get(lot.seq);
+    if (before === undefined) added.push(lot);
+    else {
+      kept += 1;
+      if (before !== lot.taken) taken.push(lot);
+    }
+  }
+  const removed: bigint[] = [];
+  if (kept < base.taken.size) {
+    const still = new Set(held.map((lot) => lot.seq));
+    for (const seq of base.taken.keys()) if (!still.has(seq)) removed.push(seq);
+  }
+  return JSON.stringify({
+    removed: removed.sort(compareSeq).map(String),
+    taken: taken.sort(bySeq).map((lot) => [String(lot.seq), String(lot.taken)]),
+    added: added.sort(bySeq).map(lotText),
+  } satisfies ChangedLots);
+}
+
+/** The open lots of a lifo or hifo checkpoint, and the base of the day states after it. */
+async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint): Promise<{ held: HeldLot[]; base: BaseState }> {
+  const { state, baseSeq } = await checkpointRow(db, pool, symbol, method, nextSeq);
+  const stored = JSON.parse(state) as WholeLots | ChangedLots;
+  if ('lots' in stored) {
+    const held = stored.lots.map(lotOfText);
+    return { held, base: baseOf(nextSeq, held) };
+  }
+  let baseLots: HeldLot[] = [];
+  if (baseSeq !== null) {
+    const whole = JSON.parse(await checkpointState(db, pool, symbol, method, baseSeq)) as WholeLots | ChangedLots;
+    if (!('lots' in whole)) throw new Error(`int_spot_lot_segments: the checkpoint ${baseSeq} of ${pool} ${symbol} ${method}, the base of ${nextSeq}, is not a month state`);
+    baseLots = whole.lots.map(lotOfText);
+  }
+  const removed = new Set(stored.removed.map(BigInt));
+  const taken = new Map(stored.taken.map(([seq, units]) => [BigInt(seq), BigInt(units)]));
+  const held: HeldLot[] = [];
+  for (const lot of baseLots) {
+    if (removed.has(lot.seq)) continue;
+    const now = taken.get(lot.seq);
+    held.push(now === undefined ? lot : { ...lot, taken: now });
+  }
+  for (const lot of stored.added) held.push(lotOfText(lot));
+  return { held, base: baseSeq === null ? EMPTY_BASE : baseOf(baseSeq, baseLots) };
 }
 
 /**
@@ -566,21 +689,43 @@ function startPartition(
     // the walk, and the recent day starts), so each goes to the table as it is made: a
     // partition's states are never all held (a lifo or hifo state of a long history holds every
     // open lot: 12.7 MB on the 10M benchmark's).
-    const matcher = lotMatcher(method, sink, {
-      ...(resume.state === undefined ? {} : { from: resume.state }),
-      isCheckpoint: (previousDay, nextDay) => (isMonthStart(previousDay, nextDay) && monthOf(nextDay) >= keepMonthsFrom) || isRecent(method, nextDay, lastDay),
-      onCheckpoint: (nextSeq, state, previousDay, nextDay) => {
-        states.appendVarchar(pool);
-        states.appendVarchar(symbol);
-        states.appendVarchar(method);
-        states.appendBigInt(nextSeq);
-        states.appendVarchar(isMonthStart(previousDay, nextDay) ? 'month' : 'day');
-        states.appendInteger(nextDay);
-        states.appendBlob(packState(state));
-        states.endRow();
-        states.flushSync();
-      },
-    });
+    const save = (nextSeq: bigint, kind: 'month' | 'day', nextDay: number, baseSeq: bigint | null, state: string) => {
+      states.appendVarchar(pool);
+      states.appendVarchar(symbol);
+      states.appendVarchar(method);
+      states.appendBigInt(nextSeq);
+      states.appendVarchar(kind);
+      states.appendInteger(nextDay);
+      if (baseSeq === null) states.appendNull();
+      else states.appendBigInt(baseSeq);
+      states.appendBlob(packState(state));
+      states.endRow();
+      states.flushSync();
+    };
+    const isCheckpoint = (previousDay: number, nextDay: number) => (isMonthStart(previousDay, nextDay) && monthOf(nextDay) >= keepMonthsFrom) || isRecent(method, nextDay, lastDay);
+    let matcher: LotMatcher;
+    if (method === 'uk') {
+      matcher = lotMatcher(method, sink, {
+        ...(resume.state === undefined ? {} : { from: resume.state }),
+        isCheckpoint,
+        onCheckpoint: (nextSeq, state, previousDay, nextDay) => save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, null, state),
+      });
+    } else {
+      // A month state holds every open lot and becomes the base of the day states after it,
+      // which hold what changed since (see BaseState).
+      let base = resume.lots?.base ?? EMPTY_BASE;
+      matcher = lotMatcher(method, sink, {
+        ...(resume.lots === undefined ? {} : { fromLots: resume.lots.held }),
+        isCheckpoint,
+        onCheckpointLots: (nextSeq, held, previousDay, nextDay) => {
+          const lots = held();
+          if (isMonthStart(previousDay, nextDay)) {
+            save(nextSeq, 'month', nextDay, null, wholeLots(lots));
+            base = baseOf(nextSeq, lots);
+          } else save(nextSeq, 'day', nextDay, base.nextSeq, changedLots(base, lots));
+        },
+      });
+    }
     matches.push({ fromSeq: resume.fromSeq, matcher });
   }
   return { pool, symbol, lastDay, matches };

@@ -123,10 +123,26 @@ export type SegmentSink = Pick<Segment[], 'push'>;
 export interface MatchOptions {
   /** The state to start from (one saved by onCheckpoint); the events then start at its nextSeq. @default nothing held */
   from?: string;
+  /** lifo and hifo: the open lots to start from (as onCheckpointLots listed them, in any order), instead of `from`. */
+  fromLots?: readonly HeldLot[];
   /** Whether to save the state between two consecutive days that have events (days since 1970-01-01). @default never */
   isCheckpoint?: (previousDay: number, nextDay: number) => boolean;
   /** Receives each state saved: the state before event `nextSeq`, the first of day `nextDay` (the days isCheckpoint was asked about). */
   onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
+  /**
+   * lifo and hifo: receives each state saved as its open lots instead of onCheckpoint's JSON
+   * (`held()` lists them: lifo's in seq order, hifo's in no particular order), so that a caller
+   * can store what changed since an earlier state rather than every open lot each time.
+   */
+  onCheckpointLots?: (nextSeq: bigint, held: () => HeldLot[], previousDay: number, nextDay: number) => void;
+}
+
+/** An open lot of a state: its buy's event_seq, its units and cost, and the units already taken from it. */
+export interface HeldLot {
+  seq: bigint;
+  units: bigint;
+  cost: bigint;
+  taken: bigint;
 }
 
 /**
@@ -199,9 +215,16 @@ type SavedLot = [string, string, string, string];
 
 const saveLot = (lot: Spread): SavedLot => [String(lot.pieces[0]!.seq), String(lot.units), String(lot.amount), String(lot.units - lot.left)];
 
-function restoreLot([seq, units, cost, taken]: SavedLot): Spread {
-  const lot = new Spread(BigInt(units), BigInt(cost), [{ seq: BigInt(seq), units: BigInt(units) }]);
-  lot.skip(BigInt(taken));
+const restoreLot = ([seq, units, cost, taken]: SavedLot): Spread => lotFrom({ seq: BigInt(seq), units: BigInt(units), cost: BigInt(cost), taken: BigInt(taken) });
+
+/** Orders seqs ascending (Array.prototype.sort's comparator). */
+export const compareSeq = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const heldLotOf = (lot: Spread): HeldLot => ({ seq: lot.pieces[0]!.seq!, units: lot.units, cost: lot.amount, taken: lot.units - lot.left });
+
+function lotFrom(held: HeldLot): Spread {
+  const lot = new Spread(held.units, held.cost, [{ seq: held.seq, units: held.units }]);
+  lot.skip(held.taken);
   return lot;
 }
 
@@ -223,12 +246,23 @@ class StackMatcher implements LotMatcher {
     // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
     // resumed match holds them exactly as the whole one did.
     if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) this.lots.push(restoreLot(saved));
+    if (options.fromLots !== undefined) {
+      if (method === 'fifo') throw new Error('fifo lot matching: fromLots is for lifo and hifo');
+      const held = options.fromLots.map(lotFrom);
+      // A stack bottom up is its lots by seq (pushed in event order, popped from the top). A heap
+      // takes them in any order: which lot it gives next is the strict order of unit cost, then
+      // seq, whatever its array looks like.
+      if (Array.isArray(this.lots)) for (const lot of held.sort((a, b) => compareSeq(a.pieces[0]!.seq!, b.pieces[0]!.seq!))) this.lots.push(lot);
+      else (this.lots as LotHeap).fill(held);
+    }
   }
 
   push(event: TradeEvent): void {
     const { lots, options } = this;
     if (this.previousDay !== undefined && event.day !== this.previousDay && options.isCheckpoint?.(this.previousDay, event.day) === true) {
-      options.onCheckpoint?.(event.seq, JSON.stringify({ lots: (Array.isArray(lots) ? lots : lots.held()).map(saveLot) }), this.previousDay, event.day);
+      const held = () => (Array.isArray(lots) ? lots : lots.held());
+      if (options.onCheckpointLots !== undefined) options.onCheckpointLots(event.seq, () => held().map(heldLotOf), this.previousDay, event.day);
+      else options.onCheckpoint?.(event.seq, JSON.stringify({ lots: held().map(saveLot) }), this.previousDay, event.day);
     }
     this.previousDay = event.day;
     if (event.side === 'buy') {
@@ -302,11 +336,22 @@ class LotHeap {
     return this.items.map((item) => item.lot);
   }
 
+  /** Fills an empty heap with `lots` at once (Floyd's: each parent sifted down, from the last). */
+  fill(lots: readonly Spread[]): void {
+    if (this.items.length > 0) throw new Error('LotHeap.fill: the heap is not empty');
+    for (const lot of lots) this.items.push({ lot, seq: lot.currentPiece().seq! });
+    for (let index = (this.items.length >> 1) - 1; index >= 0; index -= 1) this.siftDown(index);
+  }
+
   pop(): void {
     const last = this.items.pop();
     if (last === undefined || this.items.length === 0) return;
     this.items[0] = last;
-    let index = 0;
+    this.siftDown(0);
+  }
+
+  private siftDown(start: number): void {
+    let index = start;
     for (;;) {
       const left = 2 * index + 1;
       const right = left + 1;
