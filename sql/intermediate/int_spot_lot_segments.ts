@@ -55,7 +55,7 @@
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
-import { compareSeq, LOT_METHODS, lotMatcher, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { compareSeq, LOT_METHODS, lotMatcher, type HeldLot, type LotChanges, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -123,7 +123,14 @@ order by t.pool, t.symbol, t.event_seq`;
 interface Resume {
   fromSeq: bigint;
   state?: string;
-  lots?: { held: HeldLot[]; base: BaseState };
+  lots?: ResumedLots;
+}
+
+/** A lifo or hifo state to resume from: the matcher's fromLots, and its base's next_seq (null: the empty state). */
+interface ResumedLots {
+  held: HeldLot[];
+  removed: bigint[];
+  baseSeq: bigint | null;
 }
 
 export default declareProgramModel({
@@ -301,15 +308,8 @@ async function checkpointRow(db: Database, pool: string, symbol: string, method:
  * month state before it (its base_seq; none: since nothing held). On the 10M benchmark history an
  * open-lot state is 12.7 MB of JSON (its lots grow with the history), and a night saved one per
  * method and partition at each day start it matched past; a day's changes are a few thousand lots.
+ * The matcher tracks the changes (CheckpointLots): a day state costs what changed, not every lot.
  */
-interface BaseState {
-  /** The month state's next_seq (null: the empty state). */
-  nextSeq: bigint | null;
-  /** Its lots: seq -> units taken. */
-  taken: Map<bigint, bigint>;
-}
-
-const EMPTY_BASE: BaseState = { nextSeq: null, taken: new Map() };
 
 /** A lot as stored: [seq, units, cost, taken], decimal strings. */
 type LotText = [string, string, string, string];
@@ -326,46 +326,32 @@ interface ChangedLots {
 
 const lotText = (lot: HeldLot): LotText => [String(lot.seq), String(lot.units), String(lot.cost), String(lot.taken)];
 const lotOfText = ([seq, units, cost, taken]: LotText): HeldLot => ({ seq: BigInt(seq), units: BigInt(units), cost: BigInt(cost), taken: BigInt(taken) });
-const bySeq = (a: HeldLot, b: HeldLot) => compareSeq(a.seq, b.seq);
-const baseOf = (nextSeq: bigint, held: readonly HeldLot[]): BaseState => ({ nextSeq, taken: new Map(held.map((lot) => [lot.seq, lot.taken])) });
 
 /** A month state's JSON: every open lot, by seq (a heap's array order is not kept: see StackMatcher). */
 function wholeLots(held: HeldLot[]): string {
-  return JSON.stringify({ lots: held.sort(bySeq).map(lotText) } satisfies WholeLots);
+  return JSON.stringify({ lots: held.sort((a, b) => compareSeq(a.seq, b.seq)).map(lotText) } satisfies WholeLots);
 }
 
-/** A day state's JSON: what changed since `base`. */
-function changedLots(base: BaseState, held: readonly HeldLot[]): string {
-  const taken: HeldLot[] = [];
-  const added: HeldLot[] = [];
-  let kept = 0;
-  for (const lot of held) {
-    const before = base.taken.get(lot.seq);
-    if (before === undefined) added.push(lot);
-    else {
-      kept += 1;
-      if (before !== lot.taken) taken.push(lot);
-    }
-  }
-  const removed: bigint[] = [];
-  if (kept < base.taken.size) {
-    const still = new Set(held.map((lot) => lot.seq));
-    for (const seq of base.taken.keys()) if (!still.has(seq)) removed.push(seq);
-  }
+/** A day state's JSON: what changed since its base. */
+function changedLots(changes: LotChanges): string {
   return JSON.stringify({
-    removed: removed.sort(compareSeq).map(String),
-    taken: taken.sort(bySeq).map((lot) => [String(lot.seq), String(lot.taken)]),
-    added: added.sort(bySeq).map(lotText),
+    removed: changes.removed.map(String),
+    taken: changes.taken.map((lot) => [String(lot.seq), String(lot.taken)]),
+    added: changes.added.map(lotText),
   } satisfies ChangedLots);
 }
 
-/** The open lots of a lifo or hifo checkpoint, and the base of the day states after it. */
-async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint): Promise<{ held: HeldLot[]; base: BaseState }> {
+/**
+ * The open lots of a lifo or hifo checkpoint (each lot of the base with the units taken from it
+ * then), the base's lots no longer held, and the base's next_seq (null: the empty state).
+ */
+async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint): Promise<ResumedLots> {
   const { state, baseSeq } = await checkpointRow(db, pool, symbol, method, nextSeq);
   const stored = JSON.parse(state) as WholeLots | ChangedLots;
   if ('lots' in stored) {
     const held = stored.lots.map(lotOfText);
-    return { held, base: baseOf(nextSeq, held) };
+    for (const lot of held) lot.baseTaken = lot.taken;
+    return { held, removed: [], baseSeq: nextSeq };
   }
   let baseLots: HeldLot[] = [];
   if (baseSeq !== null) {
@@ -373,16 +359,19 @@ async function lotState(db: Database, pool: string, symbol: string, method: LotM
     if (!('lots' in whole)) throw new Error(`int_spot_lot_segments: the checkpoint ${baseSeq} of ${pool} ${symbol} ${method}, the base of ${nextSeq}, is not a month state`);
     baseLots = whole.lots.map(lotOfText);
   }
-  const removed = new Set(stored.removed.map(BigInt));
+  const removed = stored.removed.map(BigInt);
+  const gone = new Set(removed);
   const taken = new Map(stored.taken.map(([seq, units]) => [BigInt(seq), BigInt(units)]));
   const held: HeldLot[] = [];
   for (const lot of baseLots) {
-    if (removed.has(lot.seq)) continue;
+    if (gone.has(lot.seq)) continue;
+    lot.baseTaken = lot.taken;
     const now = taken.get(lot.seq);
-    held.push(now === undefined ? lot : { ...lot, taken: now });
+    if (now !== undefined) lot.taken = now;
+    held.push(lot);
   }
   for (const lot of stored.added) held.push(lotOfText(lot));
-  return { held, base: baseSeq === null ? EMPTY_BASE : baseOf(baseSeq, baseLots) };
+  return { held, removed, baseSeq };
 }
 
 /**
@@ -712,17 +701,17 @@ function startPartition(
       });
     } else {
       // A month state holds every open lot and becomes the base of the day states after it,
-      // which hold what changed since (see BaseState).
-      let base = resume.lots?.base ?? EMPTY_BASE;
+      // which hold what changed since (see WholeLots).
+      let baseSeq = resume.lots?.baseSeq ?? null;
       matcher = lotMatcher(method, sink, {
-        ...(resume.lots === undefined ? {} : { fromLots: resume.lots.held }),
+        ...(resume.lots === undefined ? {} : { fromLots: resume.lots }),
         isCheckpoint,
-        onCheckpointLots: (nextSeq, held, previousDay, nextDay) => {
-          const lots = held();
+        onCheckpointLots: (nextSeq, lots, previousDay, nextDay) => {
           if (isMonthStart(previousDay, nextDay)) {
-            save(nextSeq, 'month', nextDay, null, wholeLots(lots));
-            base = baseOf(nextSeq, lots);
-          } else save(nextSeq, 'day', nextDay, base.nextSeq, changedLots(base, lots));
+            save(nextSeq, 'month', nextDay, null, wholeLots(lots.held()));
+            lots.rebase();
+            baseSeq = nextSeq;
+          } else save(nextSeq, 'day', nextDay, baseSeq, changedLots(lots.changes()));
         },
       });
     }

@@ -67,6 +67,8 @@ export function shareOf(m: bigint, n: bigint, d: bigint): bigint {
  * buy fills of a day's acquisition), so a take can be attributed piece by piece.
  */
 class Spread {
+  /** lifo and hifo: the units taken when the base state was made (CheckpointLots; undefined: acquired since). */
+  baseTaken: bigint | undefined = undefined;
   private taken = 0n;
   private piece = 0;
   private pieceTaken = 0n;
@@ -123,18 +125,21 @@ export type SegmentSink = Pick<Segment[], 'push'>;
 export interface MatchOptions {
   /** The state to start from (one saved by onCheckpoint); the events then start at its nextSeq. @default nothing held */
   from?: string;
-  /** lifo and hifo: the open lots to start from (as onCheckpointLots listed them, in any order), instead of `from`. */
-  fromLots?: readonly HeldLot[];
+  /**
+   * lifo and hifo: the open lots to start from (in any order), instead of `from`; those with a
+   * baseTaken, and `removed` (the base's lots no longer held), say what the base state was.
+   */
+  fromLots?: { held: readonly HeldLot[]; removed: readonly bigint[] };
   /** Whether to save the state between two consecutive days that have events (days since 1970-01-01). @default never */
   isCheckpoint?: (previousDay: number, nextDay: number) => boolean;
   /** Receives each state saved: the state before event `nextSeq`, the first of day `nextDay` (the days isCheckpoint was asked about). */
   onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
   /**
-   * lifo and hifo: receives each state saved as its open lots instead of onCheckpoint's JSON
-   * (`held()` lists them: lifo's in seq order, hifo's in no particular order), so that a caller
-   * can store what changed since an earlier state rather than every open lot each time.
+   * lifo and hifo: receives each state saved as its open lots instead of onCheckpoint's JSON, so
+   * that a caller can store what changed since an earlier state (the base) rather than every open
+   * lot each time.
    */
-  onCheckpointLots?: (nextSeq: bigint, held: () => HeldLot[], previousDay: number, nextDay: number) => void;
+  onCheckpointLots?: (nextSeq: bigint, lots: CheckpointLots, previousDay: number, nextDay: number) => void;
 }
 
 /** An open lot of a state: its buy's event_seq, its units and cost, and the units already taken from it. */
@@ -143,6 +148,25 @@ export interface HeldLot {
   units: bigint;
   cost: bigint;
   taken: bigint;
+  /** The units taken from it when the base state was made (undefined: acquired since the base). */
+  baseTaken?: bigint;
+}
+
+/** What changed since the base state: its lots no longer held, its lots taken from since, and the lots acquired since, each by seq. */
+export interface LotChanges {
+  removed: bigint[];
+  taken: HeldLot[];
+  added: HeldLot[];
+}
+
+/** A lifo or hifo state at a checkpoint. */
+export interface CheckpointLots {
+  /** Every open lot (lifo's in seq order, hifo's in no particular order). */
+  held(): HeldLot[];
+  /** What changed since the base: the lots held at the start (fromLots' base) or at the last rebase(). */
+  changes(): LotChanges;
+  /** Makes the lots held now the base. */
+  rebase(): void;
 }
 
 /**
@@ -220,13 +244,16 @@ const restoreLot = ([seq, units, cost, taken]: SavedLot): Spread => lotFrom({ se
 /** Orders seqs ascending (Array.prototype.sort's comparator). */
 export const compareSeq = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
 
-const heldLotOf = (lot: Spread): HeldLot => ({ seq: lot.pieces[0]!.seq!, units: lot.units, cost: lot.amount, taken: lot.units - lot.left });
+const heldLotOf = (lot: Spread): HeldLot => ({ seq: lot.pieces[0]!.seq!, units: lot.units, cost: lot.amount, taken: lot.units - lot.left, baseTaken: lot.baseTaken });
 
 function lotFrom(held: HeldLot): Spread {
   const lot = new Spread(held.units, held.cost, [{ seq: held.seq, units: held.units }]);
   lot.skip(held.taken);
+  lot.baseTaken = held.baseTaken;
   return lot;
 }
+
+const lotsBySeq = (a: HeldLot, b: HeldLot) => compareSeq(a.seq, b.seq);
 
 /**
  * LIFO takes from the latest lot still holding units; HIFO from the lot of highest unit cost
@@ -236,6 +263,8 @@ function lotFrom(held: HeldLot): Spread {
 class StackMatcher implements LotMatcher {
   private readonly lots: LotHeap | LotQueue | Spread[];
   private previousDay: number | undefined;
+  /** The base's lots taken in full since (see CheckpointLots). */
+  private removed: bigint[] = [];
 
   constructor(
     method: 'lifo' | 'hifo' | 'fifo',
@@ -248,7 +277,8 @@ class StackMatcher implements LotMatcher {
     if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) this.lots.push(restoreLot(saved));
     if (options.fromLots !== undefined) {
       if (method === 'fifo') throw new Error('fifo lot matching: fromLots is for lifo and hifo');
-      const held = options.fromLots.map(lotFrom);
+      const held = options.fromLots.held.map(lotFrom);
+      this.removed = [...options.fromLots.removed];
       // A stack bottom up is its lots by seq (pushed in event order, popped from the top). A heap
       // takes them in any order: which lot it gives next is the strict order of unit cost, then
       // seq, whatever its array looks like.
@@ -261,7 +291,7 @@ class StackMatcher implements LotMatcher {
     const { lots, options } = this;
     if (this.previousDay !== undefined && event.day !== this.previousDay && options.isCheckpoint?.(this.previousDay, event.day) === true) {
       const held = () => (Array.isArray(lots) ? lots : lots.held());
-      if (options.onCheckpointLots !== undefined) options.onCheckpointLots(event.seq, () => held().map(heldLotOf), this.previousDay, event.day);
+      if (options.onCheckpointLots !== undefined) options.onCheckpointLots(event.seq, this.checkpointLots(held()), this.previousDay, event.day);
       else options.onCheckpoint?.(event.seq, JSON.stringify({ lots: held().map(saveLot) }), this.previousDay, event.day);
     }
     this.previousDay = event.day;
@@ -275,9 +305,31 @@ class StackMatcher implements LotMatcher {
       const lot = Array.isArray(lots) ? lots.at(-1) : lots.peek();
       if (lot === undefined || disposal.spread.left === 0n) break;
       pair([disposal], lot, lot.left < disposal.spread.left ? lot.left : disposal.spread.left, 'lot', this.out);
-      if (lot.left === 0n) lots.pop();
+      if (lot.left === 0n) {
+        lots.pop();
+        if (lot.baseTaken !== undefined) this.removed.push(lot.pieces[0]!.seq!);
+      }
     }
     unmatched([disposal], this.out);
+  }
+
+  private checkpointLots(held: readonly Spread[]): CheckpointLots {
+    return {
+      held: () => held.map(heldLotOf),
+      changes: () => {
+        const taken: HeldLot[] = [];
+        const added: HeldLot[] = [];
+        for (const lot of held) {
+          if (lot.baseTaken === undefined) added.push(heldLotOf(lot));
+          else if (lot.units - lot.left !== lot.baseTaken) taken.push(heldLotOf(lot));
+        }
+        return { removed: [...this.removed].sort(compareSeq), taken: taken.sort(lotsBySeq), added: added.sort(lotsBySeq) };
+      },
+      rebase: () => {
+        for (const lot of held) lot.baseTaken = lot.units - lot.left;
+        this.removed = [];
+      },
+    };
   }
 
   end(): void {}
