@@ -22,7 +22,7 @@
 // symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
 // (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
 // RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed; lifo's and
-// hifo's day states as the lots changed since the month state before them, see BaseState). A
+// hifo's day states as the lots changed since the month state before them, see WholeLots). A
 // night's new day, or a late record inside the lookback, so resumes from the start of the day
 // before it: on the 10M-fill history the BTC partition's month holds 720k events, its day 23k.
 // For each (pool, symbol) that temp.main.model_pending names, the step:
