@@ -66,6 +66,8 @@ export interface NightlyJobResult {
   rows: RatioRow[];
   /** The full build, per model (to print its slowest models). */
   fullBuild?: BuildRun;
+  /** The night's build, per model (likewise: where a night's seconds go). */
+  nightBuild?: BuildRun;
   /** The night's build, check and publish together (undefined: not run, or a step failed). */
   night?: Figure;
 }
@@ -175,7 +177,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   // and its two copies are three times the built history.
   if (keep) console.log(`${name}: kept ${work} and its published copies`);
   else removeWork(work);
-  return { rows, fullBuild, night };
+  return { rows, fullBuild, nightBuild, night };
 }
 
 /** A measured exledger command as a row (failing rows are shown, not thrown: the table says what failed). */

@@ -91,6 +91,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
     const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep } : { keep });
     rows.push(...job.rows);
     if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
+    if (job.nightBuild !== undefined) builds.push({ name: `${part} night's build`, run: job.nightBuild });
     if (part === 'night-10m') of10m = { ...(job.night === undefined ? {} : { night: job.night }), ...(job.rows[0]?.measured.peakBytes === undefined ? {} : { fullBuildPeakBytes: job.rows[0].measured.peakBytes }) };
   }
   const finished = new Date();
