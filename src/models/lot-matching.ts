@@ -112,8 +112,9 @@ class Spread {
 
 /**
  * One buy's lot (fifo, lifo, hifo): a Spread of one piece, in one object of three BigInts and the
- * units taken, not four objects: a long history holds every open lot (on the 30M benchmark about a
- * million per method), 258 bytes each as a Spread, measured.
+ * units taken, not four objects: a long history holds every open lot of lifo and hifo (hundreds of
+ * thousands per method on the benchmark's longer histories); 146 bytes a lot, 258 to 298 as a
+ * Spread (a million open lots through one matcher, heap used after a full GC).
  */
 class Lot {
   /** lifo and hifo: the units taken when the base state was made (CheckpointLots; undefined: acquired since). */
