@@ -384,8 +384,8 @@ export function expandModelSql(sql: string, model: Model): string {
  * What a model computed in TypeScript takes of memoryLimit for its JS heap while it runs (DuckDB
  * gets the rest: Database.withMemoryReserved), so the process stays within memoryLimit plus the
  * 1.5 GB issue 28 allows above it (docs/operating.md "Memory"). The lot matching of the 10M
- * benchmark history (a full build, five cost methods) holds up to 1.6 GB of heap, of which ~0.5 GB
- * live: the rest is garbage V8 has not collected yet.
+ * benchmark history (a full build, five cost methods) held up to 1.6 GB of heap, of which ~0.5 GB
+ * live, until the heap's garbage was bounded (src/heap-garbage.ts): now what is live and 256 MB.
  */
 const PROGRAM_HEAP_RESERVE = 1e9;
 

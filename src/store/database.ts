@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { diskFullOf } from '../disk-full.ts';
+import { heapGarbage } from '../heap-garbage.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
 import { ACCOUNT_COLUMN, writeComments, type TableDescription } from './comments.ts';
 import { PERIOD_CLOSE_DESCRIPTIONS, PERIOD_CLOSE_TABLES } from './period-closes.ts';
@@ -96,7 +97,8 @@ export class Database {
    * Streams a query's rows, chunk by chunk, on a connection of its own: it reads what is committed
    * (not an open transaction of this one), and the main connection stays free to write meanwhile
    * (a statement there would end a stream of its own). For a model computed in TypeScript reading
-   * an upstream model's table while it appends its own.
+   * an upstream model's table while it appends its own. The JS heap's garbage is kept within a
+   * bound as the rows go through (src/heap-garbage.ts).
    */
   async *streamCommitted(sql: string, values?: DuckDBValue[]): AsyncGenerator<DuckDBValue[][]> {
     const reader = await this.instance.connect();
@@ -106,6 +108,8 @@ export class Database {
         const chunk = await this.guarded(() => result.fetchChunk());
         if (chunk === null || chunk.rowCount === 0) return;
         yield chunk.getRows();
+        // What the reader made of the rows it was given is garbage once it asks for more.
+        heapGarbage.check();
       }
     } finally {
       reader.closeSync();
