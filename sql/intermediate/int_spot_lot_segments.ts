@@ -54,7 +54,7 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
 import { compareSeq, LOT_METHODS, lotMatcher, type HeldLot, type LotChanges, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
@@ -295,11 +295,13 @@ async function checkpointState(db: Database, pool: string, symbol: string, metho
 }
 
 async function checkpointRow(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<{ state: string; baseSeq: bigint | null }> {
-  const [row] = await db.all<{ state: string; base_seq: bigint | null }>(
-    `SELECT base64(state) AS state, base_seq FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
+  // (the state's bytes as they are: as text, base64, they were encoded and decoded again, ~0.3 s a night)
+  const [row] = await db.values(
+    `SELECT state, base_seq FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
   );
   if (row === undefined) throw new Error(`int_spot_lot_segments: the checkpoint ${nextSeq} of ${pool} ${symbol} ${method} is gone`);
-  return { state: inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8'), baseSeq: row.base_seq === null ? null : BigInt(row.base_seq) };
+  const [state, baseSeq] = row as [DuckDBBlobValue, bigint | null];
+  return { state: inflateRawSync(state.bytes).toString('utf8'), baseSeq };
 }
 
 /**

@@ -93,6 +93,11 @@ export class Database {
     return this.exclusive(() => this.guarded(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as T[]));
   }
 
+  /** Runs a query and returns its rows as DuckDB's values (a BLOB as its bytes, a BIGINT as a bigint), for what JSON would copy. */
+  values(sql: string, values?: DuckDBValue[]): Promise<DuckDBValue[][]> {
+    return this.exclusive(() => this.guarded(async () => (await this.connection.runAndReadAll(sql, values)).getRows()));
+  }
+
   /**
    * Streams a query's rows, chunk by chunk, on a connection of its own: it reads what is committed
    * (not an open transaction of this one), and the main connection stays free to write meanwhile
