@@ -10,62 +10,37 @@ import { collectHeapGarbage, GarbageBound } from '../src/heap-garbage.ts';
 describe('GarbageBound', () => {
   const MB = 1024 ** 2;
 
-  /** A heap that grows by what is allocated and, collected, falls back to what is live. */
-  function heap(live: number) {
-    const state = { used: live, live, collections: 0 };
+  /**
+   * A heap that, collected, falls back to what is live; each step sets the heap used (and what is
+   * live, when given), checks, and gives the collections made so far.
+   */
+  function collectionsAlong(steps: readonly { usedMb: number; liveMb?: number }[]): number[] {
+    const state = { used: 0, live: 50 * MB, collections: 0 };
     const bound = new GarbageBound(100 * MB, () => state.used, () => {
       state.collections += 1;
       state.used = state.live;
     });
-    return { state, bound };
+    return steps.map(({ usedMb, liveMb }) => {
+      if (liveMb !== undefined) state.live = liveMb * MB;
+      state.used = usedMb * MB;
+      bound.check();
+      expect(bound.collections).toBe(state.collections);
+      return state.collections;
+    });
   }
 
   it('collects when the heap has grown by the bound since the last collection, not before', () => {
-    const { state, bound } = heap(50 * MB);
-    // (before any collection, from an empty heap)
-    state.used = 99 * MB;
-    bound.check();
-    expect(state.collections).toBe(0);
-    state.used = 100 * MB;
-    bound.check();
-    expect(state.collections).toBe(1);
-    expect(state.used).toBe(50 * MB);
-    state.used = 149 * MB;
-    bound.check();
-    expect(state.collections).toBe(1);
-    state.used = 150 * MB;
-    bound.check();
-    expect(state.collections).toBe(2);
-    // From the heap left live, not from the first floor: the live heap grew (lots still open).
-    state.live = 120 * MB;
-    state.used = 200 * MB;
-    bound.check();
-    expect(state.collections).toBe(3);
-    state.used = 219 * MB;
-    bound.check();
-    expect(state.collections).toBe(3);
-    state.used = 220 * MB;
-    bound.check();
-    expect(state.collections).toBe(4);
-    expect(bound.collections).toBe(4);
+    // From an empty heap before the first collection; then from the 50 MB it left live; then,
+    // more being live (lots still open), from the 120 MB the next one left.
+    const steps = [{ usedMb: 99 }, { usedMb: 100 }, { usedMb: 149 }, { usedMb: 150 }, { usedMb: 200, liveMb: 120 }, { usedMb: 219 }, { usedMb: 220 }];
+    expect(collectionsAlong(steps)).toEqual([0, 1, 1, 2, 3, 3, 4]);
   });
 
   it("counts from V8's own collections too: a heap that fell below the floor is the new floor", () => {
-    const { state, bound } = heap(50 * MB);
-    state.used = 100 * MB;
-    bound.check();
-    expect(state.collections).toBe(1);
-    state.used = 140 * MB;
-    bound.check();
-    // V8 collected by itself, and less is live than after the last collection (lots were sold).
-    state.used = 30 * MB;
-    bound.check();
-    state.used = 129 * MB;
-    bound.check();
-    expect(state.collections).toBe(1);
-    state.used = 130 * MB;
-    bound.check();
-    expect(state.collections).toBe(2);
+    // After the first collection (50 MB left), V8 collects by itself down to 30 MB (lots were
+    // sold): the next collection comes at 130 MB, not at 150.
+    const steps = [{ usedMb: 100 }, { usedMb: 140 }, { usedMb: 30 }, { usedMb: 129 }, { usedMb: 130 }];
+    expect(collectionsAlong(steps)).toEqual([1, 1, 1, 1, 2]);
   });
 
   it('collects the real heap without --expose-gc on the command line', () => {
