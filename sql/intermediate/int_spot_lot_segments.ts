@@ -295,7 +295,7 @@ async function checkpointState(db: Database, pool: string, symbol: string, metho
 }
 
 async function checkpointRow(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<{ state: string; baseSeq: bigint | null }> {
-  // (the state's bytes as they are: as text, base64, they were encoded and decoded again, ~0.3 s a night)
+  // (the state's bytes as they are: as base64 text they were encoded by DuckDB and decoded again)
   const [row] = await db.values(
     `SELECT state, base_seq FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
   );
