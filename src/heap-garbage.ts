@@ -16,7 +16,6 @@ export class GarbageBound {
   /** The heap used after the last collection (or lower: V8's own collections may leave less). */
   private floor = 0;
   collections = 0;
-  collectingMs = 0;
 
   constructor(
     private readonly allowed: number,
@@ -29,9 +28,7 @@ export class GarbageBound {
     const used = this.heapUsed();
     if (used < this.floor) this.floor = used;
     if (used - this.floor < this.allowed) return;
-    const started = performance.now();
     this.collect();
-    this.collectingMs += performance.now() - started;
     this.collections += 1;
     this.floor = this.heapUsed();
   }
