@@ -4,7 +4,10 @@
  * first read into an in-memory temp table (not timed), then copied from it into a new database
  * file (`create table … as select * from` the temp table, timed, with its commit). The sum is what
  * any build that keeps these tables spends writing them, whatever its SQL: beside the build's own
- * target it tells whether the target can be met without keeping less.
+ * target it tells whether the target can be met without keeping less. Once timed, each table is
+ * dropped from the new file and the file checkpointed (not timed), so that its blocks hold the next
+ * one: the disk needs room for the largest table, not for all of them (the 30M history's tables
+ * are ~30 GB). The new file is removed at the end, also when a write fails.
  *
  * Run as a child process, as the build and the baseline are (measure-command.ts):
  *
@@ -45,33 +48,39 @@ const MODEL_SCHEMAS = ['staging', 'intermediate', 'marts'];
 export async function measureWriteFloor(db: Database, target: string): Promise<WriteFloorOutput> {
   removeDatabaseFiles(target);
   await db.run(`attach '${target.replaceAll("'", "''")}' as write_floor`);
-  const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(
-    `select schema_name, table_name, count(*) as columns
-     from duckdb_columns()
-     where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
-       and (schema_name, table_name) in (select schema_name, table_name from duckdb_tables() where database_name = current_database())
-     group by all
-     order by schema_name, table_name`,
-  );
-  const measured: FloorTable[] = [];
-  for (const { schema_name: schema, table_name: name, columns } of tables) {
-    const source = `${schema}.${name}`;
-    await db.run(`create or replace temp table write_floor_source as select * from ${source}`);
-    const [count] = await db.all<{ rows: string }>('select count(*) as rows from write_floor_source');
-    const rows = Number(count?.rows ?? 0);
-    if (rows === 0) continue;
-    const started = performance.now();
-    await db.run(`create table write_floor.main.${schema}__${name} as select * from write_floor_source`);
-    measured.push({ table: source, rows, columns: Number(columns), ms: performance.now() - started });
+  try {
+    const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(
+      `select schema_name, table_name, count(*) as columns
+       from duckdb_columns()
+       where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
+         and (schema_name, table_name) in (select schema_name, table_name from duckdb_tables() where database_name = current_database())
+       group by all
+       order by schema_name, table_name`,
+    );
+    const measured: FloorTable[] = [];
+    for (const { schema_name: schema, table_name: name, columns } of tables) {
+      const source = `${schema}.${name}`;
+      await db.run(`create or replace temp table write_floor_source as select * from ${source}`);
+      const [count] = await db.all<{ rows: string }>('select count(*) as rows from write_floor_source');
+      const rows = Number(count?.rows ?? 0);
+      if (rows === 0) continue;
+      const written = `write_floor.main.${schema}__${name}`;
+      const started = performance.now();
+      await db.run(`create table ${written} as select * from write_floor_source`);
+      measured.push({ table: source, rows, columns: Number(columns), ms: performance.now() - started });
+      await db.run(`drop table ${written}`);
+      await db.run('checkpoint write_floor');
+    }
+    return {
+      tables: measured,
+      totalMs: measured.reduce((sum, table) => sum + table.ms, 0),
+      rows: measured.reduce((sum, table) => sum + table.rows, 0),
+    };
+  } finally {
+    await db.run('drop table if exists write_floor_source');
+    await db.run('detach write_floor');
+    removeDatabaseFiles(target);
   }
-  await db.run('drop table if exists write_floor_source');
-  await db.run('detach write_floor');
-  removeDatabaseFiles(target);
-  return {
-    tables: measured,
-    totalMs: measured.reduce((sum, table) => sum + table.ms, 0),
-    rows: measured.reduce((sum, table) => sum + table.rows, 0),
-  };
 }
 
 /** A measured child run of the write floor, with what it printed. */
