@@ -34,7 +34,7 @@ import { appendNightlyDay } from './nightly-day.ts';
 import type { PublishStepOutput } from './publish-step.ts';
 import { figureOf as tableFigure, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline } from './sort-baseline.ts';
-import { measureWriteFloorProcess } from './write-floor.ts';
+import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
 import { fileURLToPath } from 'node:url';
 
 export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
@@ -123,7 +123,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   const floor = floorRun.output;
   rows.push({
     benchmark: `${name} write floor`,
-    what: floor === undefined ? 'only writing the tables the full build keeps (failed)' : `only writing the ${floor.tables.length} tables the full build keeps (${floor.rows.toLocaleString('en-US')} rows), nothing computed`,
+    what: floor === undefined ? `only writing the tables the full build keeps: ${floorFailure(floorRun)}` : `only writing the ${floor.tables.length} tables the full build keeps (${floor.rows.toLocaleString('en-US')} rows), nothing computed`,
     measured: floor === undefined ? figureOf({ ...floorRun, exitCode: 1 }, started) : { ...figureOf(floorRun, started), wallSeconds: floor.totalMs / 1000 },
     baseline,
     verdict: floor === undefined ? '' : `build − floor − baseline: ${(built.wallSeconds - floor.totalMs / 1000 - baseline.figure.wallSeconds).toFixed(0)} s`,

@@ -40,7 +40,7 @@ import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
 import { ABOVE_LIMIT_BYTES, MEMORY_LIMIT_BYTES, measureNightlyJob } from './nightly-job.ts';
 import { BENCHMARKS_PAGE, describeTarget, figureOf, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
-import { measureWriteFloorProcess } from './write-floor.ts';
+import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
 
 /** The parts of the table, in the order they run. */
 export const RATIO_PARTS = ['1m', '10m', 'export', 'night-10m', 'night-30m'] as const;
@@ -168,7 +168,7 @@ async function measureFloor(build: RatioRow, built: string): Promise<RatioRow> {
     benchmark: `${build.benchmark} write floor`,
     what:
       output === undefined
-        ? 'only writing the tables the build keeps (failed)'
+        ? `only writing the tables the build keeps: ${floorFailure(run)}`
         : `only writing the ${output.tables.length} tables the build keeps (${output.rows.toLocaleString('en-US')} rows) from memory into a new file: no SQL, the writes' time alone (the peak holds a whole table in memory)`,
     measured,
     ...(build.baseline === undefined ? {} : { baseline: build.baseline }),

@@ -43,9 +43,20 @@ const THIS_FILE = fileURLToPath(import.meta.url);
 /** Enough for the largest table read into memory whole (the build-10m database's int_spot_trades). */
 const FLOOR_MEMORY_LIMIT = '16GB';
 const MODEL_SCHEMAS = ['staging', 'intermediate', 'marts'];
+/**
+ * The most rows a table may have for its write to be timed from memory: the 10M history's largest,
+ * `spot_lot_matches`' 39M rows, took the process to 16.9 GB. A larger one (117M rows at 30M, ~50 GB)
+ * would spill to disk beside the built database, and its time would be the spill's, not a write's.
+ */
+export const FLOOR_MAX_TABLE_ROWS = 50_000_000;
+/** How the child says why it measured nothing (its stderr's last line starts so). */
+const NOT_MEASURED = 'write floor not measured:';
 
-/** Writes every model table of the open database `db` into `target` (a new file), timing each write. */
-export async function measureWriteFloor(db: Database, target: string): Promise<WriteFloorOutput> {
+/**
+ * Writes every model table of the open database `db` into `target` (a new file), timing each write;
+ * refuses (NOT_MEASURED) a database whose largest model table has more than `maxTableRows` rows.
+ */
+export async function measureWriteFloor(db: Database, target: string, maxTableRows = FLOOR_MAX_TABLE_ROWS): Promise<WriteFloorOutput> {
   removeDatabaseFiles(target);
   await db.run(`attach '${target.replaceAll("'", "''")}' as write_floor`);
   try {
@@ -57,6 +68,15 @@ export async function measureWriteFloor(db: Database, target: string): Promise<W
        group by all
        order by schema_name, table_name`,
     );
+    const [largest] = await db.all<{ name: string; rows: string }>(
+      `select schema_name || '.' || table_name as name, estimated_size::varchar as rows
+       from duckdb_tables()
+       where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
+       order by estimated_size desc limit 1`,
+    );
+    if (largest !== undefined && Number(largest.rows) > maxTableRows) {
+      throw new Error(`${NOT_MEASURED} ${largest.name} has ${Number(largest.rows).toLocaleString('en-US')} rows, more than the ${maxTableRows.toLocaleString('en-US')} a table may have to be held in memory (${FLOOR_MEMORY_LIMIT}) before its write is timed`);
+    }
     const measured: FloorTable[] = [];
     for (const { schema_name: schema, table_name: name, columns } of tables) {
       const source = `${schema}.${name}`;
@@ -86,6 +106,13 @@ export async function measureWriteFloor(db: Database, target: string): Promise<W
 /** A measured child run of the write floor, with what it printed. */
 export type WriteFloorRun = MeasuredScript<WriteFloorOutput>;
 
+/** Why a write floor run gave no result: the child's own reason, or how it ended. */
+export function floorFailure(run: WriteFloorRun): string {
+  const reason = run.stderrTail.split('\n').find((line) => line.includes(NOT_MEASURED));
+  if (reason !== undefined) return `not measured: ${reason.slice(reason.indexOf(NOT_MEASURED) + NOT_MEASURED.length).trim()}`;
+  return run.timedOut ? 'failed: timed out' : `failed (exit ${run.exitCode ?? 'killed'})`;
+}
+
 /** Runs the write floor in a child process over the built `database`, writing into `target`. */
 export function measureWriteFloorProcess(database: string, target: string, timeoutSeconds: number): Promise<WriteFloorRun> {
   return measureScript<WriteFloorOutput>([THIS_FILE, database, target], timeoutSeconds);
@@ -98,6 +125,10 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === THIS_FILE
   const db = await Database.open(database, { memoryLimit: FLOOR_MEMORY_LIMIT });
   try {
     console.log(JSON.stringify(await measureWriteFloor(db, target)));
+  } catch (error) {
+    // One line, the last of stderr, for floorFailure to find.
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
   } finally {
     db.close();
   }

@@ -20,7 +20,7 @@ import {
 } from '../bench/ratio-table.ts';
 import { floorVerdict, FULL_BUILD_OVER_FLOOR, withFloorTarget } from '../bench/ratios.ts';
 import { runSortBaseline } from '../bench/sort-baseline.ts';
-import { measureWriteFloor } from '../bench/write-floor.ts';
+import { floorFailure, measureWriteFloor } from '../bench/write-floor.ts';
 import { refreshStaging } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
@@ -170,10 +170,30 @@ describe('the write floor (bench/write-floor.ts)', () => {
       expect(floor.tables.find((table) => table.table === 'staging.spot_fills')?.rows).toBe(2_000);
       expect(floor.totalMs).toBeCloseTo(floor.tables.reduce((sum, table) => sum + table.ms, 0));
       expect(existsSync(target)).toBe(false);
+      // A table too large to hold in memory: nothing measured, said with the table's name, the file removed.
+      const largest = Math.max(...counted.map((table) => Number(table.rows)));
+      const largestNames = counted.filter((table) => Number(table.rows) === largest).map((table) => table.name);
+      const refused = await measureWriteFloor(db, target, largest - 1).then(() => '', (error: Error) => error.message);
+      const [, name, rows] = /^write floor not measured: (\S+) has ([\d,]+) rows, more than the [\d,]+ a table may have/.exec(refused) ?? [];
+      expect(largestNames).toContain(name);
+      expect(rows).toBe(largest.toLocaleString('en-US'));
+      expect(existsSync(target)).toBe(false);
+      expect((await measureWriteFloor(db, target, largest)).tables.length).toBe(floor.tables.length);
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a floor that gave no result says why: the child\'s own reason, a timeout, or its exit code', () => {
+    const run = (stderrTail: string, exitCode: number | null, timedOut = false) =>
+      ({ stdout: '', stderr: stderrTail, stderrTail, exitCode, timedOut, wallSeconds: 1, peakSource: '/usr/bin/time -v' });
+    expect(floorFailure(run('write floor not measured: marts.spot_lot_matches has 117,025,523 rows, more than the 50,000,000 a table may have\nCommand exited with non-zero status 1', 1))).toBe(
+      'not measured: marts.spot_lot_matches has 117,025,523 rows, more than the 50,000,000 a table may have',
+    );
+    expect(floorFailure(run('', null, true))).toBe('failed: timed out');
+    expect(floorFailure(run('Error: disk full', 1))).toBe('failed (exit 1)');
+    expect(floorFailure(run('', null))).toBe('failed (exit killed)');
   });
 });
 
