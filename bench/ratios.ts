@@ -59,6 +59,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   if (parts.includes('1m')) {
     const { row, run, work } = await measureFullBuild(scenarioNamed('build-1m'));
     const floor = await measureFloor(row, work);
+    removeDatabaseFiles(work);
     rows.push(withFloorTarget(row, floor), floor);
     builds.push({ name: 'build-1m', run });
   }
@@ -70,6 +71,8 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
     // The floor after the night (it then holds the day too): writing 40M rows first would push
     // the built database out of the page cache, and the night would read it back from disk.
     const floor = await measureFloor(row, work);
+    // The built databases are not kept (the nightly job's parts below need the disk).
+    removeDatabaseFiles(work);
     rows.push(withFloorTarget(row, floor), floor, ...nightly.rows);
     builds.push({ name: 'nightly', run: nightly.run });
   }
@@ -212,6 +215,7 @@ async function measureNightly(scenario: BuildScenario, built: string): Promise<{
   await withDatabase(input, appendNightlyDay);
   const day = await measureBaseline(input, 'run-ratios-nightly-baseline-day.duckdb', NIGHTLY_DAY_START_MS, NIGHTLY_TIMEOUT_SECONDS);
   const full = await measureBaseline(input, 'run-ratios-nightly-baseline-full.duckdb', undefined, NIGHTLY_TIMEOUT_SECONDS);
+  removeDatabaseFiles(input);
   const what = `\`exledger build\` after one more day of fills and a futures account snapshot on the built 10M history (incremental)`;
   return {
     rows: [
