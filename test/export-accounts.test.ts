@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORTS } from '../reports/index.ts';
 import { defineReport, withoutValuation, type SheetSpec } from '../src/export/report-definition.ts';
 import { readFigures } from '../src/export/summary-sheet.ts';
+import { DataError } from '../src/errors.ts';
 import { Database } from '../src/store/database.ts';
 import { runCli, type CliResult } from './support/cli-process.ts';
 import { startSandboxProcess, type SandboxProcess } from './support/sandbox-process.ts';
@@ -289,5 +290,28 @@ describe('a total over accounts of which one is unknown', () => {
       ['Funding', null, null, []],
       ['Net result', null, '-3.500000000000000000', ['Funding']],
     ]);
+  });
+
+  it('a sum past what DuckDB adds exactly is an error naming the figure, never a rounded total', async () => {
+    // Each account's net result fits a DECIMAL(38, 18) (9e19 coins: 9e37 units); their total does not (1.8e38 units > 1.7e38).
+    const huge = await Database.open(':memory:');
+    try {
+      await huge.run('CREATE SCHEMA marts');
+      await huge.run(`CREATE TABLE marts.futures_test AS SELECT * FROM (VALUES
+        ('alpha', 'USDT', DATE '2026-10-01', CAST('1' AS DECIMAL(38, 18)), CAST('90000000000000000000' AS DECIMAL(38, 18))),
+        ('beta', 'USDT', DATE '2026-10-01', CAST('1' AS DECIMAL(38, 18)), CAST('90000000000000000000' AS DECIMAL(38, 18)))
+      ) AS t(account, margin_coin, pnl_month, funding, net_result)`);
+      const one = await readFigures(huge, report, PERIOD, { account: 'alpha' });
+      expect(one.map((figure) => [figure.label, figure.value])).toEqual([
+        ['Funding', '1.000000000000000000'],
+        ['Net result', '90000000000000000000.000000000000000000'],
+      ]);
+      const failure = await readFigures(huge, report, PERIOD).then(() => undefined, (error: unknown) => error);
+      expect(failure).toBeInstanceOf(DataError);
+      expect((failure as DataError).message).toMatch(/^report futures-test: the Summary's "Net result" \(net_result of "Futures", marts\.futures_test\): its rows sum past what DuckDB adds exactly/);
+      expect((failure as DataError).hint).toMatch(/a price or a quantity in the raw data is wrong/);
+    } finally {
+      huge.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { renderBarChartPng, type ChartBar } from './chart.ts';
 import { numberFormat, WARNING_FILL, WARNING_FONT, type CoinFormats } from './cell-formats.ts';
 import type { StreamDeclaration } from '../extract/stream.ts';
 import { monthOf, periodEdgesMs, rowFilter, type ReportPeriod } from './period.ts';
+import { beyondExactSum } from './exact-sum.ts';
 import type { ReportSpec, SheetSpec } from './report-definition.ts';
 import { columnWidths, formattedNumberText, writeLayout, type ColumnLimits, type LayoutCell, type LayoutRow } from './summary-layout.ts';
 import type { XlsxWriter } from './xlsx-writer.ts';
@@ -239,7 +240,9 @@ export async function readFigures(db: Database, report: ReportSpec, period: Repo
        )
        SELECT * FROM (${lines}) ORDER BY ${[...keys, 'line', 'account'].join(', ')}`,
       filter.values,
-    );
+    ).catch((error: unknown) => {
+      throw beyondExactSum(error, `report ${report.name}: the Summary's "${figure.label}" (${figure.sum ?? figure.last ?? 'rows'} of "${sheet.name}", ${sheet.mart})`) ?? error;
+    });
     const described = { label: figure.label, ...(figure.note === undefined ? {} : { note: figure.note }) };
     const unknownReason = figure.unknown ?? 'not in the data (NULL), which is not zero';
     // A sum over a column whose NULL means "not applicable" (the funding account's traded volume:

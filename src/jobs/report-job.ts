@@ -16,6 +16,7 @@ import { readSyncedAccounts } from '../store/synced-accounts.ts';
 import { readClosedPeriods } from '../store/period-closes.ts';
 import { restoreClosedWorkbook } from '../close/closed-workbooks.ts';
 import { requireDatabase, requireOutputFolder } from './paths.ts';
+import { beyondExactSum } from '../export/exact-sum.ts';
 
 /** Callbacks of a report job. */
 export interface ReportHooks {
@@ -188,6 +189,9 @@ export async function reportJob(config: Readonly<Config>, catalog: ReportCatalog
           detailRowLimit: config.reports.detailRowLimit,
           skipUnchanged: scope.force !== true,
           onProgress: hooks.onRows === undefined ? undefined : (sheet, written, total) => hooks.onRows!(report.name, sheet, written, total),
+        }).catch((error: unknown) => {
+          // A sum past DuckDB's exact range elsewhere than a Summary figure (which names itself): named by its workbook.
+          throw beyondExactSum(error, `report ${report.name} for ${period.label}`) ?? error;
         }),
       );
       results.push(result);
