@@ -13,7 +13,10 @@
  *
  *   node --import tsx bench/nightly-day.ts <database> [night]
  *
- * (night 2, 3, … appends the days after: see appendNightlyDay).
+ * (night 2, 3, … appends the days after: see appendNightlyDay). A third argument copies at most
+ * that many of the day's spot fills (a sample spread over the day, by a hash of their keys): the
+ * same night on a larger history, e.g. the 10M history's 27,394 on the 30M one, whose last day has
+ * 82,191.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,9 +37,12 @@ export const NIGHTLY_DAY_START_MS = BENCH_END_MS;
  * `night` n > 1 appends the n-th day after the history instead (the same last day's fills, moved
  * n days on, their ids by n shifts): nights after nights on one database, as a benchmark that
  * times several nights needs (each night once: the days before it must have been appended).
+ * `spotFillsAtMost` copies only that many of the day's spot fills (those first by a hash of their
+ * keys: spread over the day and its symbols), the futures fills all.
  */
-export async function appendNightlyDay(db: Database, night = 1): Promise<{ spotFills: number; futuresFills: number; snapshots: number }> {
+export async function appendNightlyDay(db: Database, night = 1, spotFillsAtMost?: number): Promise<{ spotFills: number; futuresFills: number; snapshots: number }> {
   if (!Number.isInteger(night) || night < 1) throw new Error(`appendNightlyDay: night must be a whole number from 1, not ${night}`);
+  if (spotFillsAtMost !== undefined && (!Number.isInteger(spotFillsAtMost) || spotFillsAtMost < 1)) throw new Error(`appendNightlyDay: spotFillsAtMost must be a whole number from 1, not ${spotFillsAtMost}`);
   const from = NIGHTLY_DAY_START_MS - DAY_MS;
   const dayStart = NIGHTLY_DAY_START_MS + (night - 1) * DAY_MS;
   const shiftMs = night * DAY_MS;
@@ -57,6 +63,7 @@ export async function appendNightlyDay(db: Database, night = 1): Promise<{ spotF
         now()
     from raw.spot_fills
     where _event_ms >= ${from} and _event_ms < ${NIGHTLY_DAY_START_MS}
+    ${spotFillsAtMost === undefined ? '' : `qualify row_number() over (order by hash(_key), _key) <= ${spotFillsAtMost}`}
   `);
   const futuresFills = await db.run(`
     insert into raw.futures_fills
@@ -103,11 +110,11 @@ export async function appendNightlyDay(db: Database, night = 1): Promise<{ spotF
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [database, night = '1'] = process.argv.slice(2);
-  if (database === undefined) throw new Error('usage: node --import tsx bench/nightly-day.ts <database> [night: 1, then 2, ...]');
+  const [database, night = '1', atMost] = process.argv.slice(2);
+  if (database === undefined) throw new Error('usage: node --import tsx bench/nightly-day.ts <database> [night: 1, then 2, ...] [at most this many spot fills]');
   const db = await Database.open(database);
   try {
-    const added = await appendNightlyDay(db, Number(night));
+    const added = await appendNightlyDay(db, Number(night), atMost === undefined ? undefined : Number(atMost));
     console.log(`appended ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills (one day) and ${added.snapshots} futures account snapshot(s) to ${database}`);
   } finally {
     db.close();

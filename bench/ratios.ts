@@ -87,7 +87,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   }
   // The nightly job step by step with the five cost methods (bench/nightly-job.ts); the 30M
   // history's night is compared with the 10M one's of this run.
-  let of10m: { night?: Figure; fullBuildPeakBytes?: number } | undefined;
+  let of10m: { night?: Figure; fullBuildPeakBytes?: number; daySpotFills?: number } | undefined;
   for (const [part, spotFills] of [['night-10m', 10_000_000], ['night-30m', 30_000_000]] as const) {
     if (!parts.includes(part)) continue;
     const keep = process.env.EXLEDGER_BENCH_KEEP === '1';
@@ -95,7 +95,13 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
     rows.push(...job.rows);
     if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
     if (job.nightBuild !== undefined) builds.push({ name: `${part} night's build`, run: job.nightBuild });
-    if (part === 'night-10m') of10m = { ...(job.night === undefined ? {} : { night: job.night }), ...(job.rows[0]?.measured.peakBytes === undefined ? {} : { fullBuildPeakBytes: job.rows[0].measured.peakBytes }) };
+    if (part === 'night-10m') {
+      of10m = {
+        ...(job.night === undefined ? {} : { night: job.night }),
+        ...(job.rows[0]?.measured.peakBytes === undefined ? {} : { fullBuildPeakBytes: job.rows[0].measured.peakBytes }),
+        ...(job.daySpotFills === undefined ? {} : { daySpotFills: job.daySpotFills }),
+      };
+    }
   }
   const finished = new Date();
   const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');

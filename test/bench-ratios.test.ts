@@ -244,6 +244,31 @@ describe('the sort baseline (bench/sort-baseline.ts) and the nightly day (bench/
     expect(Number(snapshots[1]!.taken_ms)).toBeLessThan(NIGHTLY_DAY_START_MS);
   });
 
+  it('a day of at most N spot fills copies N of the last day\'s (the same night on a larger history), the futures fills all', async () => {
+    const small = await openModelDb();
+    try {
+      await writeBuildData(small, { spotFills: 3_000, futuresFills: 1_000, fundingBills: 100 });
+      const atMost = Math.floor(added.spotFills / 3);
+      expect(atMost).toBeGreaterThan(0);
+      const sampled = await appendNightlyDay(small, 1, atMost);
+      expect(sampled).toEqual({ spotFills: atMost, futuresFills: added.futuresFills, snapshots: 1 });
+      const [counts] = await queryRows<Record<string, string>>(
+        small,
+        `SELECT
+           (SELECT count(*) FROM raw.spot_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS}) AS spot_new,
+           (SELECT count(*) - count(DISTINCT _key) FROM raw.spot_fills) AS spot_repeated_keys,
+           (SELECT max(_event_ms) - 86400000 FROM raw.spot_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS}) AS latest_copied,
+           (SELECT max(_event_ms) FROM (SELECT _event_ms FROM raw.spot_fills WHERE _event_ms >= ${NIGHTLY_DAY_START_MS - 86_400_000} AND _event_ms < ${NIGHTLY_DAY_START_MS} ORDER BY _event_ms LIMIT ${atMost})) AS first_n_end`,
+      );
+      expect(counts).toMatchObject({ spot_new: String(atMost), spot_repeated_keys: '0' });
+      // Spread over the day, not its first fills in time.
+      expect(BigInt(counts!.latest_copied!)).toBeGreaterThan(BigInt(counts!.first_n_end!));
+      await expect(appendNightlyDay(small, 2, 0)).rejects.toThrow(/spotFillsAtMost must be a whole number from 1, not 0/);
+    } finally {
+      small.close();
+    }
+  });
+
   it('reads the same rows with the same types and values as staging, in int_spot_trades order', async () => {
     const full = await runSortBaseline(db, 'baseline_full');
     const day = await runSortBaseline(db, 'baseline_day', NIGHTLY_DAY_START_MS);
