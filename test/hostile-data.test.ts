@@ -72,7 +72,7 @@ describe('values the exchange must not send: refused before anything of their wi
     return { result, error: error! };
   }
 
-  it('a fill with 10^23 units, a negative one, a 19-decimal price, a time in the year 5138 or before the window asked for, and an unreadable collateral amount are each named and stored nowhere; the build stays ok; an honest night equals a clean run', async () => {
+  it('a fill with 10^23 units, a negative one, a 19-decimal price, a time in the year 5138 or before the window asked for, and an unreadable collateral amount are each named and stored nowhere; the build stays ok; an honest night equals a clean run', { timeout: 240_000 }, async () => {
     const cleanSync = await cli(['sync', '--db', clean(), '--streams', STREAMS], direct());
     expect(cleanSync.code, cleanSync.stdout + cleanSync.stderr).toBe(0);
 
