@@ -43,6 +43,8 @@ const THIS_FILE = fileURLToPath(import.meta.url);
 /** Enough for the largest table read into memory whole (the build-10m database's int_spot_trades). */
 const FLOOR_MEMORY_LIMIT = '16GB';
 const MODEL_SCHEMAS = ['staging', 'intermediate', 'marts'];
+/** The condition on `schema_name` both listings below filter with. */
+const inModelSchemas = `schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})`;
 /**
  * The most rows a table may have for its write to be timed from memory: the 10M history's largest,
  * `spot_lot_matches`' 39M rows, took the process to 16.9 GB. A larger one (117M rows at 30M, ~50 GB)
@@ -63,7 +65,7 @@ export async function measureWriteFloor(db: Database, target: string, maxTableRo
     const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(
       `select schema_name, table_name, count(*) as columns
        from duckdb_columns()
-       where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
+       where database_name = current_database() and ${inModelSchemas}
          and (schema_name, table_name) in (select schema_name, table_name from duckdb_tables() where database_name = current_database())
        group by all
        order by schema_name, table_name`,
@@ -71,7 +73,7 @@ export async function measureWriteFloor(db: Database, target: string, maxTableRo
     const [largest] = await db.all<{ name: string; rows: string }>(
       `select schema_name || '.' || table_name as name, estimated_size::varchar as rows
        from duckdb_tables()
-       where database_name = current_database() and schema_name in (${MODEL_SCHEMAS.map((schema) => `'${schema}'`).join(', ')})
+       where database_name = current_database() and ${inModelSchemas}
        order by estimated_size desc limit 1`,
     );
     if (largest !== undefined && Number(largest.rows) > maxTableRows) {
