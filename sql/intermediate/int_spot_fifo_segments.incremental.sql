@@ -114,57 +114,84 @@ set variable fifo_lots_low = (select min(lot_at) from fifo_lot_from);
 
 -- The trades the model's own SQL needs for those sells: every row from from_at on, and the lots
 -- before it that reach S0.
-create or replace temp table fifo_trades as
-with replaced as (
-    select t.*
-    from intermediate.int_spot_trades as t
-    inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
-    where getvariable('fifo_whole') and f.from_at is null
-    union all
-    select t.*
-    from intermediate.int_spot_trades as t
-    inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
-    where t.event_at >= getvariable('fifo_low') and t.event_at >= f.from_at
-),
-
--- S0: where the first replaced sell's matched quantity starts; S1 (ceiling_e18): where the last
--- one's ends. A lot starting after S1 gives no segment (past the end of the matched quantity, the
--- breakpoint before it ends at S1 either way), so only the lots reaching into [S0, S1] are read.
-floors as (
-    select
-        r.pool,
-        r.symbol,
-        f.from_at,
-        min(r.cum_out_e18 - r.cum_unmatched_e18 - (r.quantity_out_e18 - r.unmatched_e18)) as floor_e18,
-        max(r.cum_out_e18 - r.cum_unmatched_e18) as ceiling_e18
-    from replaced as r
-    inner join fifo_named as f on f.pool = r.pool and f.symbol = r.symbol
-    where r.quantity_out_e18 - r.unmatched_e18 > 0 and f.from_at is not null
-    group by r.pool, r.symbol, f.from_at
-)
-
-select * from replaced
+create or replace temp table fifo_replaced as
+select t.*
+from intermediate.int_spot_trades as t
+inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
+where getvariable('fifo_whole') and f.from_at is null
 union all
 select t.*
 from intermediate.int_spot_trades as t
-inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
+inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
+where t.event_at >= getvariable('fifo_low') and t.event_at >= f.from_at;
+
+-- S0 (floor_e18): where the first replaced sell's matched quantity starts; S1 (ceiling_e18): where
+-- the last one's ends. A lot starting after S1 gives no segment (past the end of the matched
+-- quantity, the breakpoint before it ends at S1 either way), so only the lots reaching into
+-- [S0, S1] are read.
+create or replace temp table fifo_floors as
+select
+    r.pool,
+    r.symbol,
+    f.from_at,
+    min(r.cum_out_e18 - r.cum_unmatched_e18 - (r.quantity_out_e18 - r.unmatched_e18)) as floor_e18,
+    max(r.cum_out_e18 - r.cum_unmatched_e18) as ceiling_e18
+from fifo_replaced as r
+inner join fifo_named as f on f.pool = r.pool and f.symbol = r.symbol
+where r.quantity_out_e18 - r.unmatched_e18 > 0 and f.from_at is not null
+group by r.pool, r.symbol, f.from_at;
+
+-- Those lots are found by their key first, reading only the few columns that select them: the
+-- range from the earliest partition's lot on (months, where one partition's FIFO frontier is old)
+-- would otherwise decode every column of every row in it (8 of the 30M history's 11 s night step).
+-- Their whole rows are then read by their instants, a constant list DuckDB checks against each row
+-- group's range before reading it, and kept where pool, symbol and event_seq match a key (an
+-- opening lot has no instant: those are read where event_at is null). More than 100,000 instants
+-- (a night reaching far back) read the range from the earliest one instead.
+create or replace temp table fifo_lot_keys as
+select t.pool, t.symbol, t.event_seq, t.event_at
+from intermediate.int_spot_trades as t
+inner join fifo_floors as l on l.pool = t.pool and l.symbol = t.symbol
 inner join fifo_lot_from as b on b.pool = t.pool and b.symbol = t.symbol
 where t.event_at >= getvariable('fifo_lots_low') and b.lot_at is not null
     and t.event_at < l.from_at and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
     and t.cum_in_e18 - t.units_in_e18 <= l.ceiling_e18
 union all
-select t.*
+select t.pool, t.symbol, t.event_seq, t.event_at
 from intermediate.int_spot_trades as t
-inner join floors as l on l.pool = t.pool and l.symbol = t.symbol
+inner join fifo_floors as l on l.pool = t.pool and l.symbol = t.symbol
 anti join (select * from fifo_lot_from where lot_at is not null) as b on b.pool = t.pool and b.symbol = t.symbol
 where getvariable('fifo_lots_all')
     and (t.lot_source = 'opening' or t.event_at < l.from_at) and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
     and t.cum_in_e18 - t.units_in_e18 <= l.ceiling_e18;
 
+set variable fifo_lots_query = (
+    select 'select * from intermediate.int_spot_trades where ' || case
+        when count(event_at) = 0 then 'false'
+        when count(distinct event_at) <= 100000 then
+            'event_at in (' || string_agg(distinct 'timestamptz ''' || event_at::varchar || '''', ', ') || ')'
+        else 'event_at >= timestamptz ''' || min(event_at)::varchar || ''''
+    end || case
+        when bool_or(event_at is null) then ' union all select * from intermediate.int_spot_trades where event_at is null'
+        else ''
+    end
+    from fifo_lot_keys
+);
+
+create or replace temp table fifo_trades as
+select * from fifo_replaced
+union all
+select t.*
+from query(getvariable('fifo_lots_query')) as t
+semi join fifo_lot_keys as k on k.pool = t.pool and k.symbol = t.symbol and k.event_seq = t.event_seq;
+
 insert into intermediate.int_spot_fifo_segments by name
 select * from {{ model(intermediate.int_spot_trades -> temp.main.fifo_trades) }};
 
 drop table fifo_trades;
+drop table fifo_lot_keys;
+drop table fifo_floors;
+drop table fifo_replaced;
 drop table fifo_lot_from;
 drop table fifo_last_sell;
 drop table fifo_named;
@@ -175,3 +202,4 @@ reset variable fifo_idle;
 reset variable fifo_last_sell_low;
 reset variable fifo_lots_all;
 reset variable fifo_lots_low;
+reset variable fifo_lots_query;
