@@ -1,7 +1,6 @@
-import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import INT_SPOT_LOT_SEGMENTS, { CHECKPOINTS_KEPT, RECENT_DAYS } from '../sql/intermediate/int_spot_lot_segments.ts';
+import INT_SPOT_LOT_SEGMENTS, { CHECKPOINT_LOTS_SQL, CHECKPOINTS_KEPT, lotState, RECENT_DAYS } from '../sql/intermediate/int_spot_lot_segments.ts';
 import type { ModelSettings, Pooling } from '../src/models/settings.ts';
 import type { Database } from '../src/store/database.ts';
 import { buildAll, openModelDb, queryRows, spotFill } from './support/model-db.ts';
@@ -118,6 +117,7 @@ async function runIncremental(settings: Partial<ModelSettings>, f2: readonly Acc
 async function differencesFromWhole(settings: Partial<ModelSettings>): Promise<{ differences: unknown[]; segments: number; checkpoints: number }> {
   await db.run('CREATE OR REPLACE TEMP TABLE incremental_segments AS SELECT * FROM intermediate.int_spot_lot_segments');
   await db.run('CREATE OR REPLACE TEMP TABLE incremental_state AS SELECT * FROM settings.spot_lot_state');
+  await db.run(`CREATE OR REPLACE TEMP TABLE incremental_lots AS ${CHECKPOINT_LOTS_SQL}`);
   await buildAll(db, settings, { select: ['intermediate.int_spot_lot_segments'] });
   const differences = await queryRows(
     db,
@@ -131,11 +131,19 @@ async function differencesFromWhole(settings: Partial<ModelSettings>): Promise<{
      UNION ALL SELECT 'whole only', pool, symbol, cost_method, next_seq FROM (SELECT * FROM settings.spot_lot_state EXCEPT ALL SELECT * FROM temp.main.incremental_state)
      ORDER BY ALL LIMIT 20`,
   );
+  // lifo's and hifo's states are their open lots at each checkpoint (the rows they are stored as
+  // may differ: a whole build has no row of an older checkpoint than those kept).
+  const lotDifferences = await queryRows(
+    db,
+    `SELECT 'incremental only' AS side, pool, symbol, cost_method, next_seq, lot_seq FROM (SELECT * FROM temp.main.incremental_lots EXCEPT ALL ${CHECKPOINT_LOTS_SQL})
+     UNION ALL SELECT 'whole only', pool, symbol, cost_method, next_seq, lot_seq FROM (${CHECKPOINT_LOTS_SQL} EXCEPT ALL SELECT * FROM temp.main.incremental_lots)
+     ORDER BY ALL LIMIT 20`,
+  );
   const [counts] = await queryRows<{ segments: string; checkpoints: string }>(
     db,
     'SELECT (SELECT count(*) FROM intermediate.int_spot_lot_segments) AS segments, (SELECT count(*) FROM settings.spot_lot_state) AS checkpoints',
   );
-  return { differences: [...differences, ...stateDifferences], segments: Number(counts!.segments), checkpoints: Number(counts!.checkpoints) };
+  return { differences: [...differences, ...stateDifferences, ...lotDifferences], segments: Number(counts!.segments), checkpoints: Number(counts!.checkpoints) };
 }
 
 async function resetDb(): Promise<void> {
@@ -241,24 +249,30 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
       ...months('uk').slice(0, 2), { cost_method: 'uk', kind: 'day', day: '20 Apr' }, months('uk')[2], { cost_method: 'uk', kind: 'day', day: '12 May' },
     ]);
 
-    // lifo's and hifo's day state (12 May) holds what changed since the month state before it
-    // (5 May): the buy of 5 May added, nothing removed or taken from; the month state holds every
-    // open lot.
+    // lifo's and hifo's open lots are stored as what changed at each checkpoint: the day state
+    // (12 May) adds only the buy of 5 May (its units, nothing taken) to the month state before it
+    // (5 May), which holds more than one open lot.
     const [fill8] = await queryRows<{ seq: string; units: string }>(
       db,
       `SELECT event_seq::VARCHAR AS seq, units_in_e18::VARCHAR AS units FROM intermediate.int_spot_trades WHERE symbol = '${A}' AND account = 'main' AND fill_id = '8'`,
     );
     for (const method of ['lifo', 'hifo']) {
-      const states = await queryRows<{ kind: string; next_seq: string; base_seq: string | null; state: string }>(
+      const states = await queryRows<{ kind: string; next_seq: string; base_seq: string | null; lots: string }>(
         db,
-        `SELECT kind, next_seq::VARCHAR AS next_seq, base_seq::VARCHAR AS base_seq, base64(state) AS state FROM settings.spot_lot_state
-         WHERE pool = '${pool}' AND symbol = '${A}' AND cost_method = '${method}' AND next_day >= datediff('day', DATE '1970-01-01', DATE '2025-05-05') ORDER BY next_seq`,
+        `SELECT c.kind, c.next_seq::VARCHAR AS next_seq, c.base_seq::VARCHAR AS base_seq, (SELECT count(*) FROM (${CHECKPOINT_LOTS_SQL}) AS l WHERE l.pool = c.pool AND l.symbol = c.symbol AND l.cost_method = c.cost_method AND l.next_seq = c.next_seq)::VARCHAR AS lots
+         FROM settings.spot_lot_state AS c
+         WHERE c.pool = '${pool}' AND c.symbol = '${A}' AND c.cost_method = '${method}' AND c.next_day >= datediff('day', DATE '1970-01-01', DATE '2025-05-05') ORDER BY c.next_seq`,
       );
-      const [month, day] = states.map((row) => ({ ...row, state: JSON.parse(inflateRawSync(Buffer.from(row.state, 'base64')).toString('utf8')) as Record<string, unknown> }));
+      const [month, day] = states;
       expect(month).toMatchObject({ kind: 'month', base_seq: null });
-      expect(Object.keys(month!.state)).toEqual(['lots']);
-      expect((month!.state.lots as unknown[]).length).toBeGreaterThan(1);
-      expect(day).toEqual({ kind: 'day', next_seq: day!.next_seq, base_seq: month!.next_seq, state: { removed: [], taken: [], added: [[fill8!.seq, fill8!.units, expect.any(String), '0']] } });
+      expect(Number(month!.lots)).toBeGreaterThan(1);
+      expect(day).toMatchObject({ kind: 'day', base_seq: null });
+      const written = await queryRows(
+        db,
+        `SELECT lot_seq::VARCHAR AS seq, gone, units::VARCHAR AS units, taken::VARCHAR AS taken FROM settings.spot_lot_open
+         WHERE pool = '${pool}' AND symbol = '${A}' AND cost_method = '${method}' AND from_seq = ${day!.next_seq}`,
+      );
+      expect(written).toEqual([{ seq: fill8!.seq, gone: false, units: fill8!.units, taken: '0' }]);
     }
 
     await runIncremental(settings, F2_LATE);
@@ -267,15 +281,8 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     expect(late.differences).toEqual([]);
     expect(late.segments).toBeGreaterThan(20);
 
-    // A new day resumes lifo and hifo from the last day's checkpoint (12 May), which needs only its
-    // base (5 May): the older month starts' states are unreadable while it runs (JSON.parse would
-    // throw), then put back.
-    const monthStates = `symbol = '${A}' AND kind = 'month' AND cost_method IN ('lifo', 'hifo') AND next_day < datediff('day', DATE '1970-01-01', DATE '2025-05-05')`;
-    await db.run(`CREATE OR REPLACE TEMP TABLE month_states AS SELECT * FROM settings.spot_lot_state WHERE ${monthStates}`);
-    await db.run(`UPDATE settings.spot_lot_state SET state = 'unreadable' WHERE ${monthStates}`);
+    // A new day resumes lifo and hifo from the last day's checkpoint (12 May).
     await runIncremental(settings, F3_NEW_DAY);
-    await db.run(`UPDATE settings.spot_lot_state AS c SET state = m.state FROM temp.main.month_states AS m
-      WHERE c.pool = m.pool AND c.symbol = m.symbol AND c.cost_method = m.cost_method AND c.next_seq = m.next_seq`);
     const newDay = await differencesFromWhole(settings);
     expect(newDay.differences).toEqual([]);
     expect(newDay.segments).toBeGreaterThan(late.segments);
@@ -455,4 +462,52 @@ describe('int_spot_lot_segments incremental on random ledgers', () => {
       { numRuns: RUNS, endOnFailure: true },
     );
   }, 120_000);
+});
+
+// One buy of 1 unit a day over 20 days of January, the earlier the dearer (unit cost 200 - day),
+// then a sell in February: the checkpoint before it holds 20 open lots.
+const D = 'DEEPUSD_SPBL';
+const F1_D = [
+  ...Array.from({ length: 20 }, (_, index) => fillOf('main', D, String(300 + index), `2025-01-${String(index + 1).padStart(2, '0')}T10:00:00Z`, 'buy', '1', String(199 - index))),
+  fillOf('main', D, '399', '2025-02-03T10:00:00Z', 'sell', '1', '150'),
+];
+
+describe('int_spot_lot_segments resumes with only the open lots its sells can reach', () => {
+  it('lifo: the latest lots holding the units sold; hifo: the dearest; none sold: the first; more than held: all', async () => {
+    await resetDb();
+    await insertFills(F1_D);
+    await buildAll(db, settingsFor('account'), { select: WHOLE });
+    const [checkpoint] = await queryRows<{ next_seq: string }>(
+      db,
+      `SELECT next_seq::VARCHAR AS next_seq FROM settings.spot_lot_state WHERE symbol = '${D}' AND cost_method = 'lifo' AND kind = 'month'`,
+    );
+    const buys = await queryRows<{ fill_id: string; seq: string }>(db, `SELECT fill_id, event_seq::VARCHAR AS seq FROM intermediate.int_spot_trades WHERE symbol = '${D}' AND side = 'buy'`);
+    const fillOfSeq = new Map(buys.map((buy) => [buy.seq, buy.fill_id]));
+    const reached = async (method: 'lifo' | 'hifo', units: number) => {
+      const { held, removed } = await lotState(db, 'main', D, method, BigInt(checkpoint!.next_seq), units);
+      expect(removed).toEqual([]);
+      for (const lot of held) expect(lot.baseTaken).toBe(lot.taken);
+      return held.map((lot) => fillOfSeq.get(String(lot.seq))).sort();
+    };
+    // 2.5 units: three lots of 1 (the third in part).
+    expect(await reached('lifo', 2.5e18)).toEqual(['317', '318', '319']);
+    expect(await reached('hifo', 2.5e18)).toEqual(['300', '301', '302']);
+    expect(await reached('lifo', 0)).toEqual(['319']);
+    expect(await reached('hifo', 0)).toEqual(['300']);
+    expect(await reached('lifo', 1e30)).toHaveLength(20);
+    expect(await reached('hifo', 1e30)).toHaveLength(20);
+
+    // A night selling 2.5 units matches as a whole build would, without the lots it cannot reach:
+    // they are unreadable while it runs (a cost of null fails the matcher), then put back.
+    const deep = `symbol = '${D}' AND lot_seq IN (SELECT event_seq FROM intermediate.int_spot_trades WHERE symbol = '${D}' AND fill_id BETWEEN '304' AND '315')`;
+    await db.run(`CREATE OR REPLACE TEMP TABLE deep_lots AS SELECT * FROM settings.spot_lot_open WHERE ${deep}`);
+    expect(Number((await queryRows<{ n: string }>(db, 'SELECT count(*)::VARCHAR AS n FROM temp.main.deep_lots'))[0]!.n)).toBe(24);
+    await db.run(`UPDATE settings.spot_lot_open SET cost = NULL, units = NULL, taken = NULL WHERE ${deep}`);
+    await runIncremental(settingsFor('account'), [fillOf('main', D, '400', '2025-02-10T10:00:00Z', 'sell', '1.5', '150')]);
+    await db.run(`UPDATE settings.spot_lot_open AS v SET cost = d.cost, units = d.units, taken = d.taken FROM temp.main.deep_lots AS d
+      WHERE v.pool = d.pool AND v.symbol = d.symbol AND v.cost_method = d.cost_method AND v.lot_seq = d.lot_seq AND v.from_seq = d.from_seq`);
+    const night = await differencesFromWhole(settingsFor('account'));
+    expect(night.differences).toEqual([]);
+    expect(night.segments).toBeGreaterThan(4);
+  });
 });

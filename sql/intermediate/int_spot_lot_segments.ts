@@ -17,14 +17,15 @@
 //
 // Incremental (docs/plans/incremental-builds.md, "The contract"): a whole walk starts each
 // (pool, symbol) at its first event; the incremental step resumes it from a saved state instead.
-// The state lives in settings.spot_lot_state (STATE_TABLE below), which this model owns: build()
-// replaces it and incremental() updates it, in the model's transaction. It holds, per (pool,
-// symbol, cost_method), the matcher's state (checkpoints) before the first event of each month
-// (kind 'month', the latest CHECKPOINTS_KEPT of them) and of each of the partition's last
-// RECENT_DAYS days (kind 'day'), exactly (JSON, integers as decimal strings; compressed; lifo's and
-// hifo's day states as the lots changed since the month state before them, see WholeLots). A
-// night's new day, or a late record inside the lookback, so resumes from the start of the day
-// before it: on the 10M-fill history the BTC partition's month holds 720k events, its day 23k.
+// The state lives in settings.spot_lot_state and settings.spot_lot_open (STATE_TABLE and LOTS_TABLE
+// below), which this model owns: build() replaces them and incremental() updates them, in the
+// model's transaction. They hold, per (pool, symbol, cost_method), the matcher's state
+// (checkpoints) before the first event of each month (kind 'month', the latest CHECKPOINTS_KEPT of
+// them) and of each of the partition's last RECENT_DAYS days (kind 'day'), exactly: uk's as JSON
+// (integers as decimal strings; compressed), lifo's and hifo's as their open lots in LOTS_TABLE,
+// each checkpoint writing the lots that changed since the one before. A night's new day, or a late
+// record inside the lookback, so resumes from the start of the day before it: on the 10M-fill
+// history the BTC partition's month holds 720k events, its day 23k.
 // For each (pool, symbol) that temp.main.model_pending names, the step:
 //   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
 //      segments depend only on the events before it); uk, the first of the earliest reporting-zone
@@ -35,9 +36,10 @@
 //      change cannot take from those of the change's days, and so neither it nor the pool after it
 //      changes);
 //   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
-//      its own event and the one before are unchanged, so it is still where a whole build puts one;
+//      its own event and the one before are unchanged, so it is still where a whole build puts one
+//      (lifo and hifo: only the open lots the replay's sells can reach, lotState);
 //   3. deletes the segments of sells from the checkpoint on (lifo and hifo; uk's in 5) and the
-//      checkpoints after it;
+//      checkpoints after it (and their lots' rows);
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
 //      CHECKPOINTS_KEPT month starts and the day starts of the last RECENT_DAYS days (by the
@@ -54,8 +56,8 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BIGINT, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
-import { compareSeq, LOT_METHODS, lotMatcher, type HeldLot, type LotChanges, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { BIGINT, BOOLEAN, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
+import { LOT_METHODS, lotMatcher, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -86,15 +88,61 @@ const STATE_DESCRIPTION: TableDescription = {
     {
       name: 'base_seq',
       description:
-        "lifo and hifo day states: the month state (its next_seq) this one holds the changes since; null: since nothing held (or a whole state: every month state, and uk's)",
+        'Null (until 2026-11-29, the month state a lifo or hifo day state held the changes since)',
     },
     {
       name: 'state',
       description:
-        "JSON, compressed (raw deflate): lifo's and hifo's open lots (a month state: every one; a day state: those removed, taken from and added since its base), uk's pool and the units taken in the next 30 days",
+        "JSON, compressed (raw deflate): uk's pool and the units taken in the next 30 days; lifo's and hifo's open lots are in settings.spot_lot_open",
     },
   ],
 };
+/**
+ * lifo's and hifo's open lots at their checkpoints, as versions: a row is a lot as it stood at the
+ * checkpoint before event `from_seq` and at every later one until the lot's next row (`gone`: it
+ * was no longer held). A checkpoint writes only the lots that changed since the checkpoint before
+ * it, so a night writes what its days changed, never every open lot (hundreds of thousands on a
+ * long history: lifo and hifo keep the old ones), and a resume reads only the lots its sells can
+ * reach (lotState). Versions no kept checkpoint needs are deleted with the checkpoints.
+ */
+const LOTS_TABLE = 'settings.spot_lot_open';
+const LOTS_COLUMNS =
+  'pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, lot_seq BIGINT NOT NULL, from_seq BIGINT NOT NULL, gone BOOLEAN NOT NULL, units HUGEINT, cost HUGEINT, taken HUGEINT';
+/** LOTS_TABLE's comments. */
+const LOTS_DESCRIPTION: TableDescription = {
+  schema: 'settings',
+  table: 'spot_lot_open',
+  description:
+    "The lot matcher's open lots under lifo and hifo at its saved states (settings.spot_lot_state, internal to intermediate.int_spot_lot_segments), as versions: each row holds from the state before from_seq until the lot's next row.",
+  columns: [
+    { name: 'pool', description: "Inventory the lot belongs to: the account, or * for every account's (pooling universal)" },
+    { name: 'symbol', description: 'Spot symbol' },
+    { name: 'cost_method', description: 'Cost method (lifo, hifo)' },
+    { name: 'lot_seq', description: "The lot's buy (event_seq of intermediate.int_spot_trades)", unit: 'count' },
+    { name: 'from_seq', description: 'The first saved state this row is the lot in (the state before this event)', unit: 'count' },
+    { name: 'gone', description: 'The lot is no longer held from that state on (units, cost and taken null)' },
+    { name: 'units', description: 'Units the buy added', unit: '1e-18 of the base coin' },
+    { name: 'cost', description: 'Their cost', unit: '1e-12 of the quote coin' },
+    { name: 'taken', description: 'Units already taken from it by sells', unit: '1e-18 of the base coin' },
+  ],
+};
+/** A lifo or hifo checkpoint's `state` in STATE_TABLE: its lots are in LOTS_TABLE. */
+const LOTS_ELSEWHERE = JSON.stringify({ lots: LOTS_TABLE });
+
+/**
+ * Every lifo and hifo checkpoint's open lots, one row per (checkpoint, lot): what a resume from it
+ * could read (for a reader checking the states; lotState reads a checkpoint's, and only those its
+ * replay can reach).
+ */
+export const CHECKPOINT_LOTS_SQL = `
+SELECT c.pool, c.symbol, c.cost_method, c.next_seq, v.lot_seq,
+    arg_max(v.units, v.from_seq) AS units, arg_max(v.cost, v.from_seq) AS cost, arg_max(v.taken, v.from_seq) AS taken
+FROM ${STATE_TABLE} AS c
+JOIN ${LOTS_TABLE} AS v ON v.pool = c.pool AND v.symbol = c.symbol AND v.cost_method = c.cost_method AND v.from_seq <= c.next_seq
+WHERE c.cost_method IN ('lifo', 'hifo')
+GROUP BY c.pool, c.symbol, c.cost_method, c.next_seq, v.lot_seq
+HAVING NOT arg_max(v.gone, v.from_seq)`;
+
 /** Month-start checkpoints kept per (pool, symbol, cost_method): the latest months' (a late fill older than them replays from the start). */
 export const CHECKPOINTS_KEPT = 3;
 /**
@@ -126,11 +174,10 @@ interface Resume {
   lots?: ResumedLots;
 }
 
-/** A lifo or hifo state to resume from: the matcher's fromLots, and its base's next_seq (null: the empty state). */
+/** A lifo or hifo state to resume from: the matcher's fromLots (the lots the replay can reach). */
 interface ResumedLots {
   held: HeldLot[];
   removed: bigint[];
-  baseSeq: bigint | null;
 }
 
 export default declareProgramModel({
@@ -140,15 +187,21 @@ export default declareProgramModel({
   columns: `pool VARCHAR NOT NULL, symbol VARCHAR NOT NULL, cost_method VARCHAR NOT NULL, sell_seq BIGINT NOT NULL, match_rule VARCHAR NOT NULL,
     lot_seq BIGINT, sell_at TIMESTAMPTZ NOT NULL, quantity_e18 HUGEINT NOT NULL, cost_e12 HUGEINT, proceeds_e12 HUGEINT NOT NULL`,
   async build(db: Database) {
-    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE OR REPLACE TABLE ${STATE_TABLE} (${STATE_COLUMNS})`);
-    await writeComments(db, [STATE_DESCRIPTION]);
+    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE OR REPLACE TABLE ${STATE_TABLE} (${STATE_COLUMNS}); CREATE OR REPLACE TABLE ${LOTS_TABLE} (${LOTS_COLUMNS})`);
+    await writeComments(db, [STATE_DESCRIPTION, LOTS_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
     await matchPartitions(db, ALL_EVENTS, methods, await partitionEnds(db), () => ({ fromSeq: 1n }));
   },
   async incremental(db: Database) {
-    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS})`);
-    await writeComments(db, [STATE_DESCRIPTION]);
+    const [lotsTable] = await db.all<{ present: bigint }>(
+      "SELECT count(*) AS present FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'settings' AND table_name = 'spot_lot_open'",
+    );
+    await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS}); CREATE TABLE IF NOT EXISTS ${LOTS_TABLE} (${LOTS_COLUMNS})`);
+    // A database built before LOTS_TABLE holds lifo's and hifo's open lots in each state's JSON:
+    // those states go, and their partitions replay from their first event, once.
+    if (Number(lotsTable?.present ?? 0) === 0) await db.run(`DELETE FROM ${STATE_TABLE} WHERE cost_method IN ('lifo', 'hifo')`);
+    await writeComments(db, [STATE_DESCRIPTION, LOTS_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
     // A pending row naming one pool and symbol is that partition; only a wider one (every account
@@ -188,10 +241,23 @@ export default declareProgramModel({
         DELETE FROM intermediate.int_spot_lot_segments AS s USING temp.main.int_spot_lot_replay AS r
         WHERE s.pool = r.pool AND s.symbol = r.symbol AND s.cost_method = r.cost_method AND s.sell_seq >= r.from_seq AND r.cost_method <> 'uk'${sellsFrom};
         DELETE FROM ${STATE_TABLE} AS c USING temp.main.int_spot_lot_replay AS r
-        WHERE c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method AND c.next_seq > r.from_seq`);
+        WHERE c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method AND c.next_seq > r.from_seq;
+        DELETE FROM ${LOTS_TABLE} AS v USING temp.main.int_spot_lot_replay AS r
+        WHERE v.pool = r.pool AND v.symbol = r.symbol AND v.cost_method = r.cost_method AND v.from_seq > r.from_seq`);
       const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state_seq: string | null }>(
         'SELECT pool, symbol, cost_method, from_seq, state_seq FROM temp.main.int_spot_lot_replay',
       );
+      // The units each lifo and hifo replay sells: how deep into its open lots it can reach (lotState).
+      const sold = new Map<string, number>();
+      if (plan.some((row) => row.cost_method !== 'uk' && row.state_seq !== null)) {
+        const rows = await db.all<{ pool: string; symbol: string; cost_method: string; sold: number }>(`
+          SELECT r.pool, r.symbol, r.cost_method, sum(t.quantity_out_e18::DOUBLE) AS sold
+          FROM temp.main.int_spot_lot_replay AS r
+          JOIN intermediate.int_spot_trades AS t ON t.pool = r.pool AND t.symbol = r.symbol AND t.event_seq >= r.from_seq${eventsFrom}
+          WHERE r.cost_method <> 'uk' AND r.state_seq IS NOT NULL
+          GROUP BY ALL`);
+        for (const row of rows) sold.set(resumeKey(row.pool, row.symbol, row.cost_method), Number(row.sold ?? 0));
+      }
       const resumes = new Map<string, Resume>();
       const starts = new Map<string, { pool: string; symbol: string; fromSeq: bigint }>();
       for (const row of plan) {
@@ -199,7 +265,7 @@ export default declareProgramModel({
         const key = resumeKey(row.pool, row.symbol, row.cost_method);
         if (row.state_seq === null) resumes.set(key, { fromSeq });
         else if (row.cost_method === 'uk') resumes.set(key, { fromSeq, state: await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq) });
-        else resumes.set(key, { fromSeq, lots: await lotState(db, row.pool, row.symbol, row.cost_method, BigInt(row.state_seq)) });
+        else resumes.set(key, { fromSeq, lots: await lotState(db, row.pool, row.symbol, row.cost_method, BigInt(row.state_seq), sold.get(key) ?? 0) });
         const partition = `${row.pool}\u0000${row.symbol}`;
         const start = starts.get(partition);
         if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
@@ -223,27 +289,38 @@ export default declareProgramModel({
       const lastDayRows = lastDays.length === 0 ? 'select null::varchar, null::varchar, null::integer where false' : `values ${lastDays.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${row.lastDay})`).join(', ')}`;
       await db.run(`
         DELETE FROM ${STATE_TABLE} AS c USING (
-            WITH marked AS (
-                SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.base_seq,
-                    (k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL} AS kept
-                FROM (
-                    SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.kind, k.next_day, k.base_seq,
-                        row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
-                    FROM ${STATE_TABLE} AS k
-                    WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
-                ) AS k
-                LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
-            )
-            -- (a state another kept one is stored against stays: a day state's base is a month
-            -- state among the latest, so this is a guard, not a rule)
-            SELECT o.pool, o.symbol, o.cost_method, o.next_seq
-            FROM marked AS o
-            WHERE NOT o.kept AND NOT EXISTS (
-                SELECT 1 FROM marked AS d
-                WHERE d.kept AND d.pool = o.pool AND d.symbol = o.symbol AND d.cost_method = o.cost_method AND d.base_seq = o.next_seq
-            )
+            SELECT k.pool, k.symbol, k.cost_method, k.next_seq
+            FROM (
+                SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.kind, k.next_day,
+                    row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
+                FROM ${STATE_TABLE} AS k
+                WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
+            ) AS k
+            LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
+            WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
         ) AS old
-        WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq`);
+        WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq;
+        -- A lot's row that a later row of it replaces at or before the first checkpoint kept (and a
+        -- gone lot's last row there) is in no kept state: it goes (every row, where none is kept).
+        DELETE FROM ${LOTS_TABLE} AS v USING (
+            WITH oldest AS (
+                SELECT r.pool, r.symbol, r.cost_method, min(c.next_seq) AS first_kept
+                FROM (SELECT DISTINCT pool, symbol, cost_method FROM temp.main.int_spot_lot_replay WHERE cost_method <> 'uk') AS r
+                LEFT JOIN ${STATE_TABLE} AS c ON c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method
+                GROUP BY ALL
+            ),
+            versions AS (
+                SELECT v.pool, v.symbol, v.cost_method, v.lot_seq, v.from_seq, v.gone,
+                    lead(v.from_seq) OVER (PARTITION BY v.pool, v.symbol, v.cost_method, v.lot_seq ORDER BY v.from_seq) AS next_from
+                FROM ${LOTS_TABLE} AS v
+                SEMI JOIN oldest AS o ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
+            )
+            SELECT v.pool, v.symbol, v.cost_method, v.lot_seq, v.from_seq
+            FROM versions AS v
+            JOIN oldest AS o ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
+            WHERE o.first_kept IS NULL OR v.next_from <= o.first_kept OR (v.gone AND v.from_seq <= o.first_kept)
+        ) AS old
+        WHERE v.pool = old.pool AND v.symbol = old.symbol AND v.cost_method = old.cost_method AND v.lot_seq = old.lot_seq AND v.from_seq = old.from_seq`);
       if (uk) {
         // uk's replayed segments against those they replace: a row counted +1 in the table and -1
         // in the replay is gone where the count is 1, added where it is -1 (the symmetric EXCEPT
@@ -290,90 +367,52 @@ export default declareProgramModel({
  * (lifo's and hifo's hold every open lot, ~13 MB each on the 10M history): a join, or an IN list of
  * more than a few values, reads every state in the table (2 to 3 s there, against ~0.05 s each).
  */
+/** uk's state at a checkpoint, as JSON. */
 async function checkpointState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<string> {
-  return (await checkpointRow(db, pool, symbol, method, nextSeq)).state;
-}
-
-async function checkpointRow(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<{ state: string; baseSeq: bigint | null }> {
   // (the state's bytes as they are: as base64 text they were encoded by DuckDB and decoded again)
   const [row] = await db.values(
-    `SELECT state, base_seq FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
+    `SELECT state FROM ${STATE_TABLE} WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND next_seq = ${BigInt(nextSeq)}`,
   );
   if (row === undefined) throw new Error(`int_spot_lot_segments: the checkpoint ${nextSeq} of ${pool} ${symbol} ${method} is gone`);
-  const [state, baseSeq] = row as [DuckDBBlobValue, bigint | null];
-  return { state: inflateRawSync(state.bytes).toString('utf8'), baseSeq };
+  return inflateRawSync((row[0] as DuckDBBlobValue).bytes).toString('utf8');
 }
 
 /**
- * lifo's and hifo's states (the open lots) are stored as what changed: a month state holds every
- * open lot (it is the base), a day state only the lots removed, taken from and added since the
- * month state before it (its base_seq; none: since nothing held). On the 10M benchmark history an
- * open-lot state is 12.7 MB of JSON (its lots grow with the history), and a night saved one per
- * method and partition at each day start it matched past; a day's changes are a few thousand lots.
- * The matcher tracks the changes (CheckpointLots): a day state costs what changed, not every lot.
+ * The open lots of a lifo or hifo checkpoint (next_seq) that a replay selling `sold` units (about:
+ * a sum of doubles) can take from, from LOTS_TABLE: lifo's latest, hifo's of highest unit cost,
+ * until their units left reach `sold` (on the 30M benchmark history the BTC partition holds 670k
+ * open lots, of which a night's sells reach a few thousand). A lot not read is never taken from:
+ * those read before it (lifo: later lots; hifo: of a unit cost higher by more than a double's
+ * error, which the margins cover) hold more units than every sell of the replay together. The
+ * others stay where they are (a lot that never changes has no new row).
  */
-
-/** A lot as stored: [seq, units, cost, taken], decimal strings. */
-type LotText = [string, string, string, string];
-/** A month state: every open lot, by seq. */
-interface WholeLots {
-  lots: LotText[];
-}
-/** A day state: the base's lots no longer held, those taken from since ([seq, taken]), and the lots added since, each by seq. */
-interface ChangedLots {
-  removed: string[];
-  taken: [string, string][];
-  added: LotText[];
-}
-
-const lotText = (lot: HeldLot): LotText => [String(lot.seq), String(lot.units), String(lot.cost), String(lot.taken)];
-const lotOfText = ([seq, units, cost, taken]: LotText): HeldLot => ({ seq: BigInt(seq), units: BigInt(units), cost: BigInt(cost), taken: BigInt(taken) });
-
-/** A month state's JSON: every open lot, by seq (a heap's array order is not kept: see StackMatcher). */
-function wholeLots(held: HeldLot[]): string {
-  return JSON.stringify({ lots: held.sort((a, b) => compareSeq(a.seq, b.seq)).map(lotText) } satisfies WholeLots);
-}
-
-/** A day state's JSON: what changed since its base. */
-function changedLots(changes: LotChanges): string {
-  return JSON.stringify({
-    removed: changes.removed.map(String),
-    taken: changes.taken.map((lot) => [String(lot.seq), String(lot.taken)]),
-    added: changes.added.map(lotText),
-  } satisfies ChangedLots);
-}
-
-/**
- * The open lots of a lifo or hifo checkpoint (each lot of the base with the units taken from it
- * then), the base's lots no longer held, and the base's next_seq (null: the empty state).
- */
-async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint): Promise<ResumedLots> {
-  const { state, baseSeq } = await checkpointRow(db, pool, symbol, method, nextSeq);
-  const stored = JSON.parse(state) as WholeLots | ChangedLots;
-  if ('lots' in stored) {
-    const held = stored.lots.map(lotOfText);
-    for (const lot of held) lot.baseTaken = lot.taken;
-    return { held, removed: [], baseSeq: nextSeq };
-  }
-  let baseLots: HeldLot[] = [];
-  if (baseSeq !== null) {
-    const whole = JSON.parse(await checkpointState(db, pool, symbol, method, baseSeq)) as WholeLots | ChangedLots;
-    if (!('lots' in whole)) throw new Error(`int_spot_lot_segments: the checkpoint ${baseSeq} of ${pool} ${symbol} ${method}, the base of ${nextSeq}, is not a month state`);
-    baseLots = whole.lots.map(lotOfText);
-  }
-  const removed = stored.removed.map(BigInt);
-  const gone = new Set(removed);
-  const taken = new Map(stored.taken.map(([seq, units]) => [BigInt(seq), BigInt(units)]));
-  const held: HeldLot[] = [];
-  for (const lot of baseLots) {
-    if (gone.has(lot.seq)) continue;
-    lot.baseTaken = lot.taken;
-    const now = taken.get(lot.seq);
-    if (now !== undefined) lot.taken = now;
-    held.push(lot);
-  }
-  for (const lot of stored.added) held.push(lotOfText(lot));
-  return { held, removed, baseSeq };
+export async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint, sold: number): Promise<ResumedLots> {
+  const order = method === 'lifo' ? 'lot_seq DESC' : 'price DESC, lot_seq';
+  const deepest = method === 'lifo' ? 'lot_seq' : 'price';
+  const rows = await db.values(`
+    WITH latest AS (
+        SELECT lot_seq, arg_max(gone, from_seq) AS gone, arg_max(units, from_seq) AS units, arg_max(cost, from_seq) AS cost, arg_max(taken, from_seq) AS taken
+        FROM ${LOTS_TABLE}
+        WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND from_seq <= ${nextSeq}
+        GROUP BY lot_seq
+    ),
+    held AS (
+        SELECT lot_seq, units, cost, taken, cost::DOUBLE / units::DOUBLE AS price, (units - taken)::DOUBLE AS left_units
+        FROM latest
+        WHERE NOT gone
+    ),
+    reached AS (
+        SELECT lot_seq, price, sum(left_units) OVER (ORDER BY ${order} ROWS UNBOUNDED PRECEDING) AS units_reached
+        FROM held
+    ),
+    cut AS (
+        SELECT max(${deepest}) AS deepest FROM reached WHERE units_reached >= ${sold} * (1 + 1e-6)
+    )
+    SELECT h.lot_seq, h.units, h.cost, h.taken
+    FROM held AS h, cut AS c
+    WHERE c.deepest IS NULL OR ${method === 'lifo' ? 'h.lot_seq >= c.deepest' : 'h.price >= c.deepest - abs(c.deepest) * 1e-9'}`);
+  const held = rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint }));
+  return { held, removed: [] };
 }
 
 /**
@@ -596,6 +635,7 @@ async function matchPartitions(
     const segments = new RowChunks(await db.appender('intermediate', 'int_spot_lot_segments'), SEGMENT_TYPES);
     const ukSegments = ukTable === undefined ? segments : new RowChunks(await db.appender('main', ukTable, 'temp'), SEGMENT_TYPES);
     const states = await db.appender('settings', 'spot_lot_state');
+    const lots = new RowChunks(await db.appender('settings', 'spot_lot_open'), LOT_TYPES);
     const lastDays: LastDay[] = [];
     let partition: PartitionMatch | undefined;
     try {
@@ -604,7 +644,7 @@ async function matchPartitions(
           const [pool, symbol] = row as [string, string];
           if (partition === undefined || partition.pool !== pool || partition.symbol !== symbol) {
             if (partition !== undefined) lastDays.push(finishPartition(partition));
-            partition = startPartition(segments, ukSegments, states, pool, symbol, methods, ends, resumeOf);
+            partition = startPartition(segments, ukSegments, states, lots, pool, symbol, methods, ends, resumeOf);
           }
           const event = eventOf(row);
           for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
@@ -614,15 +654,18 @@ async function matchPartitions(
       segments.flushSync();
       if (ukSegments !== segments) ukSegments.flushSync();
       states.flushSync();
+      lots.flushSync();
     } catch (error) {
       closeQuietly(segments);
       if (ukSegments !== segments) closeQuietly(ukSegments);
       closeQuietly(states);
+      closeQuietly(lots);
       throw error;
     }
     segments.closeSync();
     if (ukSegments !== segments) ukSegments.closeSync();
     states.closeSync();
+    lots.closeSync();
     return lastDays;
   });
 }
@@ -652,6 +695,7 @@ function startPartition(
   segments: RowChunks,
   ukSegments: RowChunks,
   states: DuckDBAppender,
+  lots: RowChunks,
   pool: string,
   symbol: string,
   methods: readonly LotMethod[],
@@ -680,15 +724,14 @@ function startPartition(
     // the walk, and the recent day starts), so each goes to the table as it is made: a
     // partition's states are never all held (a lifo or hifo state of a long history holds every
     // open lot: 12.7 MB on the 10M benchmark's).
-    const save = (nextSeq: bigint, kind: 'month' | 'day', nextDay: number, baseSeq: bigint | null, state: string) => {
+    const save = (nextSeq: bigint, kind: 'month' | 'day', nextDay: number, state: string) => {
       states.appendVarchar(pool);
       states.appendVarchar(symbol);
       states.appendVarchar(method);
       states.appendBigInt(nextSeq);
       states.appendVarchar(kind);
       states.appendInteger(nextDay);
-      if (baseSeq === null) states.appendNull();
-      else states.appendBigInt(baseSeq);
+      states.appendNull();
       states.appendBlob(packState(state));
       states.endRow();
       states.flushSync();
@@ -699,21 +742,20 @@ function startPartition(
       matcher = lotMatcher(method, sink, {
         ...(resume.state === undefined ? {} : { from: resume.state }),
         isCheckpoint,
-        onCheckpoint: (nextSeq, state, previousDay, nextDay) => save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, null, state),
+        onCheckpoint: (nextSeq, state, previousDay, nextDay) => save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, state),
       });
     } else {
-      // A month state holds every open lot and becomes the base of the day states after it,
-      // which hold what changed since (see WholeLots).
-      let baseSeq = resume.lots?.baseSeq ?? null;
+      // A state's open lots are the rows of LOTS_TABLE: each checkpoint adds the lots that changed
+      // since the one before (the matcher's base, moved on at each).
       matcher = lotMatcher(method, sink, {
         ...(resume.lots === undefined ? {} : { fromLots: resume.lots }),
         isCheckpoint,
-        onCheckpointLots: (nextSeq, lots, previousDay, nextDay) => {
-          if (isMonthStart(previousDay, nextDay)) {
-            save(nextSeq, 'month', nextDay, null, wholeLots(lots.held()));
-            lots.rebase();
-            baseSeq = nextSeq;
-          } else save(nextSeq, 'day', nextDay, baseSeq, changedLots(lots.changes()));
+        onCheckpointLots: (nextSeq, held, previousDay, nextDay) => {
+          save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, LOTS_ELSEWHERE);
+          const { removed, taken, added } = held.changes();
+          for (const seq of removed) lots.add([pool, symbol, method, seq, nextSeq, true, null, null, null]);
+          for (const lot of [...taken, ...added]) lots.add([pool, symbol, method, lot.seq, nextSeq, false, lot.units, lot.cost, lot.taken]);
+          held.rebase();
         },
       });
     }
@@ -742,6 +784,8 @@ function eventOf(row: DuckDBValue[]): TradeEvent {
   };
 }
 
+/** The columns of LOTS_TABLE, in order. */
+const LOT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, BIGINT, BOOLEAN, HUGEINT, HUGEINT, HUGEINT];
 /** The columns of int_spot_lot_segments, in order. */
 const SEGMENT_TYPES = [VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, HUGEINT, HUGEINT];
 /** Whether a day start is among the last RECENT_DAYS[method] days of a partition whose last event is on lastDay. */

@@ -19,7 +19,7 @@ export const PENDING_TABLE = 'temp.main.model_pending';
  * Settings tables that describe the build itself, or hold a model's own saved state (the lot
  * matcher's checkpoints), not what a model computes from: never fingerprinted.
  */
-const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending', 'model_changes', 'spot_lot_state', 'coin_lot_state']);
+const BOOKKEEPING_SETTINGS = new Set(['model_builds', 'model_state', 'model_pending', 'model_changes', 'spot_lot_state', 'spot_lot_open', 'coin_lot_state']);
 
 /**
  * Staging models whose readers are told which symbols changed, and from when: the columns of the

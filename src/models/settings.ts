@@ -289,7 +289,7 @@ const JOURNAL_ACCOUNT_MEANINGS: Readonly<Record<(typeof JOURNAL_ACCOUNT_KEYS)[nu
 /**
  * What the settings tables mean (the configuration the models were built with, and the build's
  * own bookkeeping), written as their comments (src/store/comments.ts). settings.model_state and
- * settings.model_pending are described in incremental.ts, settings.spot_lot_state by its model.
+ * settings.model_pending are described in incremental.ts, settings.spot_lot_state and settings.spot_lot_open by their model.
  */
 export const SETTINGS_TABLES: readonly TableDescription[] = [
   {

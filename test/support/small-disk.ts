@@ -68,7 +68,7 @@ export function mountSmallDisk(dir: string, size: string): SmallDisk {
 
 /** Columns that differ between two correct runs made at different times (bookkeeping, snapshot and build instants). */
 /** The incremental build's own bookkeeping (src/models/incremental.ts: its state, pending and change record), and the lot matcher's checkpoints. */
-const BUILD_BOOKKEEPING = new Set(['settings.model_state', 'settings.model_pending', 'settings.model_changes', 'settings.spot_lot_state', 'settings.coin_lot_state']);
+const BUILD_BOOKKEEPING = new Set(['settings.model_state', 'settings.model_pending', 'settings.model_changes', 'settings.spot_lot_state', 'settings.spot_lot_open', 'settings.coin_lot_state']);
 const RUN_BOUND = /(^_run_id$|_fetched_at$|snapshot_at$|^funding_(from|to)_at$|^built_at$)/;
 
 /**
