@@ -41,8 +41,8 @@ left join temp.main.spot_lot_matches_scope as every_symbol on every_symbol.accou
 left join temp.main.spot_lot_matches_scope as everything on everything.account = '*' and everything.symbol = '*'
 where least(exact_pair.from_at, every_account.from_at, every_symbol.from_at, everything.from_at) is not null;
 
--- Constant instants (DuckDB reads only the row groups from there on): the earliest frontier for the
--- segments of the replaced sells, and below, the earliest FIFO lot those segments take from.
+-- A constant instant (DuckDB reads only the row groups from there on): the earliest frontier, for
+-- the segments of the replaced sells.
 set variable spot_lot_matches_low = (select min(from_at) from temp.main.spot_lot_matches_frontier);
 
 delete from marts.spot_lot_matches as m
@@ -68,10 +68,7 @@ from intermediate.int_spot_lot_segments as s
 semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
 where s.sell_at >= getvariable('spot_lot_matches_low');
 
--- The lots those segments name, once each: with their instant where a FIFO segment gives it. The
--- others (the lots of the other methods' segments, and opening lots) are read in two steps: their
--- earliest instant from a read of four narrow columns, then their rows from that instant on, and
--- the opening lots (a constant filter on lot_source: only the row groups holding one are read).
+-- The lots those segments name, once each: with their instant where a FIFO segment gives it.
 create or replace temp table spot_lot_matches_lots as
 select pool, symbol, lot_seq, max(lot_at) as lot_at
 from (
@@ -81,14 +78,34 @@ from (
 )
 group by pool, symbol, lot_seq;
 
-set variable spot_lot_matches_lots_low = (select min(lot_at) from temp.main.spot_lot_matches_lots);
+-- The instants of the others (the lots of the other methods' segments), from a read of four
+-- narrow columns (an opening lot has none).
 set variable spot_lot_matches_lots_unbounded = (select count(*) > 0 from temp.main.spot_lot_matches_lots where lot_at is null);
-set variable spot_lot_matches_other_lots_low = (
-    select min(t.event_at)
-    from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades) as t
-    semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
-        on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-    where getvariable('spot_lot_matches_lots_unbounded')
+
+create or replace temp table spot_lot_matches_lot_keys as
+select pool, symbol, lot_seq, lot_at from temp.main.spot_lot_matches_lots where lot_at is not null
+union all
+select t.pool, t.symbol, t.event_seq, t.event_at
+from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades) as t
+semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
+    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where getvariable('spot_lot_matches_lots_unbounded');
+
+-- Their whole rows, read by their instants: a constant list DuckDB checks against each row group's
+-- range before reading it (a lifo or hifo lot may be years old, a FIFO one months: a range from the
+-- oldest would decode every column of every row since); the opening lots where event_at is null.
+-- More than 100,000 instants read the range from the earliest one instead.
+set variable spot_lot_matches_lots_query = (
+    select 'select * from intermediate.int_spot_trades where ' || case
+        when count(lot_at) = 0 then 'false'
+        when count(distinct lot_at) <= 100000 then
+            'event_at in (' || string_agg(distinct 'timestamptz ''' || lot_at::varchar || '''', ', ') || ')'
+        else 'event_at >= timestamptz ''' || min(lot_at)::varchar || ''''
+    end || case
+        when bool_or(lot_at is null) then ' union all select * from intermediate.int_spot_trades where event_at is null'
+        else ''
+    end
+    from temp.main.spot_lot_matches_lot_keys
 );
 
 -- Those sells and the lots their segments name (before the frontier too: a sell takes from old lots).
@@ -96,27 +113,15 @@ create or replace temp table spot_lot_matches_trades as
 from temp.main.spot_lot_matches_sells
 union all
 select t.*
-from intermediate.int_spot_trades as t
-semi join (select * from temp.main.spot_lot_matches_lots where lot_at is not null) as s
-    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where t.event_at >= getvariable('spot_lot_matches_lots_low') and t.units_in_e18 > 0
-union all
-select t.*
-from intermediate.int_spot_trades as t
-semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
-    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where t.event_at >= getvariable('spot_lot_matches_other_lots_low') and t.units_in_e18 > 0
-union all
-select t.*
-from intermediate.int_spot_trades as t
-semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
-    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where getvariable('spot_lot_matches_lots_unbounded') and t.lot_source = 'opening' and t.units_in_e18 > 0;
+from query(getvariable('spot_lot_matches_lots_query')) as t
+semi join temp.main.spot_lot_matches_lot_keys as k on k.pool = t.pool and k.symbol = t.symbol and k.lot_seq = t.event_seq
+where t.units_in_e18 > 0;
 
 insert into marts.spot_lot_matches by name
 {{ model(intermediate.int_spot_trades -> temp.main.spot_lot_matches_trades, intermediate.int_spot_fifo_segments -> temp.main.spot_lot_matches_fifo_segments, intermediate.int_spot_lot_segments -> temp.main.spot_lot_matches_lot_segments) }};
 
 drop table temp.main.spot_lot_matches_trades;
+drop table temp.main.spot_lot_matches_lot_keys;
 drop table temp.main.spot_lot_matches_lots;
 drop table temp.main.spot_lot_matches_lot_segments;
 drop table temp.main.spot_lot_matches_fifo_segments;
@@ -124,6 +129,5 @@ drop table temp.main.spot_lot_matches_sells;
 drop table temp.main.spot_lot_matches_frontier;
 drop table temp.main.spot_lot_matches_scope;
 reset variable spot_lot_matches_low;
-reset variable spot_lot_matches_lots_low;
+reset variable spot_lot_matches_lots_query;
 reset variable spot_lot_matches_lots_unbounded;
-reset variable spot_lot_matches_other_lots_low;
