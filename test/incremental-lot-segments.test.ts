@@ -511,3 +511,20 @@ describe('int_spot_lot_segments resumes with only the open lots its sells can re
     expect(night.segments).toBeGreaterThan(4);
   });
 });
+
+describe('int_spot_lot_segments on a database built before settings.spot_lot_open', () => {
+  it("replays lifo and hifo from each partition's first event once (their old states are dropped unread), and equals a whole build", async () => {
+    const settings = settingsFor('account');
+    await resetDb();
+    await insertFills(F1_A);
+    await buildAll(db, settings, { select: WHOLE });
+    // The states as they were stored before: every open lot as JSON in the state (here unreadable), no lots table.
+    await db.run("DROP TABLE settings.spot_lot_open; UPDATE settings.spot_lot_state SET state = 'not what this build reads'::BLOB WHERE cost_method IN ('lifo', 'hifo')");
+    await runIncremental(settings, F3_NEW_DAY);
+    const result = await differencesFromWhole(settings);
+    expect(result.differences).toEqual([]);
+    expect(result.segments).toBeGreaterThan(20);
+    const [lots] = await queryRows<{ n: string }>(db, `SELECT count(*)::VARCHAR AS n FROM (${CHECKPOINT_LOTS_SQL})`);
+    expect(Number(lots!.n)).toBeGreaterThan(0);
+  });
+});

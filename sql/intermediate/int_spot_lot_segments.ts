@@ -199,8 +199,10 @@ export default declareProgramModel({
     );
     await db.run(`CREATE SCHEMA IF NOT EXISTS settings; CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (${STATE_COLUMNS}); CREATE TABLE IF NOT EXISTS ${LOTS_TABLE} (${LOTS_COLUMNS})`);
     // A database built before LOTS_TABLE holds lifo's and hifo's open lots in each state's JSON:
-    // those states go, and their partitions replay from their first event, once.
-    if (Number(lotsTable?.present ?? 0) === 0) await db.run(`DELETE FROM ${STATE_TABLE} WHERE cost_method IN ('lifo', 'hifo')`);
+    // those states go, and every partition replays from its first event, once. (A guard: a build
+    // rebuilds this model whole when its code has changed, as it has since.)
+    const migrating = Number(lotsTable?.present ?? 0) === 0;
+    if (migrating) await db.run(`DELETE FROM ${STATE_TABLE} WHERE cost_method IN ('lifo', 'hifo')`);
     await writeComments(db, [STATE_DESCRIPTION, LOTS_DESCRIPTION]);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
@@ -222,6 +224,16 @@ export default declareProgramModel({
         since === undefined ? "TIMESTAMPTZ '9999-12-31 00:00:00+00'" : `TIMESTAMPTZ '${new Date(Date.parse(`${since}T00:00:00Z`) - 86_400_000).toISOString()}'`,
       ),
     );
+    // (Every partition, when lifo's and hifo's states were dropped above: each replays from its first event.)
+    const stacks = methods.filter((method) => method !== 'uk');
+    if (migrating && stacks.length > 0) {
+      await db.run(`
+        DELETE FROM temp.main.int_spot_lot_replay WHERE cost_method <> 'uk';
+        INSERT INTO temp.main.int_spot_lot_replay
+        SELECT p.pool, p.symbol, m.cost_method, 1, NULL, NULL
+        FROM (SELECT DISTINCT pool, symbol FROM intermediate.int_spot_trades UNION SELECT DISTINCT pool, symbol FROM intermediate.int_spot_lot_segments) AS p
+        CROSS JOIN (VALUES ${stacks.map((method) => `('${method}')`).join(', ')}) AS m (cost_method)`);
+    }
     // Every row the replay deletes or reads again is of a sell on or after the day of its
     // checkpoint: a constant bound on sell_at (a day earlier, for any time zone) that DuckDB skips
     // the older row groups of the segments by (none when a partition replays from its first event).
