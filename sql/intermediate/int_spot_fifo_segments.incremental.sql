@@ -144,10 +144,8 @@ group by r.pool, r.symbol, f.from_at;
 -- Those lots are found by their key first, reading only the few columns that select them: the
 -- range from the earliest partition's lot on (months, where one partition's FIFO frontier is old)
 -- would otherwise decode every column of every row in it (8 of the 30M history's 11 s night step).
--- Their whole rows are then read by their instants, a constant list DuckDB checks against each row
--- group's range before reading it, and kept where pool, symbol and event_seq match a key (an
--- opening lot has no instant: those are read where event_at is null). More than 100,000 instants
--- (a night reaching far back) read the range from the earliest one instead.
+-- Their whole rows are then read by their instants (rows_at_instants_sql; an opening lot has none)
+-- and kept where pool, symbol and event_seq match a key.
 create or replace temp table fifo_lot_keys as
 select t.pool, t.symbol, t.event_seq, t.event_at
 from intermediate.int_spot_trades as t
@@ -165,18 +163,7 @@ where getvariable('fifo_lots_all')
     and (t.lot_source = 'opening' or t.event_at < l.from_at) and t.units_in_e18 > 0 and t.cum_in_e18 > l.floor_e18
     and t.cum_in_e18 - t.units_in_e18 <= l.ceiling_e18;
 
-set variable fifo_lots_query = (
-    select 'select * from intermediate.int_spot_trades where ' || case
-        when count(event_at) = 0 then 'false'
-        when count(distinct event_at) <= 100000 then
-            'event_at in (' || string_agg(distinct 'timestamptz ''' || event_at::varchar || '''', ', ') || ')'
-        else 'event_at >= timestamptz ''' || min(event_at)::varchar || ''''
-    end || case
-        when bool_or(event_at is null) then ' union all select * from intermediate.int_spot_trades where event_at is null'
-        else ''
-    end
-    from fifo_lot_keys
-);
+set variable fifo_lots_query = (select rows_at_instants_sql('intermediate.int_spot_trades', 'event_at', list(event_at)) from fifo_lot_keys);
 
 create or replace temp table fifo_trades as
 select * from fifo_replaced

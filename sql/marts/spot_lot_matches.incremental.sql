@@ -91,22 +91,9 @@ semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) a
     on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
 where getvariable('spot_lot_matches_lots_unbounded');
 
--- Their whole rows, read by their instants: a constant list DuckDB checks against each row group's
--- range before reading it (a lifo or hifo lot may be years old, a FIFO one months: a range from the
--- oldest would decode every column of every row since); the opening lots where event_at is null.
--- More than 100,000 instants read the range from the earliest one instead.
-set variable spot_lot_matches_lots_query = (
-    select 'select * from intermediate.int_spot_trades where ' || case
-        when count(lot_at) = 0 then 'false'
-        when count(distinct lot_at) <= 100000 then
-            'event_at in (' || string_agg(distinct 'timestamptz ''' || lot_at::varchar || '''', ', ') || ')'
-        else 'event_at >= timestamptz ''' || min(lot_at)::varchar || ''''
-    end || case
-        when bool_or(lot_at is null) then ' union all select * from intermediate.int_spot_trades where event_at is null'
-        else ''
-    end
-    from temp.main.spot_lot_matches_lot_keys
-);
+-- Their whole rows, read by their instants (rows_at_instants_sql: a lifo or hifo lot may be years
+-- old, a FIFO one months); the opening lots where event_at is null.
+set variable spot_lot_matches_lots_query = (select rows_at_instants_sql('intermediate.int_spot_trades', 'event_at', list(lot_at)) from temp.main.spot_lot_matches_lot_keys);
 
 -- Those sells and the lots their segments name (before the frontier too: a sell takes from old lots).
 create or replace temp table spot_lot_matches_trades as
