@@ -118,6 +118,19 @@ async function differencesFromWhole(settings: Partial<ModelSettings>): Promise<{
   await db.run('CREATE OR REPLACE TEMP TABLE incremental_segments AS SELECT * FROM intermediate.int_spot_lot_segments');
   await db.run('CREATE OR REPLACE TEMP TABLE incremental_state AS SELECT * FROM settings.spot_lot_state');
   await db.run(`CREATE OR REPLACE TEMP TABLE incremental_lots AS ${CHECKPOINT_LOTS_SQL}`);
+  // No lot's row is kept that no kept checkpoint needs: at or before the first one, a lot has at
+  // most one row, and not a gone one (a whole build writes none such either).
+  const unneeded = await queryRows(
+    db,
+    `SELECT 'unneeded lot rows' AS side, v.pool, v.symbol, v.cost_method, v.lot_seq, count(*)::VARCHAR AS rows
+     FROM settings.spot_lot_open AS v
+     LEFT JOIN (SELECT pool, symbol, cost_method, min(next_seq) AS first_kept FROM settings.spot_lot_state GROUP BY ALL) AS o
+         ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
+     WHERE o.first_kept IS NULL OR v.from_seq <= o.first_kept
+     GROUP BY ALL
+     HAVING any_value(o.first_kept) IS NULL OR count(*) > 1 OR arg_max(v.gone, v.from_seq)
+     ORDER BY ALL LIMIT 20`,
+  );
   await buildAll(db, settings, { select: ['intermediate.int_spot_lot_segments'] });
   const differences = await queryRows(
     db,
@@ -143,7 +156,7 @@ async function differencesFromWhole(settings: Partial<ModelSettings>): Promise<{
     db,
     'SELECT (SELECT count(*) FROM intermediate.int_spot_lot_segments) AS segments, (SELECT count(*) FROM settings.spot_lot_state) AS checkpoints',
   );
-  return { differences: [...differences, ...stateDifferences, ...lotDifferences], segments: Number(counts!.segments), checkpoints: Number(counts!.checkpoints) };
+  return { differences: [...unneeded, ...differences, ...stateDifferences, ...lotDifferences], segments: Number(counts!.segments), checkpoints: Number(counts!.checkpoints) };
 }
 
 async function resetDb(): Promise<void> {

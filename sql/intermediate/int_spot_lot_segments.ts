@@ -312,27 +312,26 @@ export default declareProgramModel({
             WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
         ) AS old
         WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq;
-        -- A lot's row that a later row of it replaces at or before the first checkpoint kept (and a
-        -- gone lot's last row there) is in no kept state: it goes (every row, where none is kept).
+        -- A lot's rows before its last one at or before the first checkpoint kept (and that one, where
+        -- the lot is gone there) are in no kept state: they go (every row, where none is kept). A
+        -- grouping, not a numbering of every row: most lots have one row.
+        CREATE OR REPLACE TEMP TABLE int_spot_lot_oldest AS
+        SELECT r.pool, r.symbol, r.cost_method, min(c.next_seq) AS first_kept
+        FROM (SELECT DISTINCT pool, symbol, cost_method FROM temp.main.int_spot_lot_replay WHERE cost_method <> 'uk') AS r
+        LEFT JOIN ${STATE_TABLE} AS c ON c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method
+        GROUP BY ALL;
+        DELETE FROM ${LOTS_TABLE} AS v USING temp.main.int_spot_lot_oldest AS o
+        WHERE o.first_kept IS NULL AND v.pool = o.pool AND v.symbol = o.symbol AND v.cost_method = o.cost_method;
         DELETE FROM ${LOTS_TABLE} AS v USING (
-            WITH oldest AS (
-                SELECT r.pool, r.symbol, r.cost_method, min(c.next_seq) AS first_kept
-                FROM (SELECT DISTINCT pool, symbol, cost_method FROM temp.main.int_spot_lot_replay WHERE cost_method <> 'uk') AS r
-                LEFT JOIN ${STATE_TABLE} AS c ON c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method
-                GROUP BY ALL
-            ),
-            versions AS (
-                SELECT v.pool, v.symbol, v.cost_method, v.lot_seq, v.from_seq, v.gone,
-                    lead(v.from_seq) OVER (PARTITION BY v.pool, v.symbol, v.cost_method, v.lot_seq ORDER BY v.from_seq) AS next_from
-                FROM ${LOTS_TABLE} AS v
-                SEMI JOIN oldest AS o ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
-            )
-            SELECT v.pool, v.symbol, v.cost_method, v.lot_seq, v.from_seq
-            FROM versions AS v
-            JOIN oldest AS o ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
-            WHERE o.first_kept IS NULL OR v.next_from <= o.first_kept OR (v.gone AND v.from_seq <= o.first_kept)
-        ) AS old
-        WHERE v.pool = old.pool AND v.symbol = old.symbol AND v.cost_method = old.cost_method AND v.lot_seq = old.lot_seq AND v.from_seq = old.from_seq`);
+            SELECT v.pool, v.symbol, v.cost_method, v.lot_seq, max(v.from_seq) AS from_seq, arg_max(v.gone, v.from_seq) AS gone
+            FROM ${LOTS_TABLE} AS v
+            JOIN temp.main.int_spot_lot_oldest AS o ON o.pool = v.pool AND o.symbol = v.symbol AND o.cost_method = v.cost_method
+            WHERE v.from_seq <= o.first_kept
+            GROUP BY ALL
+            HAVING count(*) > 1 OR arg_max(v.gone, v.from_seq)
+        ) AS last
+        WHERE v.pool = last.pool AND v.symbol = last.symbol AND v.cost_method = last.cost_method AND v.lot_seq = last.lot_seq
+            AND (v.from_seq < last.from_seq OR (v.from_seq = last.from_seq AND last.gone))`);
       if (uk) {
         // uk's replayed segments against those they replace: a row counted +1 in the table and -1
         // in the replay is gone where the count is 1, added where it is -1 (the symmetric EXCEPT
@@ -368,7 +367,7 @@ export default declareProgramModel({
       }
     } finally {
       await db.run(
-        'DROP TABLE IF EXISTS temp.main.int_spot_lot_replay; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_after; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_diff; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_changed',
+        'DROP TABLE IF EXISTS temp.main.int_spot_lot_replay; DROP TABLE IF EXISTS temp.main.int_spot_lot_oldest; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_after; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_diff; DROP TABLE IF EXISTS temp.main.int_spot_lot_uk_changed',
       );
     }
   },
@@ -401,30 +400,33 @@ async function checkpointState(db: Database, pool: string, symbol: string, metho
 export async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint, sold: number): Promise<ResumedLots> {
   const order = method === 'lifo' ? 'lot_seq DESC' : 'price DESC, lot_seq';
   const deepest = method === 'lifo' ? 'lot_seq' : 'price';
-  const rows = await db.values(`
+  const held = `
     WITH latest AS (
         SELECT lot_seq, arg_max(gone, from_seq) AS gone, arg_max(units, from_seq) AS units, arg_max(cost, from_seq) AS cost, arg_max(taken, from_seq) AS taken
         FROM ${LOTS_TABLE}
         WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND from_seq <= ${nextSeq}
         GROUP BY lot_seq
-    ),
-    held AS (
-        SELECT lot_seq, units, cost, taken, cost::DOUBLE / units::DOUBLE AS price, (units - taken)::DOUBLE AS left_units
-        FROM latest
-        WHERE NOT gone
-    ),
-    reached AS (
-        SELECT lot_seq, price, sum(left_units) OVER (ORDER BY ${order} ROWS UNBOUNDED PRECEDING) AS units_reached
-        FROM held
-    ),
-    cut AS (
-        SELECT max(${deepest}) AS deepest FROM reached WHERE units_reached >= ${sold} * (1 + 1e-6)
     )
-    SELECT h.lot_seq, h.units, h.cost, h.taken
-    FROM held AS h, cut AS c
-    WHERE c.deepest IS NULL OR ${method === 'lifo' ? 'h.lot_seq >= c.deepest' : 'h.price >= c.deepest - abs(c.deepest) * 1e-9'}`);
-  const held = rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint }));
-  return { held, removed: [] };
+    SELECT lot_seq, units, cost, taken, cost::DOUBLE / units::DOUBLE AS price, (units - taken)::DOUBLE AS left_units
+    FROM latest
+    WHERE NOT gone`;
+  // The deepest lot the replay reaches (its seq, or its unit cost), among the first `limit` lots in
+  // the order they are taken (a top-N, not a sort of every open lot); tried on more lots while
+  // those do not hold enough.
+  let cut: DuckDBValue | null | undefined;
+  for (let limit = 4096; cut === undefined; limit *= 16) {
+    const [row] = await db.values(`
+      WITH top AS (SELECT * FROM (${held}) ORDER BY ${order} LIMIT ${limit}),
+      reached AS (SELECT lot_seq, price, sum(left_units) OVER (ORDER BY ${order} ROWS UNBOUNDED PRECEDING) AS units_reached FROM top)
+      SELECT max(${deepest}) FILTER (WHERE units_reached >= ${sold} * (1 + 1e-6)), count(*) FROM reached`);
+    // (none reached, fewer lots than asked for: they are every lot, all read)
+    if (row?.[0] !== null && row?.[0] !== undefined) cut = row[0];
+    else if (Number(row?.[1] ?? 0) < limit) cut = null;
+  }
+  const rows = await db.values(`
+    SELECT lot_seq, units, cost, taken FROM (${held})
+    WHERE ${cut === null ? 'true' : method === 'lifo' ? `lot_seq >= ${String(cut)}` : `price >= ${String(cut)} - abs(${String(cut)}) * 1e-9`}`);
+  return { held: rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint })), removed: [] };
 }
 
 /**
