@@ -400,33 +400,40 @@ async function checkpointState(db: Database, pool: string, symbol: string, metho
 export async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint, sold: number): Promise<ResumedLots> {
   const order = method === 'lifo' ? 'lot_seq DESC' : 'price DESC, lot_seq';
   const deepest = method === 'lifo' ? 'lot_seq' : 'price';
-  const held = `
-    WITH latest AS (
-        SELECT lot_seq, arg_max(gone, from_seq) AS gone, arg_max(units, from_seq) AS units, arg_max(cost, from_seq) AS cost, arg_max(taken, from_seq) AS taken
-        FROM ${LOTS_TABLE}
-        WHERE pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)} AND from_seq <= ${nextSeq}
-        GROUP BY lot_seq
-    )
-    SELECT lot_seq, units, cost, taken, cost::DOUBLE / units::DOUBLE AS price, (units - taken)::DOUBLE AS left_units
-    FROM latest
-    WHERE NOT gone`;
-  // The deepest lot the replay reaches (its seq, or its unit cost), among the first `limit` lots in
-  // the order they are taken (a top-N, not a sort of every open lot); tried on more lots while
-  // those do not hold enough.
-  let cut: DuckDBValue | null | undefined;
-  for (let limit = 4096; cut === undefined; limit *= 16) {
-    const [row] = await db.values(`
-      WITH top AS (SELECT * FROM (${held}) ORDER BY ${order} LIMIT ${limit}),
-      reached AS (SELECT lot_seq, price, sum(left_units) OVER (ORDER BY ${order} ROWS UNBOUNDED PRECEDING) AS units_reached FROM top)
-      SELECT max(${deepest}) FILTER (WHERE units_reached >= ${sold} * (1 + 1e-6)), count(*) FROM reached`);
-    // (none reached, fewer lots than asked for: they are every lot, all read)
-    if (row?.[0] !== null && row?.[0] !== undefined) cut = row[0];
-    else if (Number(row?.[1] ?? 0) < limit) cut = null;
+  const partition = `pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)}`;
+  // Each open lot's row at the checkpoint, by a few narrow columns (its unit cost and units left as
+  // doubles: the exact integers are read below, for the lots the replay reaches only).
+  await db.run(`
+    CREATE OR REPLACE TEMP TABLE int_spot_lot_held AS
+    SELECT lot_seq, max(from_seq) AS from_seq, arg_max(cost::DOUBLE / units::DOUBLE, from_seq) AS price, arg_max((units - taken)::DOUBLE, from_seq) AS left_units
+    FROM ${LOTS_TABLE}
+    WHERE ${partition} AND from_seq <= ${nextSeq}
+    GROUP BY lot_seq
+    HAVING NOT arg_max(gone, from_seq)`);
+  try {
+    // The deepest lot the replay reaches (its seq, or its unit cost), among the first `limit` lots
+    // in the order they are taken (a top-N, not a sort of every open lot), tried on more lots while
+    // those hold too few units.
+    let cut: DuckDBValue | null | undefined;
+    for (let limit = 65_536; cut === undefined; limit *= 16) {
+      const [row] = await db.values(`
+        WITH top AS (SELECT * FROM temp.main.int_spot_lot_held ORDER BY ${order} LIMIT ${limit}),
+        reached AS (SELECT lot_seq, price, sum(left_units) OVER (ORDER BY ${order} ROWS UNBOUNDED PRECEDING) AS units_reached FROM top)
+        SELECT max(${deepest}) FILTER (WHERE units_reached >= ${sold} * (1 + 1e-6)), count(*) FROM reached`);
+      // (none reached, and fewer lots than asked for: they are every lot, all read)
+      if (row?.[0] !== null && row?.[0] !== undefined) cut = row[0];
+      else if (Number(row?.[1] ?? 0) < limit) cut = null;
+    }
+    const reached = cut === null ? 'true' : method === 'lifo' ? `lot_seq >= ${String(cut)}` : `price >= ${String(cut)} - abs(${String(cut)}) * 1e-9`;
+    const rows = await db.values(`
+      SELECT v.lot_seq, v.units, v.cost, v.taken
+      FROM ${LOTS_TABLE} AS v
+      SEMI JOIN (SELECT lot_seq, from_seq FROM temp.main.int_spot_lot_held WHERE ${reached}) AS h ON h.lot_seq = v.lot_seq AND h.from_seq = v.from_seq
+      WHERE ${partition.replace(/\b(pool|symbol|cost_method) =/g, 'v.$1 =')}`);
+    return { held: rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint })), removed: [] };
+  } finally {
+    await db.run('DROP TABLE IF EXISTS temp.main.int_spot_lot_held');
   }
-  const rows = await db.values(`
-    SELECT lot_seq, units, cost, taken FROM (${held})
-    WHERE ${cut === null ? 'true' : method === 'lifo' ? `lot_seq >= ${String(cut)}` : `price >= ${String(cut)} - abs(${String(cut)}) * 1e-9`}`);
-  return { held: rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint })), removed: [] };
 }
 
 /**
