@@ -16,7 +16,8 @@
 -- Every read is bounded by a constant instant where it can be (DuckDB then skips the row groups
 -- before it instead of reading the whole history): the trades and segments from the earliest
 -- from_at on, the lots from the instant of the lot that the last kept segment takes from (the lot
--- containing S0: every lot reaching S0 is at or after it), found among the sells of the 35 days
+-- containing S0: every lot reaching S0 is at or after it; four narrow columns of them, the whole
+-- rows then by their instants), found among the sells of the 35 days
 -- before the earliest from_at, or, for a partition idle that long, in the whole table (a read that a
 -- constant false skips otherwise).
 -- The pending rows are passed on unchanged: rows of sells before from_at are untouched.

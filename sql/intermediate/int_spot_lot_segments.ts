@@ -292,7 +292,10 @@ export default declareProgramModel({
           from intermediate.int_spot_trades as t
           join (values ${values}) as r (pool, symbol, from_seq) on t.pool = r.pool and t.symbol = r.symbol and t.event_seq >= r.from_seq${eventsFrom}
           order by t.pool, t.symbol, t.event_seq`;
-        const ends = await partitionEnds(db, `select pool, symbol from (values ${values}) as r (pool, symbol, from_seq)`);
+        // (the months before the replay's earliest day that hold the latest month starts: 4 of them
+        // and the 31 days uk's replay may start before, in 160 days)
+        const recentFrom = since === undefined ? undefined : `DATE '${since}' - 160`;
+        const ends = await partitionEnds(db, `select pool, symbol from (values ${values}) as r (pool, symbol, from_seq)`, recentFrom);
         lastDays = await matchPartitions(db, events, methods, ends, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)), uk ? 'int_spot_lot_uk_after' : undefined);
       }
       // The checkpoints a whole walk keeps: the latest CHECKPOINTS_KEPT month starts, and the day
@@ -611,13 +614,21 @@ interface PartitionEnd {
   keepMonthsFrom: number;
 }
 
-/** The PartitionEnd of each (pool, symbol) that `partitions` (a query of pool, symbol; none: every one) names. */
-async function partitionEnds(db: Database, partitions?: string): Promise<Map<string, PartitionEnd>> {
-  const rows = await db.all<{ pool: string; symbol: string; last_day: number; keep_from: number | null }>(`
+/**
+ * The PartitionEnd of each (pool, symbol) that `partitions` (a query of pool, symbol; none: every
+ * one) names. With `recentFrom` (a DATE literal), from the trades from that day on only (a constant
+ * bound DuckDB skips the older row groups by), for each partition with more than CHECKPOINTS_KEPT
+ * months there (its latest ones are then there, and none is its first); the others from all of
+ * their trades.
+ */
+async function partitionEnds(db: Database, partitions?: string, recentFrom?: string): Promise<Map<string, PartitionEnd>> {
+  const ends = async (named: string | undefined, from: string | undefined) =>
+    db.all<{ pool: string; symbol: string; last_day: number; keep_from: number | null; months: number }>(`
     with months as (
         select t.pool, t.symbol, year(t.event_date) * 12 + month(t.event_date) - 1 as month, max(datediff('day', date '1970-01-01', t.event_date)) as last_day
         from intermediate.int_spot_trades as t
-        ${partitions === undefined ? '' : `semi join (${partitions}) as p on p.pool = t.pool and p.symbol = t.symbol`}
+        ${named === undefined ? '' : `semi join (${named}) as p on p.pool = t.pool and p.symbol = t.symbol`}
+        ${from === undefined ? '' : `where t.event_date >= ${from}`}
         group by all
     ),
 
@@ -627,10 +638,22 @@ async function partitionEnds(db: Database, partitions?: string): Promise<Map<str
         from months
     )
 
-    select pool, symbol, max(last_day)::integer as last_day, min(month) filter (where recency <= ${CHECKPOINTS_KEPT} and recency < months)::integer as keep_from
+    select pool, symbol, max(last_day)::integer as last_day, min(month) filter (where recency <= ${CHECKPOINTS_KEPT} and recency < months)::integer as keep_from, max(months)::integer as months
     from ranked
     group by pool, symbol`);
-  return new Map(rows.map((row) => [partitionKey(row.pool, row.symbol), { lastDay: Number(row.last_day), keepMonthsFrom: row.keep_from === null ? Number.POSITIVE_INFINITY : Number(row.keep_from) }]));
+  const result = new Map<string, PartitionEnd>();
+  const add = (rows: Awaited<ReturnType<typeof ends>>) => {
+    for (const row of rows) result.set(partitionKey(row.pool, row.symbol), { lastDay: Number(row.last_day), keepMonthsFrom: row.keep_from === null ? Number.POSITIVE_INFINITY : Number(row.keep_from) });
+  };
+  if (recentFrom === undefined || partitions === undefined) {
+    add(await ends(partitions, undefined));
+    return result;
+  }
+  add((await ends(partitions, recentFrom)).filter((row) => Number(row.months) > CHECKPOINTS_KEPT));
+  const named = await db.all<{ pool: string; symbol: string }>(`select pool, symbol from (${partitions})`);
+  const rest = named.filter((row) => !result.has(partitionKey(row.pool, row.symbol)));
+  if (rest.length > 0) add(await ends(`select * from (values ${rest.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)})`).join(', ')}) as r (pool, symbol)`, undefined));
+  return result;
 }
 
 const partitionKey = (pool: string, symbol: string) => `${pool}\u0000${symbol}`;
