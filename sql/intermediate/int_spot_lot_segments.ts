@@ -165,8 +165,7 @@ order by t.pool, t.symbol, t.event_seq`;
 
 /**
  * Where one (pool, symbol, cost_method) is matched from: its first event, and the state before it
- * (none: from nothing): uk's as JSON, lifo's and hifo's as their open lots with the base their
- * next day states are stored against.
+ * (none: from nothing): uk's as JSON, lifo's and hifo's as the open lots the replay can reach.
  */
 interface Resume {
   fromSeq: bigint;
@@ -440,10 +439,9 @@ export async function lotState(db: Database, pool: string, symbol: string, metho
 }
 
 /**
- * A state as stored: its JSON compressed. DuckDB rewrites the whole row group a night's new
- * checkpoints are appended to (every state: the table is far below a row group's 122,880 rows),
- * and lifo's and hifo's hold every open lot: 280 MB of JSON on the 10M history, 5 s to rewrite at
- * each night's commit; compressed (level 3: ~0.2 s a 13 MB state), a third of that.
+ * A state as stored: its JSON compressed (uk's; lifo's and hifo's only name LOTS_TABLE). DuckDB
+ * rewrites the whole row group a night's new checkpoints are appended to (every state: the table
+ * is far below a row group's 122,880 rows).
  */
 function packState(state: string): Uint8Array {
   return deflateRawSync(state, { level: 3 });
