@@ -294,7 +294,7 @@ export default declareProgramModel({
         // (the months before the replay's earliest day that hold the latest month starts: 4 of them
         // and the 31 days uk's replay may start before, in 160 days)
         const recentFrom = since === undefined ? undefined : `DATE '${since}' - 160`;
-        const ends = await partitionEnds(db, `select pool, symbol from (values ${values}) as r (pool, symbol, from_seq)`, recentFrom);
+        const ends = await partitionEnds(db, [...starts.values()], recentFrom);
         lastDays = await matchPartitions(db, events, methods, ends, (pool, symbol, method) => resumes.get(resumeKey(pool, symbol, method)), uk ? 'int_spot_lot_uk_after' : undefined);
       }
       // The checkpoints a whole walk keeps: the latest CHECKPOINTS_KEPT month starts, and the day
@@ -376,11 +376,9 @@ export default declareProgramModel({
 });
 
 /**
- * The state of one checkpoint, by constants DuckDB filters the scan with before it reads a state
- * (lifo's and hifo's hold every open lot, ~13 MB each on the 10M history): a join, or an IN list of
- * more than a few values, reads every state in the table (2 to 3 s there, against ~0.05 s each).
+ * uk's state at a checkpoint, as JSON, by constants DuckDB filters the scan with before it reads a
+ * state: a join, or an IN list of more than a few values, reads every state in the table.
  */
-/** uk's state at a checkpoint, as JSON. */
 async function checkpointState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: string | bigint): Promise<string> {
   // (the state's bytes as they are: as base64 text they were encoded by DuckDB and decoded again)
   const [row] = await db.values(
@@ -402,14 +400,14 @@ async function checkpointState(db: Database, pool: string, symbol: string, metho
 export async function lotState(db: Database, pool: string, symbol: string, method: LotMethod, nextSeq: bigint, sold: number): Promise<ResumedLots> {
   const order = method === 'lifo' ? 'lot_seq DESC' : 'price DESC, lot_seq';
   const deepest = method === 'lifo' ? 'lot_seq' : 'price';
-  const partition = `pool = ${quote(pool)} AND symbol = ${quote(symbol)} AND cost_method = ${quote(method)}`;
+  const partition = (alias: string) => `${alias}.pool = ${quote(pool)} AND ${alias}.symbol = ${quote(symbol)} AND ${alias}.cost_method = ${quote(method)}`;
   // Each open lot's row at the checkpoint, by a few narrow columns (its unit cost and units left as
   // doubles: the exact integers are read below, for the lots the replay reaches only).
   await db.run(`
     CREATE OR REPLACE TEMP TABLE int_spot_lot_held AS
     SELECT lot_seq, max(from_seq) AS from_seq, arg_max(cost::DOUBLE / units::DOUBLE, from_seq) AS price, arg_max((units - taken)::DOUBLE, from_seq) AS left_units
-    FROM ${LOTS_TABLE}
-    WHERE ${partition} AND from_seq <= ${nextSeq}
+    FROM ${LOTS_TABLE} AS v
+    WHERE ${partition('v')} AND v.from_seq <= ${nextSeq}
     GROUP BY lot_seq
     HAVING NOT arg_max(gone, from_seq)`);
   try {
@@ -431,7 +429,7 @@ export async function lotState(db: Database, pool: string, symbol: string, metho
       SELECT v.lot_seq, v.units, v.cost, v.taken
       FROM ${LOTS_TABLE} AS v
       SEMI JOIN (SELECT lot_seq, from_seq FROM temp.main.int_spot_lot_held WHERE ${reached}) AS h ON h.lot_seq = v.lot_seq AND h.from_seq = v.from_seq
-      WHERE ${partition.replace(/\b(pool|symbol|cost_method) =/g, 'v.$1 =')}`);
+      WHERE ${partition('v')}`);
     return { held: rows.map(([seq, units, cost, taken]) => ({ seq: seq as bigint, units: units as bigint, cost: cost as bigint, taken: taken as bigint, baseTaken: taken as bigint })), removed: [] };
   } finally {
     await db.run('DROP TABLE IF EXISTS temp.main.int_spot_lot_held');
@@ -613,19 +611,20 @@ interface PartitionEnd {
 }
 
 /**
- * The PartitionEnd of each (pool, symbol) that `partitions` (a query of pool, symbol; none: every
- * one) names. With `recentFrom` (a DATE literal), from the trades from that day on only (a constant
+ * The PartitionEnd of each (pool, symbol) that `partitions` names (none: every
+ * one). With `recentFrom` (a DATE literal), from the trades from that day on only (a constant
  * bound DuckDB skips the older row groups by), for each partition with more than CHECKPOINTS_KEPT
  * months there (its latest ones are then there, and none is its first); the others from all of
  * their trades.
  */
-async function partitionEnds(db: Database, partitions?: string, recentFrom?: string): Promise<Map<string, PartitionEnd>> {
-  const ends = async (named: string | undefined, from: string | undefined) =>
+async function partitionEnds(db: Database, partitions?: readonly { pool: string; symbol: string }[], recentFrom?: string): Promise<Map<string, PartitionEnd>> {
+  const named = (list: readonly { pool: string; symbol: string }[]) => `select * from (values ${list.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)})`).join(', ')}) as r (pool, symbol)`;
+  const ends = async (list: readonly { pool: string; symbol: string }[] | undefined, from: string | undefined) =>
     db.all<{ pool: string; symbol: string; last_day: number; keep_from: number | null; months: number }>(`
     with months as (
         select t.pool, t.symbol, year(t.event_date) * 12 + month(t.event_date) - 1 as month, max(datediff('day', date '1970-01-01', t.event_date)) as last_day
         from intermediate.int_spot_trades as t
-        ${named === undefined ? '' : `semi join (${named}) as p on p.pool = t.pool and p.symbol = t.symbol`}
+        ${list === undefined ? '' : `semi join (${named(list)}) as p on p.pool = t.pool and p.symbol = t.symbol`}
         ${from === undefined ? '' : `where t.event_date >= ${from}`}
         group by all
     ),
@@ -648,9 +647,8 @@ async function partitionEnds(db: Database, partitions?: string, recentFrom?: str
     return result;
   }
   add((await ends(partitions, recentFrom)).filter((row) => Number(row.months) > CHECKPOINTS_KEPT));
-  const named = await db.all<{ pool: string; symbol: string }>(`select pool, symbol from (${partitions})`);
-  const rest = named.filter((row) => !result.has(partitionKey(row.pool, row.symbol)));
-  if (rest.length > 0) add(await ends(`select * from (values ${rest.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)})`).join(', ')}) as r (pool, symbol)`, undefined));
+  const rest = partitions.filter((row) => !result.has(partitionKey(row.pool, row.symbol)));
+  if (rest.length > 0) add(await ends(rest, undefined));
   return result;
 }
 
@@ -764,8 +762,7 @@ function startPartition(
     };
     // Only the states kept are asked for (the latest CHECKPOINTS_KEPT month starts, known before
     // the walk, and the recent day starts), so each goes to the table as it is made: a
-    // partition's states are never all held (a lifo or hifo state of a long history holds every
-    // open lot: 12.7 MB on the 10M benchmark's).
+    // partition's states are never all held.
     const save = (nextSeq: bigint, kind: 'month' | 'day', nextDay: number, state: string) => {
       states.appendVarchar(pool);
       states.appendVarchar(symbol);

@@ -172,9 +172,9 @@ export interface MatchOptions {
   /** Receives each state saved: the state before event `nextSeq`, the first of day `nextDay` (the days isCheckpoint was asked about). */
   onCheckpoint?: (nextSeq: bigint, state: string, previousDay: number, nextDay: number) => void;
   /**
-   * lifo and hifo: receives each state saved as its open lots instead of onCheckpoint's JSON, so
-   * that a caller can store what changed since an earlier state (the base) rather than every open
-   * lot each time.
+   * lifo and hifo: receives each state saved as what changed in its open lots since an earlier
+   * state (the base) instead of onCheckpoint's JSON of every open lot, so that a caller stores the
+   * changes only.
    */
   onCheckpointLots?: (nextSeq: bigint, lots: CheckpointLots, previousDay: number, nextDay: number) => void;
 }
@@ -198,8 +198,6 @@ export interface LotChanges {
 
 /** A lifo or hifo state at a checkpoint. */
 export interface CheckpointLots {
-  /** Every open lot (lifo's in seq order, hifo's in no particular order). */
-  held(): HeldLot[];
   /** What changed since the base: the lots held at the start (fromLots' base) or at the last rebase(). */
   changes(): LotChanges;
   /** Makes the lots held now the base. */
@@ -352,7 +350,6 @@ class StackMatcher implements LotMatcher {
 
   private checkpointLots(held: readonly Lot[]): CheckpointLots {
     return {
-      held: () => held.map(heldLotOf),
       changes: () => {
         const taken: HeldLot[] = [];
         const added: HeldLot[] = [];
