@@ -1,8 +1,8 @@
 /**
  * The nightly job step by step (issue 28, items 1, 3 and 7), on a build benchmark's history
  * (bench/build-data.ts: `spotFills` spot fills, 1M futures fills, 100k bills) with all five cost
- * methods, every step a child process measured as a command (wall, peak RSS, the load it started
- * under):
+ * methods; every step before the night a child process measured as a command (wall, peak RSS,
+ * the load it started under), the night one process running `exledger run`'s code:
  *
  *   1. the full build (`exledger build` of the raw history: every model whole), with its write
  *      floor (bench/write-floor.ts: only writing the tables it kept) and its baseline (reading,
@@ -13,10 +13,12 @@
  *      after the month's end does;
  *   then one more day appended as a sync appends it (bench/nightly-day.ts; beside the 10M
  *   history's, a larger one's day has as many spot fills as the 10M day: the same night), and the night:
- *   5. `exledger build` (incremental), `exledger check --changed`, `exledger report all` of the
- *      same month again (unchanged: not written again), and the publish (the standby brought up to
- *      date: bench/publish-step.ts);
- *   6. the night's build, check and publish together, against issue 28's 10 s.
+ *   5. `exledger run` after its sync (bench/night-run.ts: runJob, the sync skipped since the day is
+ *      appended already): the build (incremental) and the check of what it changed, on one opening
+ *      of the database, the reports of the same month again (unchanged workbooks not written
+ *      again), the publish (the standby brought up to date); each step as the run timed it, with
+ *      the RSS sampled while it ran;
+ *   6. the run's build, check and publish together, against issue 28's 10 s.
  *
  * `keep` leaves the database and its copies under data/bench after the night (removed by default).
  *
@@ -32,6 +34,7 @@ import { runBuild, type BuildRun } from './build.ts';
 import { removePublishedCopies, withDatabase } from './cached-database.ts';
 import { measureCommand, measureScript, type MeasuredRun } from './measure-command.ts';
 import { appendNightlyDay } from './nightly-day.ts';
+import type { NightRunOutput } from './night-run.ts';
 import type { PublishStepOutput } from './publish-step.ts';
 import { figureOf as tableFigure, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline } from './sort-baseline.ts';
@@ -156,30 +159,51 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   const dayAtMost = of10m === undefined ? undefined : (of10m.daySpotFills ?? DAY_SPOT_FILLS_OF_10M);
   const added = await withDatabase(work, (db) => appendNightlyDay(db, 1, dayAtMost));
   console.log(`${name}: appended a day: ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills, ${added.snapshots} snapshot(s)${dayAtMost === undefined ? '' : ` (at most the 10M history's day of ${dayAtMost.toLocaleString('en-US')} spot fills)`}`);
+  // The night as `exledger run` takes it after its sync (bench/night-run.ts: runJob with the sync
+  // skipped): the build and the check on one opening of the database, the reports of the same
+  // month (a workbook whose figures did not change is not written again), the publish. Each step
+  // as the run timed it, with the RSS sampled while it ran.
   started = load();
-  const nightBuild = await runBuild(work, METHOD_FLAGS, STEP_TIMEOUT_SECONDS);
-  const buildFigure = figureOf(nightBuild, started);
-  log(name, 'night: build', buildFigure);
-  rows.push({ benchmark: `${name} night: build`, what: `\`exledger build\` after one more day (incremental): ${added.spotFills.toLocaleString('en-US')} spot fills${dayAtMost === undefined ? '' : ", as many as the 10M history's night"}`, measured: buildFigure });
-  const check = await step(name, 'night: check', '`exledger check --changed` (what the build changed)', ['check', '--db', work, '--changed', '--quiet']);
-  rows.push(check);
-  // A workbook is written again only where its figures changed: with uk, the new day's buys take
-  // (30-day rule) from the month's last sells, so the pnl workbook changes.
-  rows.push(await step(name, 'night: report all', (stdout) => `\`exledger report all --period ${LAST_MONTH}\` again: ${reportOutcome(stdout)}`, reportArgs));
-  const nightPublish = noPublish === undefined ? await publish(name, work, 'night: publish', 'the publish: the standby brought up to date with the night') : undefined;
-  if (nightPublish !== undefined) rows.push(nightPublish);
-  const parts = [buildFigure, check.measured, ...(nightPublish === undefined ? [] : [nightPublish.measured])];
+  const run = await measureScript<NightRunOutput>([fileURLToPath(new URL('./night-run.ts', import.meta.url)), work, out, LAST_MONTH, ...(noPublish === undefined ? [] : [noPublish])], STEP_TIMEOUT_SECONDS);
+  const runFigure = figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, started);
+  if (run.output === undefined) {
+    console.log(`${name}: night: the run failed:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
+    rows.push({ benchmark: `${name} night`, what: 'the night as `exledger run` takes it after its sync: failed', measured: runFigure });
+    return { rows, fullBuild, daySpotFills: added.spotFills };
+  }
+  const nightBuild: BuildRun = { ...run, results: run.output.models };
+  const stepOf = (step: string): Figure => {
+    const found = run.output!.steps.find((candidate) => candidate.step === step);
+    return { wallSeconds: (found?.ms ?? 0) / 1000, peakBytes: found?.peakBytes, load: runFigure.load, ok: found?.status === 'ok' };
+  };
+  const detailOf = (step: string) => run.output!.steps.find((candidate) => candidate.step === step)?.detail ?? '';
+  const titles = { build: 'night: build', check: 'night: check', reports: 'night: report all', publish: 'night: publish' } as const;
+  const whats = {
+    build: `the run's build (incremental): ${added.spotFills.toLocaleString('en-US')} spot fills${dayAtMost === undefined ? '' : ", as many as the 10M history's night"}; ${detailOf('build')}`,
+    check: `the run's check (what the build changed, on the build's opening of the database): ${detailOf('check')}`,
+    reports: `the run's reports of ${LAST_MONTH} again: ${detailOf('reports')}`,
+    publish: `the run's publish: ${detailOf('publish')}`,
+  };
+  const parts: Figure[] = [];
+  for (const step of ['build', 'check', 'reports', 'publish'] as const) {
+    const figure = stepOf(step);
+    log(name, titles[step], figure);
+    if (step === 'publish' && noPublish !== undefined) rows.push({ benchmark: `${name} publish`, what: noPublish, measured: { wallSeconds: 0, load: load(), ok: false } });
+    else rows.push({ benchmark: `${name} ${titles[step]}`, what: whats[step], measured: figure });
+    if (step !== 'reports' && !(step === 'publish' && noPublish !== undefined)) parts.push(figure);
+  }
   const night: Figure = {
     wallSeconds: parts.reduce((sum, figure) => sum + figure.wallSeconds, 0),
     peakBytes: Math.max(...parts.map((figure) => figure.peakBytes ?? 0)),
-    load: Math.max(...parts.map((figure) => figure.load)),
+    load: runFigure.load,
     ok: parts.every((figure) => figure.ok),
   };
+  log(name, 'night (build, check, publish)', night);
   rows.push({
     benchmark: `${name} night`,
-    what: `the night's build, check and publish together (three processes: their walls summed, the largest peak, the highest load)${nightPublish === undefined ? ': **without the publish** (not run: disk)' : ''}`,
+    what: `\`exledger run\`'s build, check and publish together, as the run timed them (one process: ${runFigure.wallSeconds.toFixed(1)} s and ${((runFigure.peakBytes ?? 0) / GB).toFixed(2)} GB with its reports and start)${noPublish === undefined ? '' : ': **without the publish** (not run: disk)'}`,
     measured: night,
-    ...(nightPublish === undefined ? { verdict: 'incomplete: no publish' } : nightOf10m === undefined ? { target: { seconds: NIGHT_TARGET_SECONDS } } : { baseline: { what: 'the 10M history\'s night, this run', figure: nightOf10m }, target: { timesBaseline: 1.15 } }),
+    ...(noPublish !== undefined ? { verdict: 'incomplete: no publish' } : nightOf10m === undefined ? { target: { seconds: NIGHT_TARGET_SECONDS } } : { baseline: { what: "the 10M history's night, this run", figure: nightOf10m }, target: { timesBaseline: 1.15 } }),
   });
   rmSync(out, { recursive: true, force: true });
   // Kept (by hand: to time more nights on it, bench/nightly-day.ts night 2, 3, …), or removed: it
@@ -190,21 +214,13 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
 }
 
 /** A measured exledger command as a row (failing rows are shown, not thrown: the table says what failed). */
-async function step(name: string, title: string, what: string | ((stdout: string) => string), args: readonly string[]): Promise<RatioRow> {
+async function step(name: string, title: string, what: string, args: readonly string[]): Promise<RatioRow> {
   const started = load();
   const run = await measureCommand(args, STEP_TIMEOUT_SECONDS);
   const figure = figureOf(run, started);
   log(name, title, figure);
   if (!figure.ok) console.log(`${name}: ${title} exited ${run.exitCode ?? 'killed'}:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
-  return { benchmark: `${name} ${title}`, what: typeof what === 'string' ? what : what(run.stdout), measured: figure };
-}
-
-/** What a `report` command's lines say: how many workbooks it wrote and how many were unchanged (not written again). */
-export function reportOutcome(stdout: string): string {
-  const lines = stdout.split('\n');
-  const unchanged = lines.filter((line) => / unchanged since \S+: not written again/.test(line)).length;
-  const written = lines.filter((line) => /\.xlsx {2}\d+ sheets?,/.test(line)).length;
-  return `${written} workbook${written === 1 ? '' : 's'} written, ${unchanged} unchanged (not written again)`;
+  return { benchmark: `${name} ${title}`, what, measured: figure };
 }
 
 /** The publish step (bench/publish-step.ts) as a row; its line says how it published. */

@@ -34,40 +34,82 @@ export type BuildRequest = BuildHooks & ModelSelection & { fullRefresh?: boolean
  * selector is told before the database is opened.
  */
 export async function buildJob(config: Readonly<Config>, streams: readonly StreamDeclaration[], request: BuildRequest = {}): Promise<ModelResult[]> {
-  const { select = [], exclude = [] } = request;
+  const opened = await openForBuild(config, request);
+  try {
+    return await buildOn(opened.db, config, streams, request);
+  } finally {
+    opened.close();
+  }
+}
+
+/** The database opened for a build: under the sync lock until closed. */
+export interface BuildDatabase {
+  db: Database;
+  /** Closes the database, then releases the lock. */
+  close(): void;
+}
+
+/**
+ * Opens the database for a build, after the refusals a build makes before it opens anything (a
+ * bad selector, the published copy, no database), under the sync lock. The run keeps it open
+ * for its check (src/jobs/run-job.ts): the check then reads what the build wrote from DuckDB's
+ * cache instead of the file.
+ */
+export async function openForBuild(config: Readonly<Config>, selection: ModelSelection = {}): Promise<BuildDatabase> {
+  const { select = [], exclude = [] } = selection;
   if (select.length > 0 || exclude.length > 0) selectModels(loadProject(), select, exclude);
   refusePublishedCopy(config.db);
   requireDatabase(config.db);
   const lock = DatabaseLock.acquire(config.db, 'build');
+  let db: Database;
   try {
-    const db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
-    try {
-      // Tables are built with CREATE TABLE AS: their row order means nothing, and not keeping it
-      // lets DuckDB write them in parallel with far less memory.
-      await db.run('SET preserve_insertion_order = false');
-      // The rows an incremental step replaces stay stored until a table is thinned enough to be
-      // worth compacting, rather than at every checkpoint (src/store/compaction.ts).
-      const thinned = await chooseCompaction(db);
-      if (thinned.length > 0) request.onCompaction?.(thinned);
-      await refuseMovedPeriods(db, config);
-      await refuseOtherPosting(db, config);
-      await ensureRawTables(db, streams);
-      const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true, signal: request.signal }));
-      // Checkpoint here, not silently at close: a full disk is told now (the models are
-      // committed in the WAL either way, and the next open replays it).
-      await db.checkpoint().catch((error: unknown) => {
-        throw error instanceof DiskFullError ? error.during('checkpointing the built models into the database file', 'the build is committed in its write-ahead log and nothing was lost') : error;
-      });
-      return results;
-    } catch (error) {
-      // A full disk met outside a model (the settings, the raw tables): the same one line.
-      if (error instanceof DiskFullError && db.diskFullError === error) throw error.during('building the models', BUILD_KEPT);
-      throw error;
-    } finally {
-      db.close();
-    }
-  } finally {
+    db = await Database.open(config.db, { memoryLimit: config.memoryLimit });
+  } catch (error) {
     lock.release();
+    throw error;
+  }
+  let closed = false;
+  return {
+    db,
+    close: () => {
+      if (closed) return;
+      closed = true;
+      try {
+        db.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
+}
+
+/** buildJob's work on the database openForBuild opened (left open: the caller closes it). */
+export async function buildOn(db: Database, config: Readonly<Config>, streams: readonly StreamDeclaration[], request: BuildRequest = {}): Promise<ModelResult[]> {
+  const { select = [], exclude = [] } = request;
+  try {
+    // Tables are built with CREATE TABLE AS: their row order means nothing, and not keeping it
+    // lets DuckDB write them in parallel with far less memory.
+    await db.run('SET preserve_insertion_order = false');
+    // The rows an incremental step replaces stay stored until a table is thinned enough to be
+    // worth compacting, rather than at every checkpoint (src/store/compaction.ts).
+    const thinned = await chooseCompaction(db);
+    if (thinned.length > 0) request.onCompaction?.(thinned);
+    await refuseMovedPeriods(db, config);
+    await refuseOtherPosting(db, config);
+    await ensureRawTables(db, streams);
+    const results = await whilePending(`build: the models of ${config.db}`, () => buildModels(db, config.models, { onResult: request.onModel, select, exclude, fullRefresh: request.fullRefresh === true, signal: request.signal }));
+    // Checkpoint here, not silently at close: a full disk is told now (the models are
+    // committed in the WAL either way, and the next open replays it).
+    await db.checkpoint().catch((error: unknown) => {
+      throw error instanceof DiskFullError ? error.during('checkpointing the built models into the database file', 'the build is committed in its write-ahead log and nothing was lost') : error;
+    });
+    return results;
+  } catch (error) {
+    // A full disk met outside a model (the settings, the raw tables): the same one line.
+    if (error instanceof DiskFullError && db.diskFullError === error) throw error.during('building the models', BUILD_KEPT);
+    throw error;
+  } finally {
+    await db.run('RESET preserve_insertion_order').catch(() => undefined);
   }
 }
 

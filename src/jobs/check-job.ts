@@ -39,6 +39,11 @@ export type CheckRequest = CheckHooks &
      * checked whole. @default false: every test whole
      */
     changed?: boolean;
+    /**
+     * The database already open (the run's, right after its build: src/jobs/run-job.ts), checked
+     * as it is and left open; the tests only read. @default the database opened read-only for the check
+     */
+    db?: Database;
   };
 
 /**
@@ -55,7 +60,7 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
   requireDatabase(config.db);
   const startedAt = new Date();
   const changedSince = request.changed === true ? lastResults(config.db) : undefined;
-  const db = await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit });
+  const db = request.db ?? (await Database.open(config.db, { readOnly: true, memoryLimit: config.memoryLimit }));
   let results: TestResult[];
   let scope: CheckScope | undefined;
   try {
@@ -73,7 +78,7 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
       }),
     );
   } finally {
-    db.close();
+    if (request.db === undefined) db.close();
   }
   try {
     const through = scope?.through;
