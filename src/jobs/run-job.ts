@@ -271,7 +271,7 @@ export async function runJob(config: Readonly<Config>, catalog: RunCatalog, opti
     const notes: string[] = [];
     // The build and the check share one opening of the database, under the build's lock: the
     // check reads the rows the build just wrote from DuckDB's cache (the 10M benchmark's night:
-    // 3.4 s instead of 7 s, docs/benchmarks.md). It is closed before the reports, which other
+    // 3.9 s instead of 7.0 s, docs/benchmarks.md). It is closed before the reports, which other
     // readers may share the file with. A build that failed closes it: the check opens the
     // database afresh, as it stands after the failure.
     let shared: BuildDatabase | undefined;
