@@ -233,6 +233,40 @@ describe('spot marts: incremental steps equal whole rebuilds', () => {
     });
   }
 
+  it('a night whose sells take from lots bought long before (lifo and hifo reach a lot of 116 days before that fifo does not name, every method an opening lot): the marts equal a whole rebuild', async () => {
+    // spot_lot_matches finds most lots' instants among the trades of the 40 days before its
+    // frontier (a lot a FIFO segment names has its instant there), and the others apart: the
+    // opening lot (no instant), and the lot of 01-05, which the sell of 01-07 left to lifo and hifo
+    // (it took fill 26, the latest and dearest) but not to fifo (it took fill 21).
+    const old: Fill[] = [
+      fill('a', 'BTCUSDT_SPBL', '21', at('01-05'), 'buy', '1', '20000'),
+      fill('a', 'BTCUSDT_SPBL', '26', at('01-06'), 'buy', '1', '60000'),
+      fill('a', 'BTCUSDT_SPBL', '27', at('01-07'), 'sell', '1', '50000'),
+      fill('a', 'BTCUSDT_SPBL', '22', at('04-25'), 'buy', '0.5', '30000'),
+      fill('a', 'ETHUSDT_SPBL', '23', at('04-26'), 'buy', '1', '2000'),
+    ];
+    const night: Fill[] = [fill('a', 'BTCUSDT_SPBL', '24', at('05-01'), 'sell', '1.2', '40000'), fill('a', 'ETHUSDT_SPBL', '25', at('05-01'), 'sell', '2.5', '2100')];
+    const opening = [{ account: 'a', symbol: 'ETHUSDT_SPBL', quantity: '2', cost: '3000' }];
+    for (const pooling of ['account', 'universal'] as const) {
+      expect(await incrementalAgainstWhole(old, night, settingsFor(pooling, false, [], opening))).toEqual({});
+      // lifo and hifo alike: 0.5 of 04-25 (the latest, and dearer), then 0.7 of 01-05.
+      const taken = await queryRows<{ cost_method: string; buy_fill_id: string | null; lot_source: string; quantity: string }>(
+        db,
+        "select cost_method, buy_fill_id, lot_source, cast(quantity as varchar) as quantity from marts.spot_lot_matches where sell_fill_id in ('24', '25') and cost_method in ('lifo', 'hifo') order by all",
+      );
+      expect(taken).toEqual([
+        { cost_method: 'hifo', buy_fill_id: '21', lot_source: 'fill', quantity: '0.700000000000000000' },
+        { cost_method: 'hifo', buy_fill_id: '22', lot_source: 'fill', quantity: '0.500000000000000000' },
+        { cost_method: 'hifo', buy_fill_id: '23', lot_source: 'fill', quantity: '1.000000000000000000' },
+        { cost_method: 'hifo', buy_fill_id: null, lot_source: 'opening', quantity: '1.500000000000000000' },
+        { cost_method: 'lifo', buy_fill_id: '21', lot_source: 'fill', quantity: '0.700000000000000000' },
+        { cost_method: 'lifo', buy_fill_id: '22', lot_source: 'fill', quantity: '0.500000000000000000' },
+        { cost_method: 'lifo', buy_fill_id: '23', lot_source: 'fill', quantity: '1.000000000000000000' },
+        { cost_method: 'lifo', buy_fill_id: null, lot_source: 'opening', quantity: '1.500000000000000000' },
+      ]);
+    }
+  });
+
   it('wider pending rows than needed (earlier from_at, symbol NULL, account *, from_at NULL) give the same tables', async () => {
     const wide: Pending[] = [
       { account: 'a', symbol: 'ETHUSDT_SPBL', from_at: '2025-01-01T00:00:00Z' },

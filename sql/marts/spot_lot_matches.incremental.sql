@@ -49,9 +49,10 @@ delete from marts.spot_lot_matches as m
 using temp.main.spot_lot_matches_frontier as f
 where m.sell_at >= getvariable('spot_lot_matches_low') and m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at;
 
--- The sells whose rows are replaced.
+-- The sells whose rows are replaced: the columns of int_spot_trades the model reads (12 of its 24,
+-- leaving out 12 of its 13 amounts), here and in spot_lot_matches_trades below.
 create or replace temp table spot_lot_matches_sells as
-select t.*
+select t.pool, t.account, t.symbol, t.event_seq, t.base_coin, t.quote_coin, t.fill_id, t.side, t.event_at, t.event_date, t.lot_source, t.units_in_e18
 from intermediate.int_spot_trades as t
 inner join temp.main.spot_lot_matches_frontier as f on f.account = t.account and f.symbol = t.symbol
 where t.side = 'sell' and t.event_at >= f.from_at and t.event_at >= (select min(from_at) from temp.main.spot_lot_matches_frontier);
@@ -78,18 +79,41 @@ from (
 )
 group by pool, symbol, lot_seq;
 
--- The instants of the others (the lots of the other methods' segments), from a read of four
--- narrow columns (an opening lot has none).
-set variable spot_lot_matches_lots_unbounded = (select count(*) > 0 from temp.main.spot_lot_matches_lots where lot_at is null);
+-- The instants of the others (the lots of the other methods' segments), from reads of four narrow
+-- columns: first the trades of the 40 days before the earliest frontier, where a night's lots
+-- nearly all are (lifo's latest, uk's of the 30 days around its sells; on the 10M benchmark's
+-- night every one), then the opening lots (no instant: only row groups holding a null are read),
+-- then, only for lots still not found (hifo's dearest may be years old), every trade before those
+-- 40 days.
+set variable spot_lot_matches_recent = getvariable('spot_lot_matches_low') - interval 40 day;
 
 create or replace temp table spot_lot_matches_lot_keys as
 select pool, symbol, lot_seq, lot_at from temp.main.spot_lot_matches_lots where lot_at is not null
 union all
 select t.pool, t.symbol, t.event_seq, t.event_at
-from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades) as t
+from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades where event_at >= getvariable('spot_lot_matches_recent')) as t
 semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
     on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
-where getvariable('spot_lot_matches_lots_unbounded');
+union all
+select t.pool, t.symbol, t.event_seq, t.event_at
+from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades where event_at is null) as t
+semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
+    on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq;
+
+set variable spot_lot_matches_lots_older = (
+    select count(*) > 0
+    from temp.main.spot_lot_matches_lots as l
+    anti join temp.main.spot_lot_matches_lot_keys as k on k.pool = l.pool and k.symbol = l.symbol and k.lot_seq = l.lot_seq
+);
+
+insert into temp.main.spot_lot_matches_lot_keys
+select t.pool, t.symbol, t.event_seq, t.event_at
+from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades where event_at < getvariable('spot_lot_matches_recent')) as t
+semi join (
+    select l.* from temp.main.spot_lot_matches_lots as l
+    anti join temp.main.spot_lot_matches_lot_keys as k on k.pool = l.pool and k.symbol = l.symbol and k.lot_seq = l.lot_seq
+) as s on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
+where getvariable('spot_lot_matches_lots_older');
 
 -- Their whole rows, read by their instants (rows_at_instants_sql: a lifo or hifo lot may be years
 -- old, a FIFO one months); the opening lots where event_at is null.
@@ -99,7 +123,7 @@ set variable spot_lot_matches_lots_query = (select rows_at_instants_sql('interme
 create or replace temp table spot_lot_matches_trades as
 from temp.main.spot_lot_matches_sells
 union all
-select t.*
+select t.pool, t.account, t.symbol, t.event_seq, t.base_coin, t.quote_coin, t.fill_id, t.side, t.event_at, t.event_date, t.lot_source, t.units_in_e18
 from query(getvariable('spot_lot_matches_lots_query')) as t
 semi join temp.main.spot_lot_matches_lot_keys as k on k.pool = t.pool and k.symbol = t.symbol and k.lot_seq = t.event_seq
 where t.units_in_e18 > 0;
@@ -117,4 +141,5 @@ drop table temp.main.spot_lot_matches_frontier;
 drop table temp.main.spot_lot_matches_scope;
 reset variable spot_lot_matches_low;
 reset variable spot_lot_matches_lots_query;
-reset variable spot_lot_matches_lots_unbounded;
+reset variable spot_lot_matches_recent;
+reset variable spot_lot_matches_lots_older;
