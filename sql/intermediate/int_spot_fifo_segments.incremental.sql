@@ -113,15 +113,15 @@ set variable fifo_lots_all = (
 );
 set variable fifo_lots_low = (select min(lot_at) from fifo_lot_from);
 
--- The trades the model's own SQL needs for those sells: every row from from_at on, and the lots
--- before it that reach S0.
+-- The trades the model's own SQL needs for those sells (the 13 columns of int_spot_trades it reads,
+-- of 24): every row from from_at on, and the lots before it that reach S0.
 create or replace temp table fifo_replaced as
-select t.*
+select t.pool, t.symbol, t.event_seq, t.event_at, t.units_in_e18, t.cost_e12, t.cum_in_e18, t.quantity_out_e18, t.unmatched_e18, t.cum_out_e18, t.cum_unmatched_e18, t.proceeds_e12, t.matched_proceeds_e12
 from intermediate.int_spot_trades as t
 inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
 where getvariable('fifo_whole') and f.from_at is null
 union all
-select t.*
+select t.pool, t.symbol, t.event_seq, t.event_at, t.units_in_e18, t.cost_e12, t.cum_in_e18, t.quantity_out_e18, t.unmatched_e18, t.cum_out_e18, t.cum_unmatched_e18, t.proceeds_e12, t.matched_proceeds_e12
 from intermediate.int_spot_trades as t
 inner join fifo_named as f on f.pool = t.pool and f.symbol = t.symbol
 where t.event_at >= getvariable('fifo_low') and t.event_at >= f.from_at;
@@ -169,7 +169,7 @@ set variable fifo_lots_query = (select rows_at_instants_sql('intermediate.int_sp
 create or replace temp table fifo_trades as
 select * from fifo_replaced
 union all
-select t.*
+select t.pool, t.symbol, t.event_seq, t.event_at, t.units_in_e18, t.cost_e12, t.cum_in_e18, t.quantity_out_e18, t.unmatched_e18, t.cum_out_e18, t.cum_unmatched_e18, t.proceeds_e12, t.matched_proceeds_e12
 from query(getvariable('fifo_lots_query')) as t
 semi join fifo_lot_keys as k on k.pool = t.pool and k.symbol = t.symbol and k.event_seq = t.event_seq;
 
