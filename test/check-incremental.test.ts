@@ -143,6 +143,22 @@ describe('the check of what changed (exledger check --changed)', () => {
     expect(named(results, 'marts/journal_entries_balance').scope).toBe('unchanged');
   });
 
+  it('records its results when called without any hook too (runJob from a benchmark): the next check builds on them', async () => {
+    const before = readCheckResults(config.db);
+    if (before.kind !== 'recorded') throw new Error(before.kind);
+    const results = await checkJob(config, { changed: true });
+    expect(failing(results)).toEqual([]);
+    const after = readCheckResults(config.db);
+    if (after.kind !== 'recorded') throw new Error(after.kind);
+    expect(after.results.startedAt > before.results.startedAt).toBe(true);
+    const [last] = await withDb((db) => queryRows<{ seq: string }>(db, 'SELECT max(change_seq) AS seq FROM settings.model_changes'));
+    expect(new Set(after.results.results.map((result) => result.through?.seq))).toEqual(new Set([Number(last!.seq)]));
+    // Nothing changed since: every pass stands (but a test that reads no model, checked whole each time).
+    const { results: again, scope } = await check(true);
+    expect(scope.tests.changed).toBe(0);
+    expect(again.filter((result) => result.scope === 'whole').map((result) => result.why)).toEqual(['it reads no model']);
+  });
+
   it('fails on a derived row the night changed in an old partition, with the rows the full check reports', async () => {
     await night([spotFill('BTCUSDT_SPBL', 'late3', '2026-01-10T12:00:00.000Z', 'sell', '0.05', '60800')]);
     // The lifo segment of the first BTC sell after the late record (rebuilt by the night) is made to take

@@ -82,9 +82,9 @@ export async function checkJob(config: Readonly<Config>, request: CheckRequest =
   }
   try {
     const through = scope?.through;
-    request.onRecorded?.({
-      file: await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0, ...(through === undefined ? {} : { through }) })),
-    });
+    // Recorded whether or not a caller listens (`hook?.(await …)` would skip the await with the call).
+    const file = await whilePending(`check: recording its results beside ${config.db}`, () => recordCheckResults(config.db, results, startedAt, { partial: select.length > 0 || exclude.length > 0, ...(through === undefined ? {} : { through }) }));
+    request.onRecorded?.({ file });
   } catch (error) {
     request.onRecorded?.({ file: checkResultsPath(config.db), error: (error as Error).message.split('\n')[0]! });
   }
