@@ -166,17 +166,26 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   started = load();
   const run = await measureScript<NightRunOutput>([fileURLToPath(new URL('./night-run.ts', import.meta.url)), work, out, LAST_MONTH, ...(noPublish === undefined ? [] : [noPublish])], STEP_TIMEOUT_SECONDS);
   const runFigure = figureOf({ ...run, exitCode: run.output === undefined ? 1 : run.exitCode }, started);
+  // Kept (by hand: to time more nights on it, bench/nightly-day.ts night 2, 3, …), or removed: it
+  // and its two copies are three times the built history.
+  const leave = () => {
+    rmSync(out, { recursive: true, force: true });
+    if (keep) console.log(`${name}: kept ${work} and its published copies`);
+    else removeWork(work);
+  };
   if (run.output === undefined) {
     console.log(`${name}: night: the run failed:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
     rows.push({ benchmark: `${name} night`, what: 'the night as `exledger run` takes it after its sync: failed', measured: runFigure });
+    leave();
     return { rows, fullBuild, daySpotFills: added.spotFills };
   }
   const nightBuild: BuildRun = { ...run, results: run.output.models };
+  const stepNamed = (step: string) => run.output!.steps.find((candidate) => candidate.step === step);
   const stepOf = (step: string): Figure => {
-    const found = run.output!.steps.find((candidate) => candidate.step === step);
+    const found = stepNamed(step);
     return { wallSeconds: (found?.ms ?? 0) / 1000, peakBytes: found?.peakBytes, load: runFigure.load, ok: found?.status === 'ok' };
   };
-  const detailOf = (step: string) => run.output!.steps.find((candidate) => candidate.step === step)?.detail ?? '';
+  const detailOf = (step: string) => stepNamed(step)?.detail ?? '';
   const titles = { build: 'night: build', check: 'night: check', reports: 'night: report all', publish: 'night: publish' } as const;
   const whats = {
     build: `the run's build (incremental): ${added.spotFills.toLocaleString('en-US')} spot fills${dayAtMost === undefined ? '' : ", as many as the 10M history's night"}; ${detailOf('build')}`,
@@ -188,9 +197,12 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   for (const step of ['build', 'check', 'reports', 'publish'] as const) {
     const figure = stepOf(step);
     log(name, titles[step], figure);
-    if (step === 'publish' && noPublish !== undefined) rows.push({ benchmark: `${name} publish`, what: noPublish, measured: { wallSeconds: 0, load: load(), ok: false } });
-    else rows.push({ benchmark: `${name} ${titles[step]}`, what: whats[step], measured: figure });
-    if (step !== 'reports' && !(step === 'publish' && noPublish !== undefined)) parts.push(figure);
+    if (step === 'publish' && noPublish !== undefined) {
+      rows.push({ benchmark: `${name} publish`, what: noPublish, measured: { wallSeconds: 0, load: load(), ok: false } });
+      continue;
+    }
+    rows.push({ benchmark: `${name} ${titles[step]}`, what: whats[step], measured: figure });
+    if (step !== 'reports') parts.push(figure);
   }
   const night: Figure = {
     wallSeconds: parts.reduce((sum, figure) => sum + figure.wallSeconds, 0),
@@ -205,11 +217,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
     measured: night,
     ...(noPublish !== undefined ? { verdict: 'incomplete: no publish' } : nightOf10m === undefined ? { target: { seconds: NIGHT_TARGET_SECONDS } } : { baseline: { what: "the 10M history's night, this run", figure: nightOf10m }, target: { timesBaseline: 1.15 } }),
   });
-  rmSync(out, { recursive: true, force: true });
-  // Kept (by hand: to time more nights on it, bench/nightly-day.ts night 2, 3, …), or removed: it
-  // and its two copies are three times the built history.
-  if (keep) console.log(`${name}: kept ${work} and its published copies`);
-  else removeWork(work);
+  leave();
   return { rows, fullBuild, nightBuild, night, daySpotFills: added.spotFills };
 }
 
