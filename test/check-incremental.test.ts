@@ -254,6 +254,35 @@ describe('the check of what changed (exledger check --changed)', () => {
     await moved('+');
     expect(failing((await check(false)).results)).toEqual(before);
   });
+
+  it("selects a part of a test by the changes of the tables it compares (of: …): a day's row and its matches by theirs, not by the month's", async () => {
+    const test = 'marts/spot_realized_pnl_agrees';
+    const dayRow = (date: string) => `symbol = 'BTCUSDT_SPBL' AND cost_method = 'fifo' AND sell_date = DATE '${date}'`;
+    // A lot match of April 2 made wrong by hand; then a night that sells on April 3. The monthly
+    // mart changed from April 1 (a month's row changes as a whole), the days and the matches from
+    // April 3: the days' part reads from April 3, and leaves April 2 to the full check.
+    await withDb((db) => db.run(`UPDATE marts.spot_lot_matches SET cost = cost + 1 WHERE ${dayRow('2026-04-02')}`));
+    await night([spotFill('BTCUSDT_SPBL', 'n3a', '2026-04-03T09:00:00.000Z', 'sell', '0.01', '70600')]);
+    const nightly = await check(true);
+    expect(nightly.scope.from).toBe('2026-04-01T00:00:00Z');
+    expect(named(nightly.results, test)).toMatchObject({ scope: 'changed', status: 'pass' });
+    const full = await check(false);
+    expect(named(full.results, test).status).toBe('fail');
+    expect(named(full.results, test).sample).toEqual([expect.objectContaining({ check_name: 'day vs lot matches', symbol: 'BTCUSDT_SPBL', period: '2026-04-02' })]);
+    // Put back (the full check passes the test again); then a night that sells on April 4, whose
+    // day row is made wrong after the build: the check of what changed fails it as the full check does.
+    await withDb((db) => db.run(`UPDATE marts.spot_lot_matches SET cost = cost - 1 WHERE ${dayRow('2026-04-02')}`));
+    expect(named((await check(false)).results, test).status).toBe('pass');
+    await night([spotFill('BTCUSDT_SPBL', 'n4a', '2026-04-04T09:00:00.000Z', 'sell', '0.01', '70700')]);
+    await withDb((db) => db.run("UPDATE marts.spot_realized_pnl_daily SET cost = cost + 1 WHERE symbol = 'BTCUSDT_SPBL' AND cost_method = 'lifo' AND trade_date = DATE '2026-04-04'"));
+    const night4 = await check(true);
+    expect(named(night4.results, test)).toMatchObject({ scope: 'changed', status: 'fail', offending: 1 });
+    const full4 = await check(false);
+    expect(named(full4.results, test).sample).toEqual(named(night4.results, test).sample);
+    expect(named(full4.results, test).sample).toEqual([expect.objectContaining({ check_name: 'day vs lot matches', symbol: 'BTCUSDT_SPBL', period: '2026-04-04' })]);
+    // Put back, for the tests after this one.
+    await withDb((db) => db.run("UPDATE marts.spot_realized_pnl_daily SET cost = cost - 1 WHERE symbol = 'BTCUSDT_SPBL' AND cost_method = 'lifo' AND trade_date = DATE '2026-04-04'"));
+  });
 });
 
 describe('{{ changed }} and {{ changed_keys }} in a test', () => {
@@ -284,6 +313,20 @@ describe('{{ changed }} and {{ changed_keys }} in a test', () => {
     expect(expandChanged('where {{ changed(account: a) }}', [])).toBe('where (false)');
   });
 
+  it('with of: …, selects by the changes of the models it names only; without, by those of every model the test reads', () => {
+    const month = { ...partition, fromAt: '2026-01-01 00:00:00+00', fromUs: Date.UTC(2026, 0, 1) * 1000, dayStart: '2026-01-01 00:00:00+00', fromDate: '2026-01-01' };
+    const byModel = new Map([
+      ['marts.days', [partition]],
+      ['marts.months', [month]],
+    ]);
+    const text = 'where {{ changed(account: a, date: d, of: marts.days) }} or {{ changed(account: a, date: d) }} or {{ changed(account: a, date: d, of: marts.other) }}';
+    expect(expandChanged(text, byModel)).toBe(
+      "where (d >= DATE '2026-01-10' AND ((a = 'main' OR a = '*' OR a IS NULL) AND d >= DATE '2026-01-10')) or (d >= DATE '2026-01-01' AND ((a = 'main' OR a = '*' OR a IS NULL) AND d >= DATE '2026-01-01')) or (false)",
+    );
+    // Checking everything, it is true as any other.
+    expect(expandChanged(text, 'everything')).toBe('where true or true or true');
+  });
+
   it('a test may set constants first: its statements split at each ; outside strings, quoted names and comments', () => {
     const text = `-- a header; with a semicolon
 set variable x = (select ';' || 'it''s;' as "a;b" /* ; */);
@@ -303,6 +346,7 @@ select getvariable('x');
     expect(() => parseChangedConditions('{{ changed(at: a, date: b) }}', 'x.sql')).toThrow(/not both/);
     expect(() => parseChangedConditions('{{ changed_keys(table: marts.x, key: a) }}', 'x.sql')).toThrow(/table, alias and key are required/);
     expect(() => parseChangedConditions('{{ changed(cut: week) }}', 'x.sql')).toThrow(/cut is row, day or month/);
+    expect(() => parseChangedConditions('{{ changed(of: marts.a days) }}', 'x.sql')).toThrow(/of lists models \(<layer>\.<name>\) separated by spaces, not "days"/);
   });
 });
 

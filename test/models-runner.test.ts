@@ -83,6 +83,10 @@ describe('the model runner', () => {
     expect(cycle).toThrow(/reference cycle: marts\.a → marts\.b → marts\.a/);
     // Names in comments and string literals are not references.
     expect(loadProject(project({ 'marts/a.sql': "-- reads marts.nothing\nselect 'marts.none' as x" })).models[0]!.references).toEqual([]);
+    // A test's {{ changed(of: …) }} names models it reads (only theirs have changes to select by).
+    expect(() => loadProject(project({ 'marts/a.sql': 'select 1 as x', 'marts/b.sql': 'select 2 as y', 'marts/tests/t.sql': 'select * from marts.a where {{ changed(of: marts.b) }}' }))).toThrow(
+      /marts\/tests\/t\.sql: \{\{ changed\(of: …\) \}\} names marts\.b, which the test does not read/,
+    );
   });
 
   it('checks: a test passes with no rows, fails with a sample of the offending rows, errors when models are missing', async () => {

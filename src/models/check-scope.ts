@@ -24,6 +24,12 @@ import { CHANGES_KEPT_DAYS } from './incremental.ts';
  * - `cut: day` or `cut: month`: the instant is moved back to the start of its reporting-zone day or
  *   month first, so that tables of instants and tables of days or months select the same periods.
  *
+ * - `of: m1 m2`: only the changes of these models (among those the test reads) select the rows;
+ *   left out, the changes of every model the test reads do. For a test comparing groups across
+ *   some of its tables only (a day's row with its sells' matches, where the test also compares
+ *   months with days): a change elsewhere cannot change such a group, and a month-grained change
+ *   would otherwise make the day-grained part read the whole month.
+ *
  * `{{ changed_keys(table: m, alias: s, key: c1 c2, account: …, symbol: …, at: …) }}`, after a
  * `from … as s`, is a semi join: the rows of `s` whose key columns equal (=, never NULL) those of a
  * changed row of model `m` (the conditions name `m`'s columns): every segment of a lot a changed
@@ -58,6 +64,16 @@ export interface ChangedCondition {
   alias?: string;
   /** changed_keys: the key columns, named alike in both (never NULL: they are compared with =). */
   key?: string[];
+  /** The models whose changes select the rows (undefined: every model the test reads). */
+  of?: string[];
+}
+
+/**
+ * A test's SQL without the model lists of its placeholders' `of: …`: the models it reads are found
+ * in what is left (a model named only there is not read, and its changes are no reason to check it).
+ */
+export function withoutOfLists(sql: string): string {
+  return sql.replace(PLACEHOLDER, (text) => text.replace(/\bof\s*:[^,)]*/g, 'of:'));
 }
 
 /** Whether an SQL text restricts itself to what changed (has a `{{ changed(…) }}` or `{{ changed_keys(…) }}`). */
@@ -74,7 +90,7 @@ export function parseChangedConditions(sql: string, file: string): ChangedCondit
   for (const match of sql.matchAll(PLACEHOLDER)) {
     const kind = match[1] as ChangedCondition['kind'];
     const fail = (message: string) => new ConfigError(file, `{{ ${kind}(…) }}: ${message}`);
-    const keys = kind === 'changed' ? ['account', 'symbol', 'at', 'date', 'cut'] : ['table', 'alias', 'key', 'account', 'symbol', 'at', 'date', 'cut'];
+    const keys = kind === 'changed' ? ['account', 'symbol', 'at', 'date', 'cut', 'of'] : ['table', 'alias', 'key', 'account', 'symbol', 'at', 'date', 'cut', 'of'];
     const condition: ChangedCondition = { kind, cut: 'row' };
     for (const part of match[2]!.split(',').map((text) => text.trim()).filter((text) => text !== '')) {
       const [key, value, ...rest] = part.split(':').map((text) => text.trim());
@@ -89,6 +105,11 @@ export function parseChangedConditions(sql: string, file: string): ChangedCondit
         const columns = value.split(/\s+/);
         if (columns.some((column) => !NAME.test(column))) throw fail(`key lists column names separated by spaces, not "${value}"`);
         condition.key = columns;
+      } else if (key === 'of') {
+        const models = value.split(/\s+/);
+        const wrong = models.find((model) => !MODEL.test(model));
+        if (wrong !== undefined) throw fail(`of lists models (<layer>.<name>) separated by spaces, not "${wrong}"`);
+        condition.of = models;
       } else if (key === 'alias') {
         if (!NAME.test(value)) throw fail(`alias is a name, not "${value}"`);
         condition.alias = value;
@@ -236,15 +257,30 @@ export function earliestPartition(partitions: readonly ChangedPartition[]): Chan
  * changed: `false`), and `{{ changed_keys(…) }}` by a semi join keeping the rows whose key columns
  * equal those of a changed row of its table (a group read whole wherever one of its rows changed).
  */
-export function expandChanged(sql: string, partitions: readonly ChangedPartition[] | 'everything'): string {
+export function expandChanged(sql: string, changes: readonly ChangedPartition[] | ChangesByModel | 'everything'): string {
   return sql.replace(PLACEHOLDER, (text) => {
     const [condition] = parseChangedConditions(text, 'the test');
+    const partitions = changes === 'everything' ? changes : partitionsOf(changes, condition!);
     if (condition!.kind === 'changed') return partitions === 'everything' ? 'true' : `(${conditionSql(condition!, partitions, (column) => column)})`;
     if (partitions === 'everything') return '';
     const { table, alias, key } = condition as Required<ChangedCondition>;
     const changed = conditionSql(condition!, partitions, (column) => `_changed.${column}`);
     return `SEMI JOIN (SELECT DISTINCT ${key.map((column) => `_changed.${column}`).join(', ')} FROM ${table} AS _changed WHERE ${changed}) AS _changed_keys ON ${key.map((column) => `_changed_keys.${column} = ${alias}.${column}`).join(' AND ')}`;
   });
+}
+
+/** The changed partitions of each model a test reads (merged per model), for conditions naming `of`. */
+export type ChangesByModel = ReadonlyMap<string, readonly ChangedPartition[]>;
+
+/** The partitions a condition selects: those of the models it names (`of`), else of every model the test reads, merged. */
+function partitionsOf(changes: readonly ChangedPartition[] | ChangesByModel, condition: ChangedCondition): readonly ChangedPartition[] {
+  if (!(changes instanceof Map)) {
+    if (condition.of !== undefined) throw new Error('{{ changed(of: …) }} needs the changes by model');
+    return changes as readonly ChangedPartition[];
+  }
+  const byModel = changes as ChangesByModel;
+  const models = condition.of ?? [...byModel.keys()];
+  return mergePartitions(models.flatMap((model) => byModel.get(model) ?? []));
 }
 
 function conditionSql(condition: ChangedCondition, partitions: readonly ChangedPartition[], column: (name: string) => string): string {
@@ -295,7 +331,13 @@ export function testFingerprint(sql: string, macros: string, settings: ReadonlyM
 /** How one test is checked, and why. */
 export type TestScope =
   | { scope: 'whole'; why: string }
-  | { scope: 'changed'; partitions: ChangedPartition[] }
+  | {
+      scope: 'changed';
+      /** The partitions of every model the test reads, merged. */
+      partitions: ChangedPartition[];
+      /** Those of each model it reads (a condition naming `of` takes its models' only). */
+      byModel: ChangesByModel;
+    }
   | { scope: 'unchanged'; why: string };
 
 /**
@@ -315,5 +357,7 @@ export function planTest(test: { sql: string; references: readonly string[] }, f
   const whole = changes.find((change) => change.everything);
   if (whole !== undefined) return { scope: 'whole', why: `${whole.model} was rebuilt whole` };
   if (!hasChangedCondition(test.sql)) return { scope: 'whole', why: 'it has no {{ changed }} condition (its header says why)' };
-  return { scope: 'changed', partitions: mergePartitions(changes) };
+  const byModel = new Map<string, ChangedPartition[]>();
+  for (const change of changes) byModel.set(change.model, [...(byModel.get(change.model) ?? []), change]);
+  return { scope: 'changed', partitions: mergePartitions(changes), byModel };
 }

@@ -119,7 +119,7 @@ export async function checkModels(db: Database, options: CheckOptions = {}): Pro
       // A test is a query, after the statements that may precede it (`set variable`: a constant
       // its query reads, e.g. the earliest instant of the rows it needs; see docs/architecture.md
       // "The incremental check"), run first on the same connection.
-      const statements = splitStatements(expandChanged(test.sql, plan.scope === 'changed' ? plan.partitions : 'everything'));
+      const statements = splitStatements(expandChanged(test.sql, plan.scope === 'changed' ? plan.byModel : 'everything'));
       const query = statements.pop() ?? '';
       try {
         for (const statement of statements) await db.run(statement);

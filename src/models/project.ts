@@ -11,7 +11,7 @@ import INT_SPOT_LOT_SEGMENTS from '../../sql/intermediate/int_spot_lot_segments.
 import JOURNAL_ENTRIES from '../../sql/marts/journal_entries.ts';
 import PERIOD_ADJUSTMENTS from '../../sql/marts/period_adjustments.ts';
 import STAGING_DECLARATIONS from '../../sql/staging/_models.ts';
-import { parseChangedConditions } from './check-scope.ts';
+import { parseChangedConditions, withoutOfLists } from './check-scope.ts';
 import { genericTests, validateDeclarations, type LayerDeclaration, type ModelDeclaration } from './declaration.ts';
 import type { ProgramModel } from './program-model.ts';
 
@@ -127,8 +127,11 @@ export function loadProject(sqlDir: string = SQL_DIR, declarations: readonly Lay
     for (const file of sqlFiles(path.join(sqlDir, layer, 'tests'))) {
       const sql = readFileSync(file, 'utf8');
       // A malformed {{ changed(…) }} is found here, not by the first check of what changed.
-      parseChangedConditions(sql, path.relative(process.cwd(), file));
-      tests.push({ id: `${layer}/${baseName(file)}`, file, sql, references: findReferences(sql) });
+      const conditions = parseChangedConditions(sql, path.relative(process.cwd(), file));
+      const references = findReferences(withoutOfLists(sql));
+      const unread = conditions.flatMap((condition) => condition.of ?? []).find((model) => !references.includes(model));
+      if (unread !== undefined) throw projectError(file, `{{ changed(of: …) }} names ${unread}, which the test does not read: only the models it reads have changes to select by`);
+      tests.push({ id: `${layer}/${baseName(file)}`, file, sql, references });
     }
   }
   const declarationFile = (layer: string) => path.relative(process.cwd(), path.join(sqlDir, layer, '_models.ts'));
