@@ -19,6 +19,11 @@
 -- 3. The readers get (pool, coin, B) for every pool and coin with events replaced or removed.
 set variable coin_events_zone = (select any_value(time_zone) from settings.reporting);
 
+-- Without a reporting currency the books are empty, before and after (another setting is another
+-- fingerprint: a whole rebuild): nothing is read, as a constant DuckDB folds the reads away by (the
+-- trades' opening lots are otherwise found by a scan of the whole table, every night).
+set variable coin_events_books = (select count(*) > 0 from settings.reporting where reporting_currency is not null);
+
 -- A pending row of no instant from int_spot_trades names a spot partition it replaced whole: a new
 -- symbol (every night a firm trades one), or a change at or before its first fill. Without an
 -- opening lot (which has no instant), its events begin at its first trade now or its first event
@@ -70,16 +75,17 @@ set variable coin_events_low = (
 );
 
 create or replace temp table coin_events_trades as
-select * from intermediate.int_spot_trades where event_at >= getvariable('coin_events_low') and lot_source <> 'opening'
+select * from intermediate.int_spot_trades where getvariable('coin_events_books') and event_at >= getvariable('coin_events_low') and lot_source <> 'opening'
 union all
-select * from intermediate.int_spot_trades where lot_source = 'opening';
+select * from intermediate.int_spot_trades where getvariable('coin_events_books') and lot_source = 'opening';
 
 create or replace temp table coin_events_fill_days as
 select * from intermediate.int_futures_fill_days
-where fill_date >= local_date(getvariable('coin_events_low'), getvariable('coin_events_zone')) or getvariable('coin_events_low') = '-infinity'::timestamptz;
+where getvariable('coin_events_books')
+    and (fill_date >= local_date(getvariable('coin_events_low'), getvariable('coin_events_zone')) or getvariable('coin_events_low') = '-infinity'::timestamptz);
 
 create or replace temp table coin_events_commissions as
-select * from staging.affiliate_commissions where deal_time_at >= getvariable('coin_events_low');
+select * from staging.affiliate_commissions where getvariable('coin_events_books') and deal_time_at >= getvariable('coin_events_low');
 
 create or replace temp table coin_events_new as
 select * exclude (event_seq)
@@ -119,3 +125,4 @@ drop table temp.main.coin_events_new;
 drop table temp.main.coin_events_touched;
 reset variable coin_events_low;
 reset variable coin_events_zone;
+reset variable coin_events_books;
