@@ -90,7 +90,7 @@ select * from staging.affiliate_commissions where getvariable('coin_events_books
 create or replace temp table coin_events_new as
 select * exclude (event_seq)
 from {{ model(intermediate.int_spot_trades -> temp.main.coin_events_trades, intermediate.int_futures_fill_days -> temp.main.coin_events_fill_days, staging.affiliate_commissions -> temp.main.coin_events_commissions) }}
-where getvariable('coin_events_low') = '-infinity'::timestamptz or event_at >= getvariable('coin_events_low');
+where getvariable('coin_events_books') and (getvariable('coin_events_low') = '-infinity'::timestamptz or event_at >= getvariable('coin_events_low'));
 
 -- What the readers are told: every pool and coin with an event removed or added.
 create or replace temp table coin_events_touched as
