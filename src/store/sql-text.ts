@@ -38,6 +38,6 @@ export function splitStatements(sql: string): string[] {
   statements.push(sql.slice(start));
   // A statement of comments only is none. (Line by line: the pattern /^(?:--[^\n]*\n?\s*)+$/
   // backtracked exponentially in the comment lines before a statement, \n? and \s* both taking a
-  // newline: 0.5 s for a test of 20 header lines, 85 s for one of 25.)
+  // newline: 0.5 s for a test of 20 header lines, 85 s for one of 27.)
   return statements.map((statement) => statement.trim()).filter((statement) => statement !== '' && !statement.split('\n').every((line) => line.trim() === '' || line.trim().startsWith('--')));
 }
