@@ -358,6 +358,10 @@ export function planTest(test: { sql: string; references: readonly string[] }, f
   if (whole !== undefined) return { scope: 'whole', why: `${whole.model} was rebuilt whole` };
   if (!hasChangedCondition(test.sql)) return { scope: 'whole', why: 'it has no {{ changed }} condition (its header says why)' };
   const byModel = new Map<string, ChangedPartition[]>();
-  for (const change of changes) byModel.set(change.model, [...(byModel.get(change.model) ?? []), change]);
+  for (const change of changes) {
+    const known = byModel.get(change.model);
+    if (known === undefined) byModel.set(change.model, [change]);
+    else known.push(change);
+  }
   return { scope: 'changed', partitions: mergePartitions(changes), byModel };
 }

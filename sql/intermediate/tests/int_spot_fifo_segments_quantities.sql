@@ -10,9 +10,9 @@
 -- segments lie at or after its instant (lot_at). The lots the changed segments take from are read in
 -- two ways, each by constants set first that DuckDB skips row groups by (a subquery in the filter is
 -- not): those bought in the 40 days before the earliest changed sell, by the earliest of their
--- instants (the night's lots, mostly); the older ones (an illiquid coin's lot of months ago sold tonight; an opening lot,
--- of no instant), few, by their keys, in every row group, which DuckDB skips by the keys' range (the
--- history is stored by partition). One bound for all of them, the oldest lot's, read half of the 30M
+-- instants (the night's lots, mostly); the older ones (an illiquid coin's lot of months ago sold
+-- tonight; an opening lot, of no instant), few, by their keys, in every row group, which DuckDB
+-- skips by the keys' range (the history is stored by partition). One bound for all of them, the oldest lot's, read half of the 30M
 -- benchmark history's segments for one old lot of WXTUSDT (2.9 s read cold; 0.26 s warm). Checking
 -- everything, the earliest changed sell is the first of all, and the older lots the opening ones and
 -- those bought 40 days before it: every segment is read once.
