@@ -11,7 +11,8 @@
  *   npm run bench -- ratios-night-30m  the same on 30M (compared with a 10M night only when run together)
  *
  * EXLEDGER_BENCH_KEEP=1 leaves the nightly job's databases (and their published copies) under
- * data/bench, to time more nights on them by hand (bench/nightly-day.ts).
+ * data/bench, to time more nights on them by hand (bench/nightly-day.ts); EXLEDGER_BENCH_KEEP=night-30m
+ * (or night-10m) keeps that part's alone, since the disk may not hold both.
  *
  * Under each full build, its write floor (bench/write-floor.ts): the time DuckDB takes only to
  * write the tables that build kept, with nothing to compute, beside the same baseline, and whether
@@ -49,6 +50,12 @@ export type RatioPart = (typeof RATIO_PARTS)[number];
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** A nightly build is stopped after this many seconds. */
 const NIGHTLY_TIMEOUT_SECONDS = 900;
+
+/** Whether EXLEDGER_BENCH_KEEP asks to keep this part's database: `1` keeps every part's, else a comma-separated list of parts. */
+function keepsPart(part: RatioPart): boolean {
+  const keep = process.env.EXLEDGER_BENCH_KEEP ?? '';
+  return keep === '1' || keep.split(',').map((name) => name.trim()).includes(part);
+}
 
 /** Runs the parts (all by default), prints the table, then each build's slowest models. */
 export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Promise<void> {
@@ -90,7 +97,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   let of10m: { night?: Figure; fullBuildPeakBytes?: number; daySpotFills?: number } | undefined;
   for (const [part, spotFills] of [['night-10m', 10_000_000], ['night-30m', 30_000_000]] as const) {
     if (!parts.includes(part)) continue;
-    const keep = process.env.EXLEDGER_BENCH_KEEP === '1';
+    const keep = keepsPart(part);
     const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep } : { keep });
     rows.push(...job.rows);
     if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
