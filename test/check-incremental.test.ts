@@ -310,6 +310,36 @@ describe('the check of what changed (exledger check --changed)', () => {
               UPDATE intermediate.int_spot_fifo_segments SET quantity_e18 = quantity_e18 - 500000000000000000 WHERE symbol = 'SOLUSDT_SPBL' AND sell_at < TIMESTAMPTZ '2026-02-01 00:00:00+00'`),
     );
   });
+
+  it("numbers a changed partition's rows on from the last number before them, found in the days before the change or, for a partition idle longer, by its keys: a gap where the night's numbers start fails the check of what changed as the full check", async () => {
+    const test = 'intermediate/int_spot_trades_numbered';
+    // The night's rows of a partition numbered one too far: a gap between the kept rows and the night's.
+    const shifted = (symbol: string, from: string, by: 1 | -1) =>
+      withDb((db) => db.run(`UPDATE intermediate.int_spot_trades SET event_seq = event_seq + ${by} WHERE symbol = '${symbol}' AND event_at >= TIMESTAMPTZ '${from}'`));
+    const symbols = (result: TestResult) => result.sample.map((row) => row.symbol);
+    // ADA: a new symbol bought on March 1; its sells come weeks apart, so the last number before a
+    // night's sell is read by the partition's keys. BTC: late sells in February, with fills of the
+    // partition in the two days before them.
+    await night([spotFill('ADAUSDT_SPBL', 'a0', '2026-03-01T09:00:00.000Z', 'buy', '100', '0.5')]);
+    for (const [symbol, fine, wrong] of [
+      ['ADAUSDT_SPBL', ['a1', '2026-03-20T09:00:00.000Z', '0.6'], ['a2', '2026-04-15T09:00:00.000Z', '0.7']],
+      ['BTCUSDT_SPBL', ['late4', '2026-02-12T12:00:00.000Z', '62500'], ['late5', '2026-02-14T12:00:00.000Z', '62600']],
+    ] as const) {
+      await night([spotFill(symbol, fine[0], fine[1], 'sell', '1', fine[2])]);
+      expect(named((await check(true)).results, test), symbol).toMatchObject({ scope: 'changed', status: 'pass' });
+      await night([spotFill(symbol, wrong[0], wrong[1], 'sell', '1', wrong[2])]);
+      await shifted(symbol, wrong[1], 1);
+      const nightly = await check(true);
+      expect(named(nightly.results, test), symbol).toMatchObject({ scope: 'changed', status: 'fail' });
+      const full = await check(false);
+      expect(named(full.results, test).status, symbol).toBe('fail');
+      expect(symbols(named(nightly.results, test)), symbol).toEqual([symbol]);
+      expect(symbols(named(full.results, test)), symbol).toEqual([symbol]);
+      await shifted(symbol, wrong[1], -1);
+      // Right again: a pass the next night's check of what changed builds on.
+      expect(named((await check(false)).results, test).status, symbol).toBe('pass');
+    }
+  });
 });
 
 describe('{{ changed }} and {{ changed_keys }} in a test', () => {
