@@ -42,12 +42,24 @@ export interface BuildDataSpec {
   fundingBills: number;
   /** @default 1 */
   seed?: number;
+  /**
+   * The years the history spans, ending with 2025 (every stream's records spread evenly over them).
+   * A history that grows does so by its years, at the same pace: the 30M nightly history is three
+   * years (2023 to 2025) of what the 10M one holds in 2025, so that its last day, and so the night
+   * appended to it, is the 10M history's. @default 1
+   */
+  years?: number;
 }
 
-/** The history runs over 2025, in UTC. */
+/** The history runs over 2025, in UTC (over the spec's years up to the end of 2025). */
 export const BENCH_START_MS = Date.UTC(2025, 0, 1);
 export const BENCH_END_MS = Date.UTC(2026, 0, 1);
-const SPAN_MS = BENCH_END_MS - BENCH_START_MS;
+
+/** The first instant of a spec's history and its span: its years up to BENCH_END_MS. */
+export function benchSpan(spec: Pick<BuildDataSpec, 'years'>): { startMs: number; spanMs: number } {
+  const startMs = Date.UTC(2026 - (spec.years ?? 1), 0, 1);
+  return { startMs, spanMs: BENCH_END_MS - startMs };
+}
 const ACCOUNT = 'main';
 const RUN_ID = 'bench-build';
 /** Rows per INSERT, so 10M fills never sit in one statement's buffers. */
@@ -147,11 +159,14 @@ export async function writeBuildData(db: Database, spec: BuildDataSpec): Promise
   await ensureRawTables(db, STREAMS);
   await createMacros(db, seed);
   await writeReferenceSnapshots(db);
-  for (let start = 0; start < spec.spotFills; start += CHUNK) await writeSpotFills(db, spec.spotFills, start, Math.min(spec.spotFills, start + CHUNK));
-  for (let start = 0; start < spec.futuresFills; start += CHUNK) await writeFuturesFills(db, spec.futuresFills, start, Math.min(spec.futuresFills, start + CHUNK));
-  await writeFundingBills(db, spec.fundingBills);
-  await writeFuturesAccounts(db);
+  const span = benchSpan(spec);
+  for (let start = 0; start < spec.spotFills; start += CHUNK) await writeSpotFills(db, span, spec.spotFills, start, Math.min(spec.spotFills, start + CHUNK));
+  for (let start = 0; start < spec.futuresFills; start += CHUNK) await writeFuturesFills(db, span, spec.futuresFills, start, Math.min(spec.futuresFills, start + CHUNK));
+  await writeFundingBills(db, span, spec.fundingBills);
+  await writeFuturesAccounts(db, span);
 }
+
+type Span = ReturnType<typeof benchSpan>;
 
 async function writeReferenceSnapshots(db: Database): Promise<void> {
   const takenAt = new Date(BENCH_END_MS).toISOString();
@@ -164,7 +179,7 @@ async function writeReferenceSnapshots(db: Database): Promise<void> {
   }
 }
 
-async function writeSpotFills(db: Database, total: number, from: number, to: number): Promise<void> {
+async function writeSpotFills(db: Database, { startMs, spanMs }: Span, total: number, from: number, to: number): Promise<void> {
   const orders = Math.ceil(total / 3);
   const symbols = valuesTable(
     SPOT.map((s, idx) => ({ idx, symbol: s.symbol, base: s.base, quote: s.quote, pd: s.pd, qd: s.qd, bd: s.bd, center: s.center, swing: s.swing, q_min: s.qMin, q_max: s.qMax })),
@@ -188,7 +203,7 @@ async function writeSpotFills(db: Database, total: number, from: number, to: num
             case when is_extreme then extreme_no < 2 else bx_bucket(o, 2) < 500 end as is_buy,
             not is_extreme and bx_bucket(o, 3) < 20 as is_blank,
             case when is_extreme then 'limit' when bx_bucket(o, 4) < 333 then 'market' else 'limit' end as order_type,
-            ${BENCH_START_MS} + (o * ${SPAN_MS}) // ${orders} as c_time
+            ${startMs} + (o * ${spanMs}) // ${orders} as c_time
         from fills
     ),
 
@@ -255,7 +270,7 @@ async function writeSpotFills(db: Database, total: number, from: number, to: num
   `);
 }
 
-async function writeFuturesFills(db: Database, total: number, from: number, to: number): Promise<void> {
+async function writeFuturesFills(db: Database, { startMs, spanMs }: Span, total: number, from: number, to: number): Promise<void> {
   const orders = Math.ceil(total / 2);
   const contracts = valuesTable(
     FUTURES.map((c, idx) => ({ idx, symbol: c.symbol, pd: c.pd, sd: c.sd, center: c.center, swing: c.swing, s_max: c.sMax })),
@@ -280,7 +295,7 @@ async function writeFuturesFills(db: Database, total: number, from: number, to: 
                 else ${pick('bx_bucket(o, 22)', [300, 250, 250, 200], ["'OPEN_LONG'", "'CLOSE_LONG'", "'OPEN_SHORT'", "'CLOSE_SHORT'"])}
             end as direction,
             case when bx_bucket(o, 23) < 600 then 6 else 2 end as fee_rate,
-            ${BENCH_START_MS} + (o * ${SPAN_MS}) // ${orders} as created_time
+            ${startMs} + (o * ${spanMs}) // ${orders} as created_time
         from fills
     ),
 
@@ -344,7 +359,7 @@ async function writeFuturesFills(db: Database, total: number, from: number, to: 
   `);
 }
 
-async function writeFundingBills(db: Database, total: number): Promise<void> {
+async function writeFundingBills(db: Database, { startMs, spanMs }: Span, total: number): Promise<void> {
   if (total === 0) return;
   const coins = valuesTable(
     BILL_COINS.map((c, idx) => ({ idx, coin: c.coin, coin_id: c.id, decimals: c.decimals, a_min: c.min, a_max: c.max, withdraw_fee: c.withdrawFee, opening: c.opening })),
@@ -357,7 +372,7 @@ async function writeFundingBills(db: Database, total: number): Promise<void> {
         select
             i,
             -- the two bills of a pair share a millisecond (a trade's two legs)
-            ${BENCH_START_MS} + ((i // 2) * ${SPAN_MS}) // ${pairs} as c_time,
+            ${startMs} + ((i // 2) * ${spanMs}) // ${pairs} as c_time,
             ${pick('bx_bucket(i, 31)', BILL_COINS.map((c) => c.share), BILL_COINS.map((_, index) => String(index)))} as idx,
             ${pick('bx_bucket(i, 32)', BIZ_TYPES.map(([, share]) => share), BIZ_TYPES.map(([biz]) => `'${biz}'`))} as drawn_biz
         from range(${total}) t(i)
@@ -435,7 +450,7 @@ async function writeFundingBills(db: Database, total: number): Promise<void> {
     select * from final
   `);
   // Two spot assets snapshots (mid-year and end): equity is the coin's last afterAmount by then.
-  for (const takenMs of [BENCH_START_MS + SPAN_MS / 2, BENCH_END_MS]) {
+  for (const takenMs of [startMs + spanMs / 2, BENCH_END_MS]) {
     await db.run(`
       insert into raw.spot_assets
       with bills as (
@@ -468,18 +483,18 @@ async function writeFundingBills(db: Database, total: number): Promise<void> {
  * A futures account snapshot every week: one USDT collateral entry whose running totals are the
  * fills' totals up to the snapshot (funding drawn per week), and no open position.
  */
-async function writeFuturesAccounts(db: Database): Promise<void> {
+async function writeFuturesAccounts(db: Database, { startMs, spanMs }: Span): Promise<void> {
   const weekMs = 7 * 86_400_000;
   await db.run(`
     insert into raw.futures_accounts
     with snapshots as (
-        select k, ${BENCH_START_MS} + k * ${weekMs} as taken_ms
-        from range(1, ${Math.floor(SPAN_MS / weekMs) + 1}) t(k)
+        select k, ${startMs} + k * ${weekMs} as taken_ms
+        from range(1, ${Math.floor(spanMs / weekMs) + 1}) t(k)
     ),
 
     fills as (
         select
-            (cast(_record->>'createdTime' as bigint) - ${BENCH_START_MS}) // ${weekMs} + 1 as k,
+            (cast(_record->>'createdTime' as bigint) - ${startMs}) // ${weekMs} + 1 as k,
             _record->>'direction' as direction,
             cast(_record->>'fillValue' as decimal(38, 8)) as fill_value,
             cast(_record->>'fillFee' as decimal(38, 8)) as fill_fee,
@@ -528,7 +543,7 @@ async function writeFuturesAccounts(db: Database): Promise<void> {
             0 as _seq,
             json_object(
                 'account', json_object('id', '7012345678', 'user_id', '8012345678', 'client_account_id', '0', 'is_system_account', false,
-                    'status', 'NORMAL', 'created_time', '${BENCH_START_MS}', 'updated_time', cast(taken_ms as varchar)),
+                    'status', 'NORMAL', 'created_time', '${startMs}', 'updated_time', cast(taken_ms as varchar)),
                 'collateral', json_array(json_object(
                     'account_id', '7012345678',
                     'coin_id', 2,
@@ -557,7 +572,7 @@ async function writeFuturesAccounts(db: Database): Promise<void> {
                     'cum_position_funding_amount', bx_fixed(cum_funding_units, ${FUTURES_DECIMALS}),
                     'cum_order_fill_fee_income_amount', '0.00000000',
                     'cum_order_liquidate_fee_income_amount', '0.00000000',
-                    'created_time', '${BENCH_START_MS}',
+                    'created_time', '${startMs}',
                     'updated_time', cast(taken_ms as varchar)
                 )),
                 'position', json_array(),
@@ -579,7 +594,8 @@ export const BENCH_DATA_DIR = path.join(REPO, 'data', 'bench');
 /** The cached database file for a spec: the counts, the seed and a hash of this generator's text. */
 export function buildDataPath(spec: BuildDataSpec): string {
   const generator = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url))).digest('hex').slice(0, 10);
-  return path.join(BENCH_DATA_DIR, `build-s${spec.spotFills}-f${spec.futuresFills}-b${spec.fundingBills}-seed${spec.seed ?? 1}-${generator}.duckdb`);
+  const years = (spec.years ?? 1) === 1 ? '' : `-y${spec.years}`;
+  return path.join(BENCH_DATA_DIR, `build-s${spec.spotFills}-f${spec.futuresFills}-b${spec.fundingBills}${years}-seed${spec.seed ?? 1}-${generator}.duckdb`);
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The nightly job step by step (issue 28, items 1, 3 and 7), on a build benchmark's history
- * (bench/build-data.ts: `spotFills` spot fills, 1M futures fills, 100k bills) with all five cost
- * methods; every step before the night a child process measured as a command (wall, peak RSS,
+ * (bench/build-data.ts: `spotFills` spot fills, 1M futures fills, 100k bills a year, over 2025
+ * for 10M and over as many years as 10M fills go into it for more: 2023 to 2025 for 30M) with all
+ * five cost methods; every step before the night a child process measured as a command (wall, peak RSS,
  * the load it started under), the night one process running `exledger run`'s code:
  *
  *   1. the full build (`exledger build` of the raw history: every model whole), with its write
@@ -90,7 +91,11 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   const { of10m, keep = false } = options;
   const nightOf10m = of10m?.night;
   const name = `nightly-${label(spotFills)}`;
-  const spec: BuildDataSpec = { spotFills, futuresFills: 1_000_000, fundingBills: 100_000 };
+  // A larger history is a longer one at the 10M history's pace: its years, each as 2025 is in the
+  // 10M history (10M spot fills, 1M futures fills, 100k bills), so its last day and night are the
+  // 10M one's. (A history as large in one year is a busier account, whose night holds more too.)
+  const years = Math.max(1, Math.round(spotFills / 10_000_000));
+  const spec: BuildDataSpec = { spotFills, futuresFills: 1_000_000 * years, fundingBills: 100_000 * years, years };
   const work = path.join(BENCH_DATA_DIR, `run-${name}.duckdb`);
   removeWork(work);
   mkdirSync(BENCH_DATA_DIR, { recursive: true });
@@ -110,7 +115,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   if (data.seconds !== undefined) console.log(`${name}: generated ${path.basename(data.path)} in ${data.seconds.toFixed(1)} s (not measured)`);
   copyBuildData(data.path, work);
   const rows: RatioRow[] = [];
-  const history = `${spotFills.toLocaleString('en-US')} spot fills, ${FIVE_METHODS.length} cost methods`;
+  const history = `${spotFills.toLocaleString('en-US')} spot fills${years === 1 ? '' : ` over ${years} years, ${spec.futuresFills.toLocaleString('en-US')} futures fills, ${spec.fundingBills.toLocaleString('en-US')} bills`}, ${FIVE_METHODS.length} cost methods`;
 
   // 1. The full build, its floor and its baseline.
   let started = load();

@@ -157,6 +157,30 @@ describe('bench build data', () => {
       again.close();
     }
   });
+
+  it('a history of three years is three of the one-year history at its pace: 2023 to 2025, its last day as busy', async () => {
+    const longer = await openModelDb();
+    try {
+      await writeBuildData(longer, { spotFills: 3 * spec.spotFills, futuresFills: 3 * spec.futuresFills, fundingBills: 3 * spec.fundingBills, years: 3 });
+      const span = (target: Database, table: string, field: string) =>
+        queryRows<{ first: string; last: string; december: string }>(
+          target,
+          `SELECT min(t)::VARCHAR AS first, max(t)::VARCHAR AS last, count(*) FILTER (WHERE t >= TIMESTAMP '2025-12-01') AS december
+           FROM (SELECT make_timestamp(CAST(_record->>'${field}' AS BIGINT) * 1000) AS t FROM raw.${table})`,
+        );
+      for (const [table, field] of [['spot_fills', 'cTime'], ['futures_fills', 'createdTime'], ['funding_bills', 'cTime']] as const) {
+        const [three] = await span(longer, table, field);
+        const [one] = await span(db, table, field);
+        expect(three!.first, table).toMatch(/^2023-01-01/);
+        expect(one!.first, table).toMatch(/^2025-01-01/);
+        expect([three!.last.slice(0, 7), one!.last.slice(0, 7)], table).toEqual(['2025-12', '2025-12']);
+        // December holds as many records, to a record or two of rounding (the orders are spread evenly).
+        expect(Math.abs(Number(three!.december) - Number(one!.december)), table).toBeLessThanOrEqual(3);
+      }
+    } finally {
+      longer.close();
+    }
+  });
 });
 
 describe('bench build output', () => {
