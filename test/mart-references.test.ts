@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explainReference, SOURCE_ROW_LIMIT, type Explanation } from '../src/jobs/explain-job.ts';
 import { MART_SOURCES } from '../src/jobs/mart-sources.ts';
 import MARTS from '../sql/marts/_models.ts';
 import { openDemoLikeDatabase, type DemoLikeDatabase } from './support/demo-like-db.ts';
 import { add, cmp, parseDecimal, ZERO, type Rational } from './support/spot-reference.ts';
+import { Database } from '../src/store/database.ts';
 
 /** Marts whose rows have no `reference` column, and why (their key names the row as explain takes it). */
 const WITHOUT_REFERENCE: Readonly<Record<string, string>> = {
@@ -27,6 +29,22 @@ describe('every mart row a person traces carries a reference explain resolves', 
       if (hasReference && !(model.name in EXPLAINED_OTHERWISE)) expect(Object.keys(MART_SOURCES), `marts.${model.name}: name its sources in src/jobs/mart-sources.ts`).toContain(model.name);
     }
     for (const mart of Object.keys(MART_SOURCES)) expect(MARTS.models.find((model) => model.name === mart)?.columns.some((column) => column.name === 'reference'), `MART_SOURCES.${mart}`).toBe(true);
+  });
+});
+
+describe("a reference's values (sql/macros/references.sql)", () => {
+  it("write '%' as %25 and '/' as %2F, wherever they are and only them, and NULL as nothing", async () => {
+    const db = await Database.open(':memory:', { bookkeeping: false });
+    try {
+      await db.run(readFileSync(new URL('../sql/macros/references.sql', import.meta.url), 'utf8'));
+      const [row] = await db.all<Record<string, string>>(
+        `SELECT ref_part('BTCUSDT_SPBL') AS plain, ref_part('a/b') AS slash, ref_part('50%') AS percent, ref_part('%2F/x%/') AS both,
+                ref_part(NULL) AS missing, ref_part(1234567890123456789012) AS number, ref_part(DATE '2026-01-31') AS day`,
+      );
+      expect(row).toEqual({ plain: 'BTCUSDT_SPBL', slash: 'a%2Fb', percent: '50%25', both: '%252F%2Fx%25%2F', missing: '', number: '1234567890123456789012', day: '2026-01-31' });
+    } finally {
+      db.close();
+    }
   });
 });
 
