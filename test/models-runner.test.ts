@@ -59,6 +59,25 @@ describe('the model runner', () => {
     ]);
   });
 
+  it('rebuilds whole a model whose relation is a view (a database from before its layer held tables) or is gone, and leaves the others unchanged', async () => {
+    const sqlDir = project(PROJECT);
+    await freshDb();
+    await buildModels(db, DEFAULT_MODEL_SETTINGS, { sqlDir });
+    await db.run('DROP TABLE marts.b_count; CREATE VIEW marts.b_count AS SELECT 0 AS c; DROP TABLE marts.a_total');
+    const results = await buildModels(db, DEFAULT_MODEL_SETTINGS, { sqlDir });
+    expect(results.map(({ id, how, why }) => `${id} ${how}${why === undefined ? '' : ` (${why})`}`)).toEqual([
+      'staging.numbers unchanged',
+      'intermediate.z_evens unchanged',
+      'marts.a_total whole (first build)',
+      'marts.b_count whole (first build)',
+    ]);
+    expect(await db.all("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'marts' ORDER BY 1")).toEqual([
+      { table_name: 'a_total', table_type: 'BASE TABLE' },
+      { table_name: 'b_count', table_type: 'BASE TABLE' },
+    ]);
+    expect(await db.all('SELECT c FROM marts.b_count')).toEqual([{ c: '5' }]);
+  });
+
   it('keeps the previous table of a failing model readable and skips what reads it', async () => {
     await freshDb();
     await buildModels(db, DEFAULT_MODEL_SETTINGS, { sqlDir: project(PROJECT) });

@@ -81,6 +81,7 @@ export async function buildModels(db: Database, settings: ModelSettings, options
     fingerprints: fingerprints(project.models, project.macros, await settingsDigests(db)),
     readers: readersOf(project.models),
     fullRefresh: options.fullRefresh === true,
+    relations: await relationsOf(db),
   };
   const restoreStorage = await useBuildStorageSettings(db);
   try {
@@ -117,6 +118,21 @@ interface BuildContext {
   /** The models that read each model, by id (the whole project's, selected or not). */
   readers: ReadonlyMap<string, readonly string[]>;
   fullRefresh: boolean;
+  /**
+   * The models' relations as the build found them (`layer.name`: a table or a view), read once:
+   * only a model's own build creates or replaces its relation, after its plan has read this.
+   */
+  relations: ReadonlyMap<string, 'table' | 'view'>;
+}
+
+/** Every table and view of the models' layers, by `schema.name` (one query instead of one per model). */
+async function relationsOf(db: Database): Promise<Map<string, 'table' | 'view'>> {
+  const rows = await db.all<{ id: string; kind: 'table' | 'view' }>(
+    `SELECT schema_name || '.' || table_name AS id, 'table' AS kind FROM duckdb_tables() WHERE database_name = current_database() AND schema_name IN ('staging', 'intermediate', 'marts')
+     UNION ALL
+     SELECT schema_name || '.' || view_name, 'view' FROM duckdb_views() WHERE database_name = current_database() AND schema_name IN ('staging', 'intermediate', 'marts')`,
+  );
+  return new Map(rows.map((row) => [row.id, row.kind]));
 }
 
 function readersOf(models: readonly Model[]): Map<string, string[]> {
@@ -265,8 +281,8 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   const state = await readState(db, model.id);
   const whole = (why: string): Plan => ({ how: 'whole', why, lastChangeSeq: 0 });
   if (context.fullRefresh) return whole('full refresh');
-  const [existing] = await db.all<{ table_type: string }>('SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_catalog = current_database()', [model.layer, model.name]);
-  if (state === undefined || existing === undefined || existing.table_type === 'VIEW') return whole('first build');
+  const existing = context.relations.get(model.id);
+  if (state === undefined || existing === undefined || existing === 'view') return whole('first build');
   if (state.fingerprint !== context.fingerprints.get(model.id)) return whole('its SQL, a macro, a setting it reads or a model upstream changed');
   // Raw tables are read by staging (and, in a hand-built project, may be by any model).
   const inputs = rawInputs(model);
@@ -434,7 +450,7 @@ export async function refreshStaging(db: Database, sqlDir: string = SQL_DIR): Pr
   for (const macro of project.macros) await db.transaction(() => db.run(macro.sql));
   await db.run('CREATE SCHEMA IF NOT EXISTS staging');
   await ensureStateTables(db);
-  const context: BuildContext = { fingerprints: fingerprints(project.models, project.macros, new Map()), readers: readersOf(project.models), fullRefresh: false };
+  const context: BuildContext = { fingerprints: fingerprints(project.models, project.macros, new Map()), readers: readersOf(project.models), fullRefresh: false, relations: await relationsOf(db) };
   for (const model of project.models.filter((candidate) => candidate.layer === 'staging')) {
     const result = await buildModel(db, model, context, () => undefined);
     if (result.status !== 'ok') throw new Error(`${model.id}: ${result.message}`);
