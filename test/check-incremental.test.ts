@@ -255,6 +255,23 @@ describe('the check of what changed (exledger check --changed)', () => {
     expect(failing((await check(false)).results)).toEqual(before);
   });
 
+  it("fails, checking everything, a FIFO segment whose lot_at is not its lot's instant: the check of what changed reads older lots' segments by it", async () => {
+    const moved = (sign: '-' | '+') =>
+      withDb((db) =>
+        db.run(`UPDATE intermediate.int_spot_fifo_segments SET lot_at = lot_at ${sign} INTERVAL 1 DAY
+                WHERE (pool, symbol, sell_seq, lot_seq) = (SELECT (pool, symbol, sell_seq, lot_seq) FROM intermediate.int_spot_fifo_segments
+                  WHERE symbol = 'ETHUSDT_SPBL' AND lot_seq IS NOT NULL AND sell_at > TIMESTAMPTZ '2026-02-01 00:00:00+00' ORDER BY sell_seq, lot_seq LIMIT 1)`),
+      );
+    const test = 'intermediate/int_spot_fifo_segments_quantities';
+    expect(named((await check(false)).results, test).status).toBe('pass');
+    await moved('-');
+    const { results } = await check(false);
+    expect(named(results, test)).toMatchObject({ status: 'fail', offending: 1 });
+    expect(named(results, test).sample).toEqual([expect.objectContaining({ kind: 'lot_at', symbol: 'ETHUSDT_SPBL' })]);
+    await moved('+');
+    expect(named((await check(false)).results, test).status).toBe('pass');
+  });
+
   it("selects a part of a test by the changes of the tables it compares (of: …): a day's row and its matches by theirs, not by the month's", async () => {
     const test = 'marts/spot_realized_pnl_agrees';
     const dayRow = (date: string) => `symbol = 'BTCUSDT_SPBL' AND cost_method = 'fifo' AND sell_date = DATE '${date}'`;

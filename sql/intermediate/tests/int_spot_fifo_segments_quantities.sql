@@ -11,11 +11,15 @@
 -- two ways, each by constants set first that DuckDB skips row groups by (a subquery in the filter is
 -- not): those bought in the 40 days before the earliest changed sell, by the earliest of their
 -- instants (the night's lots, mostly); the older ones (an illiquid coin's lot of months ago sold
--- tonight; an opening lot, of no instant), few, by their keys, in every row group, which DuckDB
--- skips by the keys' range (the history is stored by partition). One bound for all of them, the oldest lot's, read half of the 30M
--- benchmark history's segments for one old lot of WXTUSDT (2.9 s read cold; 0.26 s warm). Checking
--- everything, the earliest changed sell is the first of all, and the older lots the opening ones and
--- those bought 40 days before it: every segment is read once.
+-- tonight; an opening lot, of no instant; every lot a night sells from once the FIFO inventory is
+-- older than 40 days) by their instants, a constant list DuckDB checks each row group's range of
+-- lot_at (and of the trades' event_at) against, the history being stored by partition in sell
+-- order, then by their keys. One bound for all of them, the oldest lot's, read half of the 30M
+-- benchmark history's segments for one old lot of WXTUSDT (2.9 s read cold; 0.26 s warm); their keys
+-- alone, over the whole table, took 1.6 s cold for the 26k lots, bought seven weeks before, that the
+-- three-year history's night sells from. The test fails a segment whose lot_at is not its lot's
+-- instant (kind 'lot_at'). Checking everything, the earliest changed sell is the first of all, and
+-- the older lots the opening ones and those bought 40 days before it: every segment is read once.
 set variable int_spot_fifo_segments_quantities_cut = (
     select coalesce(min(c.sell_at), 'infinity'::timestamptz) - interval 40 day
     from intermediate.int_spot_fifo_segments as c
@@ -23,10 +27,19 @@ set variable int_spot_fifo_segments_quantities_cut = (
 );
 
 set variable int_spot_fifo_segments_quantities_old = (
-    select coalesce(list(distinct {'pool': c.pool, 'symbol': c.symbol, 'lot_seq': c.lot_seq}), [])
+    select coalesce(list(distinct {'pool': c.pool, 'symbol': c.symbol, 'lot_seq': c.lot_seq, 'lot_at': c.lot_at}), [])
     from intermediate.int_spot_fifo_segments as c
     where c.lot_seq is not null and {{ changed(account: c.pool, symbol: c.symbol, at: c.sell_at) }}
         and (c.lot_at is null or c.lot_at < getvariable('int_spot_fifo_segments_quantities_cut'))
+);
+
+-- The older lots' segments and trades, by their instants (queries for query(): constants).
+set variable int_spot_fifo_segments_quantities_old_segments = rows_at_instants_sql(
+    'intermediate.int_spot_fifo_segments', 'lot_at', list_transform(getvariable('int_spot_fifo_segments_quantities_old'), l -> l.lot_at)
+);
+
+set variable int_spot_fifo_segments_quantities_old_trades = rows_at_instants_sql(
+    'intermediate.int_spot_trades', 'event_at', list_transform(getvariable('int_spot_fifo_segments_quantities_old'), l -> l.lot_at)
 );
 
 -- The earliest of the other lots: their segments and trades are at or after it.
@@ -59,15 +72,16 @@ by_sell as (
 ),
 
 by_lot as (
-    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12, min(s.sell_at) as first_sell_at
+    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12, min(s.sell_at) as first_sell_at,
+        min(s.lot_at) as first_lot_at, max(s.lot_at) as last_lot_at, count(s.lot_at) as with_lot_at, count(*) as segments
     from intermediate.int_spot_fifo_segments as s
     {{ changed_keys(table: intermediate.int_spot_fifo_segments, alias: s, key: pool symbol lot_seq, account: pool, symbol: symbol, at: sell_at) }}
     anti join old_lots as o on o.pool = s.pool and o.symbol = s.symbol and o.lot_seq = s.lot_seq
     where s.lot_seq is not null and s.sell_at >= getvariable('int_spot_fifo_segments_quantities_from')
     group by all
     union all
-    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18), sum(s.cost_e12), min(s.sell_at)
-    from intermediate.int_spot_fifo_segments as s
+    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18), sum(s.cost_e12), min(s.sell_at), min(s.lot_at), max(s.lot_at), count(s.lot_at), count(*)
+    from query(getvariable('int_spot_fifo_segments_quantities_old_segments')) as s
     semi join old_lots as o on o.pool = s.pool and o.symbol = s.symbol and o.lot_seq = s.lot_seq
     group by all
 ),
@@ -76,7 +90,7 @@ by_lot as (
 lot_trades as (
     select * from intermediate.int_spot_trades where event_at >= getvariable('int_spot_fifo_segments_quantities_from')
     union all
-    select t.* from intermediate.int_spot_trades as t
+    select t.* from query(getvariable('int_spot_fifo_segments_quantities_old_trades')) as t
     semi join old_lots as o on o.pool = t.pool and o.symbol = t.symbol and o.lot_seq = t.event_seq
     where t.event_at < getvariable('int_spot_fifo_segments_quantities_from') or t.event_at is null
 )
@@ -89,8 +103,15 @@ where t.side = 'sell'
         or s.proceeds_e12 is distinct from t.proceeds_e12
         or coalesce(s.unmatched_e18, 0) <> t.unmatched_e18)
 union all
-select case when l.first_sell_at < t.event_at then 'sold_before_lot' else 'lot' end, t.pool, t.symbol, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
+select
+    case
+        when l.first_sell_at < t.event_at then 'sold_before_lot'
+        when l.first_lot_at is distinct from t.event_at or l.last_lot_at is distinct from t.event_at or l.with_lot_at <> (case when t.event_at is null then 0 else l.segments end) then 'lot_at'
+        else 'lot'
+    end,
+    t.pool, t.symbol, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
 from lot_trades as t
 inner join by_lot as l on l.pool = t.pool and l.symbol = t.symbol and l.lot_seq = t.event_seq
 where (select built from fifo)
-    and (l.quantity_e18 > t.units_in_e18 or (l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12) or l.first_sell_at < t.event_at)
+    and (l.quantity_e18 > t.units_in_e18 or (l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12) or l.first_sell_at < t.event_at
+        or l.first_lot_at is distinct from t.event_at or l.last_lot_at is distinct from t.event_at or l.with_lot_at <> (case when t.event_at is null then 0 else l.segments end))
