@@ -73,14 +73,14 @@ by_sell as (
 
 by_lot as (
     select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18) as quantity_e18, sum(s.cost_e12) as cost_e12, min(s.sell_at) as first_sell_at,
-        min(s.lot_at) as first_lot_at, max(s.lot_at) as last_lot_at, count(s.lot_at) as with_lot_at, count(*) as segments
+        min(s.lot_at) as first_lot_at, max(coalesce(s.lot_at, 'infinity'::timestamptz)) as last_lot_at
     from intermediate.int_spot_fifo_segments as s
     {{ changed_keys(table: intermediate.int_spot_fifo_segments, alias: s, key: pool symbol lot_seq, account: pool, symbol: symbol, at: sell_at) }}
     anti join old_lots as o on o.pool = s.pool and o.symbol = s.symbol and o.lot_seq = s.lot_seq
     where s.lot_seq is not null and s.sell_at >= getvariable('int_spot_fifo_segments_quantities_from')
     group by all
     union all
-    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18), sum(s.cost_e12), min(s.sell_at), min(s.lot_at), max(s.lot_at), count(s.lot_at), count(*)
+    select s.pool, s.symbol, s.lot_seq, sum(s.quantity_e18), sum(s.cost_e12), min(s.sell_at), min(s.lot_at), max(coalesce(s.lot_at, 'infinity'::timestamptz))
     from query(getvariable('int_spot_fifo_segments_quantities_old_segments')) as s
     semi join old_lots as o on o.pool = s.pool and o.symbol = s.symbol and o.lot_seq = s.lot_seq
     group by all
@@ -106,7 +106,7 @@ union all
 select
     case
         when l.first_sell_at < t.event_at then 'sold_before_lot'
-        when l.first_lot_at is distinct from t.event_at or l.last_lot_at is distinct from t.event_at or l.with_lot_at <> (case when t.event_at is null then 0 else l.segments end) then 'lot_at'
+        when l.first_lot_at is distinct from t.event_at or l.last_lot_at <> coalesce(t.event_at, 'infinity'::timestamptz) then 'lot_at'
         else 'lot'
     end,
     t.pool, t.symbol, t.event_seq, t.units_in_e18, l.quantity_e18, t.cost_e12, l.cost_e12
@@ -114,4 +114,4 @@ from lot_trades as t
 inner join by_lot as l on l.pool = t.pool and l.symbol = t.symbol and l.lot_seq = t.event_seq
 where (select built from fifo)
     and (l.quantity_e18 > t.units_in_e18 or (l.quantity_e18 = t.units_in_e18 and l.cost_e12 <> t.cost_e12) or l.first_sell_at < t.event_at
-        or l.first_lot_at is distinct from t.event_at or l.last_lot_at is distinct from t.event_at or l.with_lot_at <> (case when t.event_at is null then 0 else l.segments end))
+        or l.first_lot_at is distinct from t.event_at or l.last_lot_at <> coalesce(t.event_at, 'infinity'::timestamptz))
