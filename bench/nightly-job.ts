@@ -42,6 +42,9 @@ import { measureSortBaseline } from './sort-baseline.ts';
 import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
 import { fileURLToPath } from 'node:url';
 
+/** The repository: the table names files from it. */
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
 export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 const METHOD_FLAGS = ['--cost-method', ...FIVE_METHODS];
 const GB = 1024 ** 3;
@@ -190,7 +193,8 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
     const found = stepNamed(step);
     return { wallSeconds: (found?.ms ?? 0) / 1000, peakBytes: found?.peakBytes, load: runFigure.load, ok: found?.status === 'ok' };
   };
-  const detailOf = (step: string) => stepNamed(step)?.detail ?? '';
+  // The run's details name files by their absolute paths: the table names them from the repository.
+  const detailOf = (step: string) => (stepNamed(step)?.detail ?? '').split(`${REPO}${path.sep}`).join('');
   const titles = { build: 'night: build', check: 'night: check', reports: 'night: report all', publish: 'night: publish' } as const;
   const whats = {
     build: `the run's build (incremental): ${added.spotFills.toLocaleString('en-US')} spot fills${dayAtMost === undefined ? '' : ", as many as the 10M history's night"}; ${detailOf('build')}`,
