@@ -587,7 +587,8 @@ async function writeFuturesAccounts(db: Database, { startMs, spanMs }: Span): Pr
   `);
 }
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository the benchmarks run in. */
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Where generated databases are kept (data/ is not committed). */
 export const BENCH_DATA_DIR = path.join(REPO, 'data', 'bench');
 

@@ -30,7 +30,7 @@
 import { mkdirSync, rmSync, statfsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { BENCH_DATA_DIR, BENCH_END_MS, cachedBuildData, copyBuildData, removeDatabaseFiles, type BuildDataSpec } from './build-data.ts';
+import { BENCH_DATA_DIR, BENCH_END_MS, cachedBuildData, copyBuildData, removeDatabaseFiles, REPO, type BuildDataSpec } from './build-data.ts';
 import { runBuild, type BuildRun } from './build.ts';
 import { removePublishedCopies, withDatabase } from './cached-database.ts';
 import { measureCommand, measureScript, type MeasuredRun } from './measure-command.ts';
@@ -41,9 +41,6 @@ import { figureOf as tableFigure, type Figure, type RatioRow } from './ratio-tab
 import { measureSortBaseline } from './sort-baseline.ts';
 import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
 import { fileURLToPath } from 'node:url';
-
-/** The repository: the table names files from it. */
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export const FIVE_METHODS = ['fifo', 'average', 'lifo', 'hifo', 'uk'] as const;
 const METHOD_FLAGS = ['--cost-method', ...FIVE_METHODS];

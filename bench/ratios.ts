@@ -32,10 +32,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BUILD_SCENARIOS, runBuild, type BuildRun, type BuildScenario } from './build.ts';
 import { withDatabase } from './cached-database.ts';
-import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles } from './build-data.ts';
+import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles, REPO } from './build-data.ts';
 import { measureExport } from './export.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
 import { ABOVE_LIMIT_BYTES, MEMORY_LIMIT_BYTES, measureNightlyJob } from './nightly-job.ts';
@@ -47,7 +46,6 @@ import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
 export const RATIO_PARTS = ['1m', '10m', 'export', 'night-10m', 'night-30m'] as const;
 export type RatioPart = (typeof RATIO_PARTS)[number];
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** A nightly build is stopped after this many seconds. */
 const NIGHTLY_TIMEOUT_SECONDS = 900;
 
