@@ -34,12 +34,14 @@ set variable int_spot_fifo_segments_quantities_old = (
 );
 
 -- The older lots' segments and trades, by their instants (queries for query(): constants).
+set variable int_spot_fifo_segments_quantities_old_at = list_transform(getvariable('int_spot_fifo_segments_quantities_old'), l -> l.lot_at);
+
 set variable int_spot_fifo_segments_quantities_old_segments = rows_at_instants_sql(
-    'intermediate.int_spot_fifo_segments', 'lot_at', list_transform(getvariable('int_spot_fifo_segments_quantities_old'), l -> l.lot_at)
+    'intermediate.int_spot_fifo_segments', 'lot_at', getvariable('int_spot_fifo_segments_quantities_old_at')
 );
 
 set variable int_spot_fifo_segments_quantities_old_trades = rows_at_instants_sql(
-    'intermediate.int_spot_trades', 'event_at', list_transform(getvariable('int_spot_fifo_segments_quantities_old'), l -> l.lot_at)
+    'intermediate.int_spot_trades', 'event_at', getvariable('int_spot_fifo_segments_quantities_old_at')
 );
 
 -- The earliest of the other lots: their segments and trades are at or after it.
