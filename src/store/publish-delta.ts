@@ -13,7 +13,7 @@ import { quoteIdentifier } from './sql-text.ts';
  * by table, in one transaction on the standby. What it lacks is read from its own bookkeeping
  * against the database's: raw rows from meta.raw_changes, models from settings.model_state and
  * the builds' record settings.model_changes, closed periods from meta.period_closes; every other
- * table (bookkeeping and settings, small) is copied whole.
+ * table (bookkeeping and settings) gets its rows that differ (copyDifference).
  */
 
 /** Where a model's changed rows lie: its declaration's `changes` (src/models/declaration.ts). */
