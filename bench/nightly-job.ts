@@ -254,7 +254,7 @@ export async function measureNightlyJob(spotFills: number, options: { of10m?: { 
   const each = runs.map((entry) => `${entry.night}: ${entry.total.toFixed(1)} s`).join(', ');
   rows.push({
     benchmark: `${name} night`,
-    what: `\`exledger run\`'s build, check and publish together, as the run timed them: night ${median.night}, the median of nights ${steady[0]!.night} to ${steady.at(-1)!.night} (each: ${each}; from the second night on, each publish brings the standby two nights on); one process: ${runFigure.wallSeconds.toFixed(1)} s and ${((runFigure.peakBytes ?? 0) / GB).toFixed(2)} GB with its reports and start${noPublish === undefined ? '' : ': **without the publish** (not run: disk)'}`,
+    what: `\`exledger run\`'s build, check and publish together, as the run timed them: night ${median.night}, the median of nights ${steady[0]!.night} to ${steady.at(-1)!.night} (each: ${each}${noPublish === undefined ? '; from the second night on, each publish brings the standby two nights on' : ''}); one process: ${runFigure.wallSeconds.toFixed(1)} s and ${((runFigure.peakBytes ?? 0) / GB).toFixed(2)} GB with its reports and start${noPublish === undefined ? '' : ': **without the publish** (not run: disk)'}`,
     measured: night,
     ...(noPublish !== undefined ? { verdict: 'incomplete: no publish' } : nightOf10m === undefined ? { target: { seconds: NIGHT_TARGET_SECONDS } } : { baseline: { what: "the 10M history's night, this run", figure: nightOf10m }, target: { timesBaseline: 1.15 } }),
   });
