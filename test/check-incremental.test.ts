@@ -328,6 +328,23 @@ describe('the check of what changed (exledger check --changed)', () => {
     );
   });
 
+  it("fails, checking what changed, a night's FIFO segment of an older lot whose lot_at is not the lot's instant: its trade is not found at it", async () => {
+    // A lot in January, checked; a night in April sells from it: one of the older lots, read by its instant.
+    await night([spotFill('DOTUSDT_SPBL', 'd1a', '2026-01-05T09:00:00.000Z', 'buy', '1', '5')]);
+    await check(false);
+    await night([spotFill('DOTUSDT_SPBL', 'd2b', '2026-04-06T09:00:00.000Z', 'sell', '0.3', '6')]);
+    const moved = (sign: '-' | '+') =>
+      withDb((db) => db.run(`UPDATE intermediate.int_spot_fifo_segments SET lot_at = lot_at ${sign} INTERVAL 1 DAY WHERE symbol = 'DOTUSDT_SPBL' AND sell_at > TIMESTAMPTZ '2026-04-01 00:00:00+00'`));
+    const test = 'intermediate/int_spot_fifo_segments_quantities';
+    await moved('-');
+    const nightly = await check(true);
+    expect(named(nightly.results, test)).toMatchObject({ scope: 'changed', status: 'fail' });
+    expect(named(nightly.results, test).sample).toEqual([expect.objectContaining({ kind: 'lot_at', symbol: 'DOTUSDT_SPBL' })]);
+    expect(named((await check(false)).results, test).sample).toEqual([expect.objectContaining({ kind: 'lot_at', symbol: 'DOTUSDT_SPBL' })]);
+    await moved('+');
+    expect(named((await check(false)).results, test).status).toBe('pass');
+  });
+
   it("numbers a changed partition's rows on from the last number before them, found in the days before the change or, for a partition idle longer, by its keys: a gap where the night's numbers start fails the check of what changed as the full check", async () => {
     const test = 'intermediate/int_spot_trades_numbered';
     // The night's rows of a partition numbered one too far: a gap between the kept rows and the night's.
