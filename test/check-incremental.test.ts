@@ -11,7 +11,7 @@ import { COST_METHODS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
 import { splitStatements } from '../src/store/sql-text.ts';
 import { runCli } from './support/cli-process.ts';
-import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './support/model-db.ts';
+import { buildAll, futuresFill, insertHistory, insertSnapshot, openModelDb, queryRows, spotFill } from './support/model-db.ts';
 
 /**
  * The incremental check (docs/architecture.md "The incremental check"): after an incremental build,
@@ -37,7 +37,11 @@ function history(): { btc: object[]; eth: object[] } {
 }
 
 async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(config.db);
+  return withDbAt(config.db, work);
+}
+
+async function withDbAt<T>(file: string, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await Database.open(file);
   try {
     return await work(db);
   } finally {
@@ -442,6 +446,72 @@ select getvariable('x');
     expect(() => parseChangedConditions('{{ changed_keys(table: marts.x, key: a) }}', 'x.sql')).toThrow(/table, alias and key are required/);
     expect(() => parseChangedConditions('{{ changed(cut: week) }}', 'x.sql')).toThrow(/cut is row, day or month/);
     expect(() => parseChangedConditions('{{ changed(of: marts.a days) }}', 'x.sql')).toThrow(/of lists models \(<layer>\.<name>\) separated by spaces, not "days"/);
+  });
+});
+
+describe('the check of what changed, the books against the exchange (a reporting currency)', () => {
+  let books: Readonly<Config>;
+  const settings = { reportingCurrency: 'USDT', reportingTimeZone: 'Europe/London' } as const;
+  /** A futures fill closing a long position that realized `pnl` USDT, at a fee of 0.1. */
+  const pnlFill = (tradeId: string, at: string, pnl: string) => futuresFill(tradeId, 'cmt_btcusdt', at, 'CLOSE_LONG', '1', '100', '0.1', pnl);
+  const assets = (equity: string) => [{ coinId: 2, coinName: 'USDT', available: equity, frozen: '0', equity }];
+  /** A night: a futures fill and a sync's spot assets snapshot, then an incremental build. */
+  async function booksNight(day: string, pnl: string): Promise<void> {
+    const db = await Database.open(books.db);
+    try {
+      await insertHistory(db, 'futures_fills', [pnlFill(`f${day}`, `2026-01-${day}T03:00:00Z`, pnl)]);
+      await insertSnapshot(db, 'spot_assets', `2026-01-${day}T12:00:00Z`, assets('1000'), { runId: `r${day}` });
+      const results = await buildAll(db, settings);
+      expect(results.find((result) => result.id === 'marts.holdings_vs_exchange')?.how).toBe('incremental');
+    } finally {
+      db.close();
+    }
+  }
+  const checkBooks = (changed: boolean) => checkJob(books, { changed });
+  const test = 'marts/holdings_vs_exchange_lots';
+
+  beforeAll(async () => {
+    books = resolveConfig({ db: path.join(folder, 'books.duckdb') }, {}, folder);
+    const db = await openModelDb(books.db);
+    try {
+      await insertSnapshot(db, 'futures_contracts', '2026-01-01T00:00:00Z', [{ symbol: 'cmt_btcusdt', underlying_index: 'BTC', quote_currency: 'USDT', coin: 'USDT', contract_val: '0.0001', forwardContractFlag: true }], { runId: 'r01' });
+      await insertHistory(db, 'funding_bills', [{ billId: '11', coinId: 2, coinName: 'USDT', bizType: 'deposit', deltaAmount: '1000', afterAmount: '1000', fees: '0', cTime: String(Date.parse('2026-01-01T10:00:00Z')) }]);
+      for (const day of ['02', '03', '04']) {
+        await insertHistory(db, 'futures_fills', [pnlFill(`f${day}`, `2026-01-${day}T03:00:00Z`, '5')]);
+        await insertSnapshot(db, 'spot_assets', `2026-01-${day}T12:00:00Z`, assets('1000'), { runId: `r${day}` });
+      }
+      await buildAll(db, settings);
+    } finally {
+      db.close();
+    }
+    expect(failing(await checkBooks(false))).toEqual([]);
+  });
+
+  it("checks the night's instants, reading the fills of their days: a books quantity the night made wrong fails it as the full check", async () => {
+    await booksNight('05', '7');
+    // The night's instant is made wrong: the lots no longer hold what the books say.
+    await withDbAt(books.db, (db) => db.run("UPDATE marts.holdings_vs_exchange SET books_quantity = books_quantity + 1 WHERE snapshot_at = TIMESTAMPTZ '2026-01-05 12:00:00+00'"));
+    const wrong = await checkBooks(true);
+    expect(failing(wrong)).toEqual([test]);
+    expect(named(wrong, test).scope).toBe('changed');
+    const full = await checkBooks(false);
+    expect(failing(full)).toEqual([test]);
+    expect(named(wrong, test).sample).toEqual(named(full, test).sample);
+    expect(named(full, test).sample).toEqual([expect.objectContaining({ pool: 'main', coin: 'USDT', snapshot_at: '2026-01-05 12:00:00+00' })]);
+  });
+
+  it('leaves a wrong instant before what the night changed to the full check', async () => {
+    // Put right by a whole rebuild, checked whole; then a night, and an older instant made wrong by hand.
+    await withDbAt(books.db, (db) => buildAll(db, settings, { fullRefresh: true }));
+    expect(failing(await checkBooks(true))).toEqual([]);
+    await booksNight('06', '3');
+    await withDbAt(books.db, (db) => db.run("UPDATE marts.holdings_vs_exchange SET books_quantity = books_quantity + 1 WHERE snapshot_at = TIMESTAMPTZ '2026-01-03 12:00:00+00'"));
+    // The night's instants are right: the test passes on them.
+    const nightly = await checkBooks(true);
+    expect(named(nightly, test)).toMatchObject({ status: 'pass', scope: 'changed' });
+    const full = await checkBooks(false);
+    expect(failing(full)).toEqual([test]);
+    expect(named(full, test).sample).toEqual([expect.objectContaining({ snapshot_at: '2026-01-03 12:00:00+00' })]);
   });
 });
 

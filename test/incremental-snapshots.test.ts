@@ -42,6 +42,16 @@ const futuresFill = (tradeId: number, at: string) => ({
   fillSize: '1', fillValue: '100', fillFee: '0.1', liquidateFee: '0', realizePnl: '0', direction: '', liquidateType: '', legacyOrdeDirection: '', createdTime: String(Date.parse(at)),
 });
 const listing = (coin: string) => ({ symbol: 'cmt_btcusdt', coin, quote_currency: 'USDT' });
+/** A futures fill that realized `pnl` USDT, at a fee of 0.1. */
+const pnlFill = (tradeId: number, at: string, pnl: string) => ({ ...futuresFill(tradeId, at), orderSide: 'close_long', realizePnl: pnl });
+/** The futures account with `amount` of coin 2 as collateral. */
+function collateral(amount: string): object {
+  const record = futuresAccountRecord('0') as { collateral: object[] };
+  return { ...record, collateral: [{ ...record.collateral[0], amount }] };
+}
+/** A currencies listing naming coin 2. */
+const listed = (coinName: string) => [{ coinId: '2', coinName, transfer: 'true', chains: [] }];
+const usdtAsset = (equity: string) => ({ coinId: 2, coinName: 'USDT', available: equity, frozen: '0', equity });
 
 describe('incremental builds beyond the spot fills', () => {
   it('a new snapshot hands on its new rows only; a listing that changes the coins replaces the contract on every day', async () => {
@@ -138,6 +148,87 @@ describe('incremental builds beyond the spot fills', () => {
     const night = await buildAll(db, settings);
     expect(howOf(night, 'intermediate.int_coin_lots')).toBe('incremental');
     expect(await differencesFromWhole(db, settings)).toEqual([]);
+  }, 120_000);
+
+  it('holdings against the exchange: a night replaces the instants from its changes on; and a late fill of a built instant\'s day replaces that instant', async () => {
+    db = await openModelDb();
+    // Days are London's (GMT in January); the books hold the deposit and the futures results.
+    const settings = { reportingCurrency: 'USDT', reportingTimeZone: 'Europe/London' } as const;
+    await insertSnapshot(db, 'futures_contracts', '2026-01-01T00:00:00Z', [listing('USDT')], { runId: 'r1' });
+    await insertSnapshot(db, 'currencies', '2026-01-01T00:00:00Z', listed('USDT'), { runId: 'r1' });
+    await insertHistory(db, 'funding_bills', [{ billId: '11', coinId: 2, coinName: 'USDT', bizType: 'deposit', deltaAmount: '1000', afterAmount: '1000', fees: '0', cTime: String(Date.parse('2026-01-01T10:00:00Z')) }]);
+    // Sync r2's instant is 12:00, the later of its two snapshots: the day's first fill is before it, the second after.
+    await insertHistory(db, 'futures_fills', [pnlFill(1, '2026-01-02T03:00:00Z', '5'), pnlFill(2, '2026-01-02T20:00:00Z', '7')]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-02T11:00:00Z', [collateral('10')], { runId: 'r2' });
+    await insertSnapshot(db, 'spot_assets', '2026-01-02T12:00:00Z', [usdtAsset('990')], { runId: 'r2' });
+    await buildAll(db, settings);
+    const holdings = () => queryRows(db!, "select coin, strftime(snapshot_at at time zone 'UTC', '%d %H:%M') as at, books_quantity::varchar as books, exchange_quantity::varchar as exchange from marts.holdings_vs_exchange order by snapshot_at, coin");
+    const amount = (digits: string) => `${digits}.000000000000000000`;
+    // The deposit, and fill 1's result (5 less its fee of 0.1) counted from the fills on its own day.
+    expect(await holdings()).toEqual([{ coin: 'USDT', at: '02 12:00', books: '1004.900000000000000000', exchange: amount('1000') }]);
+
+    // A night: a fill and sync r3. The books' events are replaced from the day before the fill's, so
+    // the instants from then on are replaced (r2's too), from their syncs, movements and days alone.
+    await insertHistory(db, 'futures_fills', [pnlFill(3, '2026-01-03T04:00:00Z', '3')]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-03T12:00:00Z', [collateral('20')], { runId: 'r3' });
+    expect(howOf(await buildAll(db, settings), 'marts.holdings_vs_exchange')).toBe('incremental');
+    expect(await queryRows(db, "select account, from_at::varchar as from_at from settings.model_changes where model = 'marts.holdings_vs_exchange' and change_seq = (select max(change_seq) from settings.model_changes where model = 'marts.holdings_vs_exchange')")).toEqual([
+      { account: 'main', from_at: '2026-01-02 00:00:00+00' },
+    ]);
+    expect(await holdings()).toEqual([
+      { coin: 'USDT', at: '02 12:00', books: '1004.900000000000000000', exchange: amount('1000') },
+      // The deposit, day 2's results at its end (5 + 7 - 0.2), fill 3's on its own day (3 - 0.1).
+      { coin: 'USDT', at: '03 12:00', books: '1014.700000000000000000', exchange: amount('20') },
+    ]);
+    expect(await differencesFromWhole(db, settings)).toEqual([]);
+
+    // A late fill of day 2 before r2's instant, and sync r4: r2's books change.
+    await insertHistory(db, 'futures_fills', [pnlFill(4, '2026-01-02T01:00:00Z', '11')]);
+    await insertSnapshot(db, 'futures_accounts', '2026-01-04T12:00:00Z', [collateral('30')], { runId: 'r4' });
+    expect(howOf(await buildAll(db, settings), 'marts.holdings_vs_exchange')).toBe('incremental');
+    expect((await holdings())[0]).toEqual({ coin: 'USDT', at: '02 12:00', books: '1015.800000000000000000', exchange: amount('1000') });
+    expect(await differencesFromWhole(db, settings)).toEqual([]);
+
+  }, 180_000);
+
+  it('holdings against the exchange: a snapshot added to a built sync moves its instant; a listing that renames the collateral\'s coin renames it at every instant, the ones before the night\'s too', async () => {
+    db = await openModelDb();
+    await insertSnapshot(db, 'currencies', '2026-01-01T00:00:00Z', listed('USDT'), { runId: 'r1' });
+    await insertSnapshot(db, 'futures_accounts', '2026-01-02T12:00:00Z', [collateral('10')], { runId: 'r2' });
+    await insertSnapshot(db, 'futures_accounts', '2026-01-03T12:00:00Z', [collateral('20')], { runId: 'r3' });
+    await insertSnapshot(db, 'spot_assets', '2026-01-03T15:00:00Z', [usdtAsset('7')], { runId: 'r3s' });
+    await buildAll(db);
+    const coins = () => queryRows(db!, "select coin, strftime(snapshot_at at time zone 'UTC', '%d') as day from marts.holdings_vs_exchange order by snapshot_at, coin");
+    expect(await coins()).toEqual([{ coin: 'USDT', day: '02' }, { coin: 'USDT', day: '03' }, { coin: 'USDT', day: '03' }]);
+
+    // A night whose listing names coin 2 as before: only its own instant.
+    await insertSnapshot(db, 'currencies', '2026-01-04T00:00:00Z', listed('USDT'), { runId: 'r4' });
+    await insertSnapshot(db, 'futures_accounts', '2026-01-04T12:00:00Z', [collateral('30')], { runId: 'r4' });
+    expect(howOf(await buildAll(db), 'marts.holdings_vs_exchange')).toBe('incremental');
+    expect(await queryRows(db, "select from_at::varchar as from_at from settings.model_changes where model = 'marts.holdings_vs_exchange' and change_seq = (select max(change_seq) from settings.model_changes where model = 'marts.holdings_vs_exchange')")).toEqual([
+      { from_at: '2026-01-04 00:00:00+00' },
+    ]);
+    // A snapshot added to a built sync (r3s, spot assets only): its instant moves from 15:00 to 18:00 of day 3, the row at 15:00 goes.
+    await insertSnapshot(db, 'spot_assets', '2026-01-03T18:00:00Z', [usdtAsset('5')], { runId: 'r3s' });
+    expect(howOf(await buildAll(db), 'marts.holdings_vs_exchange')).toBe('incremental');
+    expect(await queryRows(db, "select strftime(snapshot_at at time zone 'UTC', '%d %H:%M') as at, exchange_quantity::varchar as exchange from marts.holdings_vs_exchange where snapshot_at < '2026-01-04' order by 1")).toEqual([
+      { at: '02 12:00', exchange: '10.000000000000000000' },
+      { at: '03 12:00', exchange: '20.000000000000000000' },
+      // A sync's snapshots of one stream add up (the model's: a sync takes one of each).
+      { at: '03 18:00', exchange: '12.000000000000000000' },
+    ]);
+    expect(await differencesFromWhole(db, {})).toEqual([]);
+
+    // Without a reporting currency nothing else reads the listing: the rename is the step's to find.
+    await insertSnapshot(db, 'currencies', '2026-01-05T00:00:00Z', listed('USDT2'), { runId: 'r5' });
+    await insertSnapshot(db, 'futures_accounts', '2026-01-05T12:00:00Z', [collateral('40')], { runId: 'r5' });
+    expect(howOf(await buildAll(db), 'marts.holdings_vs_exchange')).toBe('incremental');
+    // The spot assets name their coin themselves: sync r3s's USDT stays.
+    expect(await coins()).toEqual([{ coin: 'USDT2', day: '02' }, { coin: 'USDT2', day: '03' }, { coin: 'USDT', day: '03' }, { coin: 'USDT2', day: '04' }, { coin: 'USDT2', day: '05' }]);
+    expect(await queryRows(db, "select account, from_at from settings.model_changes where model = 'marts.holdings_vs_exchange' and change_seq = (select max(change_seq) from settings.model_changes where model = 'marts.holdings_vs_exchange')")).toEqual([
+      { account: 'main', from_at: null },
+    ]);
+    expect(await differencesFromWhole(db, {})).toEqual([]);
   }, 120_000);
 
   it('raw rows written outside a sync rebuild staging whole; a changed setting rebuilds what reads it; --full-refresh rebuilds everything', async () => {

@@ -90,19 +90,21 @@ export async function insertHistory(db: Database, stream: string, records: reado
   if (records.length > 0) await recordRawChange(db, { account: options.account ?? 'main', table: stream, kind: 'window', minEventMs: low, maxEventMs: high, rows: records.length, runId: 'test-run' });
 }
 
-/** Inserts one snapshot of a snapshot stream taken at `takenAt` (ISO instant). */
-export async function insertSnapshot(db: Database, stream: string, takenAt: string, records: readonly object[], options: { account?: string; partition?: string } = {}): Promise<void> {
+/** Inserts one snapshot of a snapshot stream taken at `takenAt` (ISO instant), by the sync `runId` ('test-run' unless given). */
+export async function insertSnapshot(db: Database, stream: string, takenAt: string, records: readonly object[], options: { account?: string; partition?: string; runId?: string } = {}): Promise<void> {
+  const runId = options.runId ?? 'test-run';
   let seq = 0;
   for (const record of records) {
-    await db.run(`INSERT INTO raw.${stream} VALUES ($1, $2, $3::TIMESTAMPTZ, $4, $5::JSON, 'test-run', now())`, [
+    await db.run(`INSERT INTO raw.${stream} VALUES ($1, $2, $3::TIMESTAMPTZ, $4, $5::JSON, $6, now())`, [
       options.account ?? 'main',
       options.partition ?? '',
       takenAt,
       seq++,
       JSON.stringify(record),
+      runId,
     ]);
   }
-  await recordRawChange(db, { account: options.account ?? 'main', table: stream, kind: 'snapshot', minEventMs: Date.parse(takenAt), maxEventMs: Date.parse(takenAt), rows: records.length, runId: 'test-run' });
+  await recordRawChange(db, { account: options.account ?? 'main', table: stream, kind: 'snapshot', minEventMs: Date.parse(takenAt), maxEventMs: Date.parse(takenAt), rows: records.length, runId });
 }
 
 /** Builds every model with these settings (defaults otherwise); throws naming each model that failed. */

@@ -6,8 +6,17 @@
 -- than the lots held (units bought before the history: no lot, int_coin_lots unmatched_e18), the lots hold
 -- what the movements leave plus those units. Rows returned: the pools, coins, methods and instants where
 -- they differ.
--- Checking what changed: whole (no {{ changed }}): intermediate.int_coin_lots and int_coin_events are rebuilt whole when
--- anything they read changed (no incremental step), and each instant reads the lots' whole history before it.
+-- Checking what changed (docs/architecture.md "The incremental check"): an instant's comparison reads its
+-- account's (pool's) rows at or before it, and the fills of its own day: the instants from the earliest changed
+-- one on, of every account (a universal pool sums every account's rows of an instant), are every comparison that
+-- can have changed. That instant less two days (an instant's local day begins at most 25 hours before it) bounds
+-- the fills read, a constant DuckDB skips their row groups by (the whole test converted the time zone of every
+-- futures fill each night: 0.39 s on the 30M benchmark, 0.08 s on the 10M one). The lots are read whole: each
+-- instant's holding is the last before it, its unmatched units a running sum over the pool's history.
+set variable holdings_vs_exchange_lots_from = (
+    select min(h.snapshot_at) from marts.holdings_vs_exchange as h where {{ changed(account: h.account, at: h.snapshot_at) }}
+);
+
 with reporting as (
     select pooling from settings.reporting
 ),
@@ -34,6 +43,7 @@ books as (
         sum(exact_qty_units(h.books_quantity)) as books_e18
     from marts.holdings_vs_exchange as h
     cross join reporting as r
+    where h.snapshot_at >= getvariable('holdings_vs_exchange_lots_from')
     group by all
 ),
 
@@ -44,10 +54,11 @@ same_day as (
         f.margin_coin as coin, f.snapshot_at, sum(f.units_e18) as units_e18
     from (
         select i.account, i.snapshot_at, c.margin_coin, exact_qty_units(ff.realize_pnl - ff.fill_fee - ff.liquidate_fee) as units_e18
-        from (select distinct account, snapshot_at from marts.holdings_vs_exchange) as i
+        from (select distinct account, snapshot_at from marts.holdings_vs_exchange where snapshot_at >= getvariable('holdings_vs_exchange_lots_from')) as i
         cross join (select time_zone from settings.reporting) as z
         inner join staging.futures_fills as ff
             on ff.account = i.account and ff.created_time_at <= i.snapshot_at
+            and ff.created_time_at >= getvariable('holdings_vs_exchange_lots_from') - interval 2 day
             and local_date(ff.created_time_at, z.time_zone) = local_date(i.snapshot_at, z.time_zone)
         inner join (select symbol, any_value(margin_coin) as margin_coin from intermediate.int_futures_fill_days group by symbol) as c using (symbol)
     ) as f
