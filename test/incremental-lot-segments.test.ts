@@ -452,6 +452,36 @@ function split(drawn: readonly Drawn[]): { f1: AccountFill[]; f2: AccountFill[];
   return { f1, f2, openings };
 }
 
+describe('int_spot_lot_segments incremental, week after week across month starts', () => {
+  it("keeps no lot row that no kept checkpoint needs, when the first kept checkpoint moves past rows written at day checkpoints since dropped", async () => {
+    await resetDb();
+    const settings = settingsFor('account');
+    // A buy every day and a sell of half of it; every fourth day a sell of 2.5, which reaches back
+    // into the lots of the days before (lifo: the latest; hifo: the dearest, the price cycling
+    // over a week). So lots change at the day checkpoints of the nights they are sold from.
+    const day = (index: number, hour: number) => new Date(Date.UTC(2026, 0, 1 + index, hour)).toISOString();
+    const fillsOf = (from: number, to: number) => {
+      const fills: AccountFill[] = [];
+      for (let index = from; index < to; index++) {
+        fills.push(fillOf('main', A, `b${index}`, day(index, 9), 'buy', '1', String(100 + (index % 7) * 3)));
+        fills.push(fillOf('main', A, `s${index}`, day(index, 15), 'sell', index % 4 === 3 ? '2.5' : '0.5', '110'));
+      }
+      return fills;
+    };
+    await insertFills(fillsOf(0, 31));
+    await buildAll(db, settings, { select: WHOLE });
+    // A night a week, 1 Feb to 9 May: the day checkpoints of each night's week are dropped the week
+    // after, their lots' rows stay (later checkpoints hold them), and at each new month the first
+    // kept checkpoint moves on past some of them.
+    for (let from = 31; from < 129; from += 7) await runIncremental(settings, fillsOf(from, from + 7));
+    const months = await queryRows(db, `SELECT strftime(DATE '1970-01-01' + next_day, '%d %b') AS day FROM settings.spot_lot_state WHERE symbol = '${A}' AND cost_method = 'lifo' AND kind = 'month' ORDER BY next_seq`);
+    expect(months).toEqual([{ day: '01 Mar' }, { day: '01 Apr' }, { day: '01 May' }]);
+    const result = await differencesFromWhole(settings);
+    expect(result.differences).toEqual([]);
+    expect(result.segments).toBeGreaterThan(500);
+  }, 120_000);
+});
+
 describe('int_spot_lot_segments incremental on random ledgers', () => {
   it(`equals a whole build for lifo, hifo and uk, both poolings, on ${RUNS} random splits of ${LONG_LEDGERS + SHORT_LEDGERS} ledgers`, async () => {
     await fc.assert(
@@ -509,6 +539,19 @@ describe('int_spot_lot_segments resumes with only the open lots its sells can re
     expect(await reached('hifo', 0)).toEqual(['300']);
     expect(await reached('lifo', 1e30)).toHaveLength(20);
     expect(await reached('hifo', 1e30)).toHaveLength(20);
+
+    // lifo reads the lots of the last 262,144 events first, and from further back while those hold
+    // fewer units than are sold: the same lots, numbered 100,000 events apart.
+    const SPREAD = 100_000n;
+    await db.run(`INSERT INTO settings.spot_lot_open SELECT pool, 'SPREAD', cost_method, lot_seq * ${SPREAD}, from_seq * ${SPREAD}, gone, units, cost, taken FROM settings.spot_lot_open WHERE symbol = '${D}'`);
+    const spread = async (units: number) => {
+      const { held } = await lotState(db, 'main', 'SPREAD', 'lifo', BigInt(checkpoint!.next_seq) * SPREAD, units);
+      return held.map((lot) => fillOfSeq.get(String(lot.seq / SPREAD))).sort();
+    };
+    expect(await spread(0)).toEqual(['319']);
+    expect(await spread(2.5e18)).toEqual(['317', '318', '319']);
+    expect(await spread(1e30)).toHaveLength(20);
+    await db.run("DELETE FROM settings.spot_lot_open WHERE symbol = 'SPREAD'");
 
     // A night selling 2.5 units matches as a whole build would, without the lots it cannot reach:
     // they are unreadable while it runs (a cost of null fails the matcher), then put back.
