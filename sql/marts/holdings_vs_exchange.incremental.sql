@@ -55,24 +55,21 @@ select * replace (equity - equity as equity, available - available as available,
 create or replace temp table hve_futures_now as
 {{ model(intermediate.int_coin_events -> temp.main.hve_no_events, staging.futures_fills -> temp.main.hve_no_fills, staging.spot_assets -> temp.main.hve_spot_nothing) }};
 
+create or replace temp table hve_kept_now as
+select n.account, n.snapshot_at, n.coin, n.futures_quantity
+from temp.main.hve_futures_now as n
+inner join temp.main.hve_frontier as f using (account)
+where n.futures_quantity <> 0 and n.snapshot_at < f.from_at;
+
+create or replace temp table hve_kept_stored as
+select h.account, h.snapshot_at, h.coin, h.futures_quantity
+from marts.holdings_vs_exchange as h
+inner join temp.main.hve_frontier as f using (account)
+where h.futures_quantity <> 0 and h.snapshot_at < f.from_at;
+
 update temp.main.hve_frontier set from_at = '-infinity'::timestamptz
-where exists (
-    select account, snapshot_at, coin, futures_quantity
-    from temp.main.hve_futures_now as n
-    where futures_quantity <> 0 and snapshot_at < (select f.from_at from temp.main.hve_frontier as f where f.account = n.account)
-    except all
-    select account, snapshot_at, coin, futures_quantity
-    from marts.holdings_vs_exchange as h
-    where futures_quantity <> 0 and snapshot_at < (select f.from_at from temp.main.hve_frontier as f where f.account = h.account)
-) or exists (
-    select account, snapshot_at, coin, futures_quantity
-    from marts.holdings_vs_exchange as h
-    where futures_quantity <> 0 and snapshot_at < (select f.from_at from temp.main.hve_frontier as f where f.account = h.account)
-    except all
-    select account, snapshot_at, coin, futures_quantity
-    from temp.main.hve_futures_now as n
-    where futures_quantity <> 0 and snapshot_at < (select f.from_at from temp.main.hve_frontier as f where f.account = n.account)
-);
+where exists (select * from temp.main.hve_kept_now except all select * from temp.main.hve_kept_stored)
+    or exists (select * from temp.main.hve_kept_stored except all select * from temp.main.hve_kept_now);
 
 -- The earliest frontier as a constant: DuckDB skips the fills' and events' row groups before it.
 set variable holdings_vs_exchange_from = (select min(from_at) from temp.main.hve_frontier);
@@ -144,6 +141,8 @@ drop table temp.main.hve_events;
 drop table temp.main.hve_carried;
 drop table temp.main.hve_collateral;
 drop table temp.main.hve_spot;
+drop table temp.main.hve_kept_stored;
+drop table temp.main.hve_kept_now;
 drop table temp.main.hve_futures_now;
 drop table temp.main.hve_spot_nothing;
 drop table temp.main.hve_no_fills;
