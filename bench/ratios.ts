@@ -9,6 +9,9 @@
  *   npm run bench -- ratios-export   the 1M-row sheet export (no baseline)
  *   npm run bench -- ratios-night-10m  the nightly job step by step, five cost methods, 10M (bench/nightly-job.ts)
  *   npm run bench -- ratios-night-30m  the same on 30M (compared with a 10M night only when run together)
+ *   npm run bench -- ratios-nights     both: then the 10M history is held after its nights, and nights run in
+ *                                      turn on the two (EXLEDGER_BENCH_NIGHTS_IN_TURN pairs, 3 by default)
+ *                                      give the ratio of their build and check
  *
  * EXLEDGER_BENCH_KEEP=1 leaves the nightly job's databases (and their published copies) under
  * data/bench, to time more nights on them by hand (bench/nightly-day.ts); EXLEDGER_BENCH_KEEP=night-30m
@@ -37,7 +40,7 @@ import { withDatabase } from './cached-database.ts';
 import { BENCH_DATA_DIR, cachedBuildData, copyBuildData, removeDatabaseFiles, REPO } from './build-data.ts';
 import { measureExport } from './export.ts';
 import { appendNightlyDay, NIGHTLY_DAY_START_MS } from './nightly-day.ts';
-import { ABOVE_LIMIT_BYTES, MEMORY_LIMIT_BYTES, benchNights, measureNightlyJob } from './nightly-job.ts';
+import { ABOVE_LIMIT_BYTES, MEMORY_LIMIT_BYTES, benchNights, benchNightsInTurn, measureNightlyJob, removeWork, type HeldHistory } from './nightly-job.ts';
 import { BENCHMARKS_PAGE, describeTarget, figureOf, formatRatioBlock, formatRatioTable, replaceRatioBlock, wallRatio, type Figure, type RatioRow } from './ratio-table.ts';
 import { measureSortBaseline, type SortBaselineRun } from './sort-baseline.ts';
 import { floorFailure, measureWriteFloorProcess } from './write-floor.ts';
@@ -60,6 +63,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   console.log(`\n== builds beside their baselines (issues 16 and 28), one run: ${parts.join(', ')}`);
   // (A wrong number of nights is told now, not after the builds before the nightly parts.)
   if (parts.includes('night-10m') || parts.includes('night-30m')) benchNights();
+  if (parts.includes('night-10m') && parts.includes('night-30m')) benchNightsInTurn();
   const started = new Date();
   const rows: RatioRow[] = [];
   const builds: Array<{ name: string; run: BuildRun }> = [];
@@ -94,11 +98,20 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   }
   // The nightly job step by step with the five cost methods (bench/nightly-job.ts); the 30M
   // history's night is compared with the 10M one's of this run.
+  // With both, the 10M history is held after its nights for nights run in turn with the 30M one's
+  // (bench/nightly-job.ts nightsInTurn: the ratio of issue 28 from nights that meet the same machine).
   let of10m: { night?: Figure; fullBuildPeakBytes?: number; daySpotFills?: number } | undefined;
+  let held: HeldHistory | undefined;
+  const inTurn = parts.includes('night-10m') && parts.includes('night-30m');
   for (const [part, spotFills] of [['night-10m', 10_000_000], ['night-30m', 30_000_000]] as const) {
     if (!parts.includes(part)) continue;
     const keep = keepsPart(part);
-    const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep } : { keep });
+    const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep, ...(held === undefined ? {} : { inTurnWith: held }) } : { keep, hold: inTurn });
+    if (part === 'night-10m') held = job.held;
+    else if (held !== undefined) {
+      removeWork(held.work);
+      held = undefined;
+    }
     rows.push(...job.rows);
     if (job.fullBuild !== undefined) builds.push({ name: `${part} full build`, run: job.fullBuild });
     if (job.nightBuild !== undefined) builds.push({ name: `${part} night's build`, run: job.nightBuild });
