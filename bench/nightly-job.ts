@@ -210,13 +210,14 @@ export async function measureNightlyJob(
   // and its two copies are three times the built history.
   const leave = (holding = false) => {
     rmSync(out, { recursive: true, force: true });
-    if (keep) console.log(`${name}: kept ${work} and its published copies (nights 1 to ${nights} appended)`);
-    else if (holding) {
-      // Kept for the nights in turn with the larger history (ratios.ts removes it after them);
-      // its published copies are not needed there, and the larger history needs the disk.
+    if (holding) {
+      // Held for the nights in turn with the larger history (ratios.ts removes it after them, or
+      // keeps it with EXLEDGER_BENCH_KEEP); its published copies are not needed there, and the
+      // larger history needs the disk.
       removePublishedCopies(work);
       rmSync(checkResultsPath(publishedPath(work)), { force: true });
-    } else removeWork(work);
+    } else if (keep) console.log(`${name}: kept ${work} and its published copies (nights 1 to ${nights} appended)`);
+    else removeWork(work);
   };
   const runs: Array<{ night: number; added: Awaited<ReturnType<typeof appendNightlyDay>>; run: MeasuredScript<NightRunOutput> & { startLoad: number }; output: NightRunOutput; total: number }> = [];
   for (let number = 1; number <= nights; number += 1) {
@@ -288,7 +289,7 @@ export async function measureNightlyJob(
   });
   if (inTurnWith !== undefined) rows.push(await nightsInTurn(inTurnWith, { work, nights, name, dayAtMost }));
   leave(hold);
-  return { rows, fullBuild, nightBuild, night, daySpotFills: added.spotFills, ...(hold && !keep ? { held: { work, nights } } : {}) };
+  return { rows, fullBuild, nightBuild, night, daySpotFills: added.spotFills, ...(hold ? { held: { work, nights } } : {}) };
 }
 
 /**

@@ -109,7 +109,8 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
     const job = await measureNightlyJob(spotFills, part === 'night-30m' ? { of10m: of10m ?? {}, keep, ...(held === undefined ? {} : { inTurnWith: held }) } : { keep, hold: inTurn });
     if (part === 'night-10m') held = job.held;
     else if (held !== undefined) {
-      removeWork(held.work);
+      if (keepsPart('night-10m')) console.log(`nightly-10M: kept ${held.work} (nights 1 to ${held.nights} and those in turn appended; its published copies removed)`);
+      else removeWork(held.work);
       held = undefined;
     }
     rows.push(...job.rows);
