@@ -27,6 +27,18 @@ describe('the memory limit of a database opening', () => {
     expect(await limitOf({ readOnly: true, memoryLimit: '512MB' })).toBe('488.2 MiB');
   });
 
+  it('frees through jemalloc\'s background threads, for writing and read-only (the RSS stays near the limit)', async () => {
+    for (const readOnly of [false, true]) {
+      const db = await Database.open(path.join(dir, 'limit.duckdb'), { readOnly });
+      try {
+        const [row] = await db.all<{ value: boolean }>("SELECT current_setting('allocator_background_threads') AS value");
+        expect(row!.value).toBe(true);
+      } finally {
+        db.close();
+      }
+    }
+  });
+
   it('is 4GB when none is given, not DuckDB\'s share of the machine', async () => {
     expect(await limitOf({})).toBe('3.7 GiB');
     expect(await limitOf({ readOnly: true })).toBe('3.7 GiB');
