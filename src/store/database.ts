@@ -81,7 +81,7 @@ export class Database {
     // What DuckDB frees goes back to the system from jemalloc's background threads as it is freed,
     // not when a thread next allocates: without them, a whole check of the 10M benchmark history
     // peaked 0.5 to 0.7 GB higher in two runs of five (5.28 and 5.47e9 bytes against 4.74 to
-    // 4.78e9), with them 4.68 to 4.75e9 in five (docs/benchmarks.md, "The nightly job, step by step").
+    // 4.78e9), with them 4.68 to 4.75e9 in five (docs/benchmarks.md, the notes under the table).
     await connection.run('SET allocator_background_threads = true');
     database.tempDirectory = (await connection.runAndReadAll("SELECT current_setting('temp_directory') AS dir")).getRowObjectsJson()[0]?.dir as string | undefined;
     if (options.readOnly !== true && options.bookkeeping !== false) await database.migrate();
