@@ -294,11 +294,14 @@ export async function measureNightlyJob(
 
 /**
  * Nights run in turn on the 10M history (held after its own nights) and this larger one, build and
- * check alone (no publish on either), and the ratio of their medians (issue 28: within 15%). Run one
- * after the other, each history's nights meet the machine in another state (what the page cache
- * holds after its whole check, where DuckDB checkpoints its WAL): on this 2-core machine the same
- * night moves by a second from one run to the next, as much as the 15% it is held to. In turn, the
- * two see the same drift.
+ * check alone (no publish on either), and the ratio of their medians: a cross-check of the nights
+ * run alone. Run one after the other, each history's nights meet the machine in another state
+ * (what the page cache holds after its whole check, where DuckDB checkpoints its WAL), and on this
+ * 2-core machine the same night moved by a second from one run to the next; in turn, the two see
+ * the same drift. But not the shape of a deployment, where one database has the page cache to
+ * itself: in turn, each night reads its history back into a cache the other one's filled, and both
+ * were slower by 1 to 2 s (2026-11-30: 10M 8.8 to 9.5 s against 7.6 s alone), which narrows their
+ * ratio. So the row has no target of its own: issue 28's 15% is judged on the nights run alone.
  */
 async function nightsInTurn(of10m: HeldHistory, larger: { work: string; nights: number; name: string; dayAtMost: number | undefined }): Promise<RatioRow> {
   const pairs = benchNightsInTurn();
@@ -342,7 +345,8 @@ async function nightsInTurn(of10m: HeldHistory, larger: { work: string; nights: 
     what: `${what}: the medians (10M: ${each(totals.small)} s; ${larger.name}: ${each(totals.large)} s)`,
     measured: large,
     baseline: { what: "the 10M history's nights in turn, median", figure: small },
-    target: { timesBaseline: 1.15 },
+    // (A cross-check: issue 28's 15% is judged on the nights run alone; see above.)
+    verdict: `cross-check: ${(large.wallSeconds / small.wallSeconds).toFixed(2)} × in turn (both slower than alone; the 15% is judged on the nights alone)`,
   };
 }
 
