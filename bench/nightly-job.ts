@@ -221,14 +221,8 @@ export async function measureNightlyJob(
   };
   const runs: Array<{ night: number; added: Awaited<ReturnType<typeof appendNightlyDay>>; run: MeasuredScript<NightRunOutput> & { startLoad: number }; output: NightRunOutput; total: number }> = [];
   for (let number = 1; number <= nights; number += 1) {
-    const added = await withDatabase(work, (db) => appendNightlyDay(db, number, dayAtMost));
+    const { added, run, started } = await appendAndRun(work, number, dayAtMost, out, noPublish);
     console.log(`${name}: night ${number}: appended a day: ${added.spotFills.toLocaleString('en-US')} spot and ${added.futuresFills.toLocaleString('en-US')} futures fills, ${added.snapshots} snapshot(s)${dayAtMost === undefined ? '' : ` (at most the 10M history's day of ${dayAtMost.toLocaleString('en-US')} spot fills)`}`);
-    // The night as `exledger run` takes it after its sync (bench/night-run.ts: runJob with the sync
-    // skipped): the build and the check on one opening of the database, the reports of the same
-    // month (a workbook whose figures did not change is not written again), the publish. Each step
-    // as the run timed it, with the RSS sampled while it ran.
-    const started = load();
-    const run = await measureScript<NightRunOutput>([fileURLToPath(new URL('./night-run.ts', import.meta.url)), work, out, LAST_MONTH, ...(noPublish === undefined ? [] : [noPublish])], STEP_TIMEOUT_SECONDS);
     if (run.output === undefined) {
       const runFigure = figureOf({ ...run, exitCode: 1 }, started);
       console.log(`${name}: night ${number}: the run failed:\n${run.stdout.slice(-1500)}\n${run.stderrTail}`);
@@ -244,7 +238,7 @@ export async function measureNightlyJob(
   // brings the standby one night on; every later one two, as each night after does), the median
   // one by its total, its steps as it timed them.
   const steady = runs.length > 1 ? runs.slice(1) : runs;
-  const median = [...steady].sort((a, b) => a.total - b.total)[Math.floor((steady.length - 1) / 2)]!;
+  const median = medianBy(steady, (entry) => entry.total);
   const { run, output, added } = median;
   const runFigure = figureOf(run, run.startLoad);
   const nightBuild: BuildRun = { ...run, results: output.models };
@@ -314,10 +308,8 @@ async function nightsInTurn(of10m: HeldHistory, larger: { work: string; nights: 
       ['small', of10m.work, of10m.nights + pair, undefined],
       ['large', larger.work, larger.nights + pair, larger.dayAtMost],
     ] as const) {
-      await withDatabase(work, (db) => appendNightlyDay(db, number, atMost));
       rmSync(out, { recursive: true, force: true });
-      const started = load();
-      const run = await measureScript<NightRunOutput>([fileURLToPath(new URL('./night-run.ts', import.meta.url)), work, out, LAST_MONTH, reason], STEP_TIMEOUT_SECONDS);
+      const { run, started } = await appendAndRun(work, number, atMost, out, reason);
       const steps = (run.output?.steps ?? []).filter((step) => step.step === 'build' || step.step === 'check');
       if (run.output === undefined || steps.length !== 2 || steps.some((step) => step.status !== 'ok')) {
         failed = `${which === 'small' ? '10M' : larger.name} night ${number} failed: ${run.stderrTail.slice(-300)}`;
@@ -334,7 +326,7 @@ async function nightsInTurn(of10m: HeldHistory, larger: { work: string; nights: 
     console.log(`${larger.name}: nights in turn: ${failed}`);
     return { benchmark: `${larger.name} nights in turn`, what: `${what}: ${failed}`, measured: { wallSeconds: 0, load: load(), ok: false } };
   }
-  const median = (list: Array<{ seconds: number; load: number; peak: number }>) => [...list].sort((a, b) => a.seconds - b.seconds)[Math.floor((list.length - 1) / 2)]!;
+  const median = (list: Array<{ seconds: number; load: number; peak: number }>) => medianBy(list, (entry) => entry.seconds);
   const figure = (entry: { seconds: number; load: number; peak: number }): Figure => ({ wallSeconds: entry.seconds, peakBytes: entry.peak, load: entry.load, ok: true });
   const each = (list: Array<{ seconds: number }>) => list.map((entry) => `${entry.seconds.toFixed(1)}`).join(', ');
   const small = figure(median(totals.small));
@@ -348,6 +340,25 @@ async function nightsInTurn(of10m: HeldHistory, larger: { work: string; nights: 
     // (A cross-check: issue 28's 15% is judged on the nights run alone; see above.)
     verdict: `cross-check: ${(large.wallSeconds / small.wallSeconds).toFixed(2)} × in turn (both slower than alone; the 15% is judged on the nights alone)`,
   };
+}
+
+/**
+ * Night `number` appended to `work` (bench/nightly-day.ts, at most `atMost` spot fills), then the
+ * night as `exledger run` takes it after its sync (bench/night-run.ts: runJob with the sync
+ * skipped): the build and the check on one opening of the database, the reports of the last month
+ * (a workbook whose figures did not change is not written again), the publish unless `noPublish`
+ * says why not. Each step as the run timed it, with the RSS sampled while it ran.
+ */
+async function appendAndRun(work: string, number: number, atMost: number | undefined, out: string, noPublish: string | undefined) {
+  const added = await withDatabase(work, (db) => appendNightlyDay(db, number, atMost));
+  const started = load();
+  const run = await measureScript<NightRunOutput>([fileURLToPath(new URL('./night-run.ts', import.meta.url)), work, out, LAST_MONTH, ...(noPublish === undefined ? [] : [noPublish])], STEP_TIMEOUT_SECONDS);
+  return { added, run, started };
+}
+
+/** The median entry of a non-empty list by `value` (the lower of the two middle ones for an even count). */
+function medianBy<T>(list: readonly T[], value: (entry: T) => number): T {
+  return [...list].sort((a, b) => value(a) - value(b))[Math.floor((list.length - 1) / 2)]!;
 }
 
 /** Pairs of nights run in turn (EXLEDGER_BENCH_NIGHTS_IN_TURN, at least 1; 3 by default). */

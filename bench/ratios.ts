@@ -11,7 +11,7 @@
  *   npm run bench -- ratios-night-30m  the same on 30M (compared with a 10M night only when run together)
  *   npm run bench -- ratios-nights     both: then the 10M history is held after its nights, and nights run in
  *                                      turn on the two (EXLEDGER_BENCH_NIGHTS_IN_TURN pairs, 3 by default)
- *                                      give the ratio of their build and check
+ *                                      give the ratio of their build and check (a cross-check)
  *
  * EXLEDGER_BENCH_KEEP=1 leaves the nightly job's databases (and their published copies) under
  * data/bench, to time more nights on them by hand (bench/nightly-day.ts); EXLEDGER_BENCH_KEEP=night-30m
@@ -99,7 +99,7 @@ export async function benchRatios(parts: readonly RatioPart[] = RATIO_PARTS): Pr
   // The nightly job step by step with the five cost methods (bench/nightly-job.ts); the 30M
   // history's night is compared with the 10M one's of this run.
   // With both, the 10M history is held after its nights for nights run in turn with the 30M one's
-  // (bench/nightly-job.ts nightsInTurn: the ratio of issue 28 from nights that meet the same machine).
+  // (bench/nightly-job.ts nightsInTurn: a cross-check of the ratio, without a target).
   let of10m: { night?: Figure; fullBuildPeakBytes?: number; daySpotFills?: number } | undefined;
   let held: HeldHistory | undefined;
   const inTurn = parts.includes('night-10m') && parts.includes('night-30m');
