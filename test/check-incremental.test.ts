@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, type Config } from '../src/config/config.ts';
 import { checkJob, type CheckRecord } from '../src/jobs/check-job.ts';
 import { readCheckResults } from '../src/models/check-results.ts';
-import { expandChanged, parseChangedConditions, type ChangedPartition } from '../src/models/check-scope.ts';
+import { expandChanged, mergePartitions, parseChangedConditions, type ChangedPartition } from '../src/models/check-scope.ts';
 import type { CheckScope, TestResult } from '../src/models/check.ts';
 import { COST_METHODS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
@@ -406,6 +406,32 @@ describe('{{ changed }} and {{ changed_keys }} in a test', () => {
     );
     // Nothing changed: no row.
     expect(expandChanged('where {{ changed(account: a) }}', [])).toBe('where (false)');
+  });
+
+  it('a bounded change (a sell uk matched again, to_at) selects its rows from its instant to its end only, beside the open-ended one; one an earlier open-ended change covers is dropped', () => {
+    const sellAt = { fromAt: '2026-01-02 08:00:00+00', fromUs: Date.UTC(2026, 0, 2, 8) * 1000, dayStart: '2026-01-02 00:00:00+00', monthStart: '2026-01-01 00:00:00+00', fromDate: '2026-01-02', fromMonth: '2026-01-01' };
+    const bounded: ChangedPartition = {
+      ...partition,
+      ...sellAt,
+      toAt: '2026-01-02 09:30:00+00',
+      toUs: Date.UTC(2026, 0, 2, 9, 30) * 1000,
+      dayEnd: '2026-01-03 00:00:00+00',
+      monthEnd: '2026-02-01 00:00:00+00',
+      toDate: '2026-01-02',
+      toMonthEnd: '2026-02-01',
+    };
+    const merged = mergePartitions([partition, bounded, bounded]);
+    expect(merged).toEqual([partition, bounded]);
+    expect(expandChanged('where {{ changed(account: t.pool, symbol: t.symbol, at: t.sell_at) }}', merged)).toBe(
+      "where (t.sell_at >= TIMESTAMPTZ '2026-01-02 08:00:00+00' AND ((t.pool = 'main' OR t.pool = '*' OR t.pool IS NULL) AND (t.symbol = 'BTCUSDT_SPBL' OR t.symbol IS NULL) AND t.sell_at >= TIMESTAMPTZ '2026-01-10 12:00:00+00' OR (t.pool = 'main' OR t.pool = '*' OR t.pool IS NULL) AND (t.symbol = 'BTCUSDT_SPBL' OR t.symbol IS NULL) AND t.sell_at >= TIMESTAMPTZ '2026-01-02 08:00:00+00' AND t.sell_at <= TIMESTAMPTZ '2026-01-02 09:30:00+00'))",
+    );
+    // Cut to days or months, and on dates: to the end of its day or month.
+    expect(expandChanged('where {{ changed(account: p, at: i, cut: day) }} and {{ changed(account: p, date: d, cut: month) }} and {{ changed(account: p, date: d) }}', [bounded])).toBe(
+      "where (i >= TIMESTAMPTZ '2026-01-02 00:00:00+00' AND ((p = 'main' OR p = '*' OR p IS NULL) AND i >= TIMESTAMPTZ '2026-01-02 00:00:00+00' AND i < TIMESTAMPTZ '2026-01-03 00:00:00+00')) and (d >= DATE '2026-01-01' AND ((p = 'main' OR p = '*' OR p IS NULL) AND d >= DATE '2026-01-01' AND d < DATE '2026-02-01')) and (d >= DATE '2026-01-02' AND ((p = 'main' OR p = '*' OR p IS NULL) AND d >= DATE '2026-01-02' AND d <= DATE '2026-01-02'))",
+    );
+    // An open-ended change from before it covers it: only that one is left.
+    const earlier = { ...partition, fromAt: '2026-01-01 00:00:00+00', fromUs: Date.UTC(2026, 0, 1) * 1000 };
+    expect(mergePartitions([bounded, earlier])).toEqual([earlier]);
   });
 
   it('with of: …, selects by the changes of the models it names only; without, by those of every model the test reads', () => {

@@ -224,7 +224,7 @@ describe('incremental fees and futures models', () => {
       // What the framework may hand on beyond the minimum (docs/plans/incremental-builds.md, "The contract").
       for (const model of MODELS) {
         await db.run(
-          `INSERT INTO settings.model_pending VALUES ($1, '*', NULL, '2026-02-28T02:00:00Z'), ($1, 'alt', 'cmt_btcusdt', NULL), ($1, 'main', NULL, '2026-02-27T23:00:00Z'), ($1, 'nobody', 'nothing', '2026-03-01T00:00:00Z')`,
+          `INSERT INTO settings.model_pending (model, account, symbol, from_at) VALUES ($1, '*', NULL, '2026-02-28T02:00:00Z'), ($1, 'alt', 'cmt_btcusdt', NULL), ($1, 'main', NULL, '2026-02-27T23:00:00Z'), ($1, 'nobody', 'nothing', '2026-03-01T00:00:00Z')`,
           [model],
         );
       }

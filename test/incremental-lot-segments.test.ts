@@ -97,7 +97,7 @@ async function setPending(rows: readonly PendingRow[]): Promise<void> {
 const pendingLeft = () =>
   queryRows<PendingRow>(
     db,
-    `SELECT account, symbol, strftime(from_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS "fromAt" FROM temp.main.model_pending ORDER BY account, symbol, from_at NULLS FIRST`,
+    `SELECT account, symbol, strftime(from_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS "fromAt", strftime(to_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS "toAt" FROM temp.main.model_pending ORDER BY account, symbol, from_at NULLS FIRST`,
   );
 
 /** Inserts F2, rebuilds int_spot_trades, hands the step `pending` (by default what int_spot_trades leaves) and runs it. */
@@ -106,8 +106,31 @@ async function runIncremental(settings: Partial<ModelSettings>, f2: readonly Acc
   await buildAll(db, settings, { select: UPSTREAM });
   const exact = await pendingOf(f2, settings.pooling ?? 'account');
   await setPending(pending === undefined ? exact : pending(exact));
+  await db.run('CREATE OR REPLACE TEMP TABLE segments_before AS SELECT * FROM intermediate.int_spot_lot_segments');
   await db.transaction(() => INT_SPOT_LOT_SEGMENTS.incremental!(db));
 }
+
+/**
+ * The segments the step added or removed that no row it hands on covers (its pool or every one,
+ * its symbol or every one, at or after from_at and, for a bounded row, at or before to_at): what
+ * a reader would miss. Empty when the pending rows are sound.
+ */
+const uncoveredChanges = () =>
+  queryRows(
+    db,
+    `SELECT d.pool, d.symbol, d.cost_method, d.sell_seq::VARCHAR AS sell_seq, strftime(d.sell_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS sell_at
+     FROM (
+       (SELECT * FROM temp.main.segments_before EXCEPT ALL SELECT * FROM intermediate.int_spot_lot_segments)
+       UNION ALL
+       (SELECT * FROM intermediate.int_spot_lot_segments EXCEPT ALL SELECT * FROM temp.main.segments_before)
+     ) AS d
+     WHERE NOT EXISTS (
+       SELECT 1 FROM temp.main.model_pending AS p
+       WHERE (p.account IS NULL OR p.account = '*' OR p.account = d.pool) AND (p.symbol IS NULL OR p.symbol = d.symbol)
+           AND (p.from_at IS NULL OR d.sell_at >= p.from_at) AND (p.to_at IS NULL OR d.sell_at <= p.to_at)
+     )
+     ORDER BY ALL LIMIT 20`,
+  );
 
 /**
  * The rows in which the incremental table and checkpoints differ from a whole rebuild (which
@@ -317,7 +340,7 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     }
   });
 
-  it('uk: a buy 20 days after a sell moves that sell\'s match from the pool to it, and the children redo from that sell on', async () => {
+  it('uk: a buy 20 days after a sell moves that sell\'s match from the pool to it, and the children redo that sell (a bounded change), not every sell since', async () => {
     await resetDb();
     await insertFills(F1_U);
     await buildAll(db, settings, { select: WHOLE });
@@ -330,13 +353,18 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     await runIncremental(settings, F2_U);
     // The sell of 25 Jan is the earliest whose uk segments changed (the replay went back to the
     // checkpoint before 15 Jan, 30 days before 14 Feb, and made those of 20 Jan again, the same):
-    // the children redo from it, not from 15 or 20 Jan.
-    expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-01-25T12:00:00Z' }]);
+    // the children redo that sell (a bounded change: only it, up to its instant, changed before
+    // the new fills of 14 Feb), not every sell from 15 or 20 Jan, nor from it on.
+    expect(await pendingLeft()).toEqual([
+      { account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-01-25T12:00:00Z', toAt: '2025-01-25T12:00:00Z' },
+      { account: pooling === 'universal' ? '*' : 'main', symbol: U, fromAt: '2025-02-14T12:00:00Z', toAt: null },
+    ]);
     expect(await ukMatchesOf('3')).toEqual([
       { rule: 'pool', lot: null, quantity: `1${E18}` },
       { rule: 'thirty_day', lot: '4', quantity: `1${E18}` },
       { rule: 'thirty_day', lot: '5', quantity: `2${E18}` },
     ]);
+    expect(await uncoveredChanges()).toEqual([]);
     expect((await differencesFromWhole(settings)).differences).toEqual([]);
 
     // Resumed from the checkpoint of 3 Feb: the pool holds 12 - 1 = 11 units for 10*100 + 2*90 =
@@ -362,7 +390,10 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
 
     await runIncremental(settings, F2_V);
     expect(await ukMatchesOf('21', V)).toEqual([{ rule: 'thirty_day', lot: '23', quantity: `2${E18}` }]);
-    expect(await pendingLeft()).toEqual([{ account: pooling === 'universal' ? '*' : 'main', symbol: V, fromAt: '2025-01-10T12:00:00Z' }]);
+    expect(await pendingLeft()).toEqual([
+      { account: pooling === 'universal' ? '*' : 'main', symbol: V, fromAt: '2025-01-10T12:00:00Z', toAt: '2025-01-10T12:00:00Z' },
+      { account: pooling === 'universal' ? '*' : 'main', symbol: V, fromAt: '2025-01-22T12:00:00Z', toAt: null },
+    ]);
     expect((await differencesFromWhole(settings)).differences).toEqual([]);
   });
 });
@@ -497,6 +528,9 @@ describe('int_spot_lot_segments incremental on random ledgers', () => {
             if (widening === 'earlier') return exact.map((row) => ({ ...row, fromAt: row.fromAt === null ? null : new Date(Date.parse(row.fromAt) - 17 * 86_400_000).toISOString() }));
             return exact;
           });
+          // What it hands on covers every segment it changed (uk's sells before the new fills by
+          // bounded rows), and the table is a whole rebuild's.
+          expect(await uncoveredChanges()).toEqual([]);
           const result = await differencesFromWhole(settings);
           expect(result.differences).toEqual([]);
         }

@@ -46,6 +46,8 @@ interface Pending {
   account: string | null;
   symbol: string | null;
   from_at: string | null;
+  /** A bounded change (int_spot_lot_segments' uk sells before the night): its rows up to here only. */
+  to_at?: string | null;
 }
 
 interface Fill {
@@ -141,8 +143,8 @@ async function dayStart(at: string, days: number): Promise<string> {
 }
 
 async function setPending(rows: readonly Pending[]): Promise<void> {
-  await db.run('CREATE OR REPLACE TEMP TABLE model_pending (account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ)');
-  for (const row of rows) await db.run('INSERT INTO temp.main.model_pending VALUES ($1, $2, CAST($3 AS TIMESTAMPTZ))', [row.account, row.symbol, row.from_at]);
+  await db.run('CREATE OR REPLACE TEMP TABLE model_pending (account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, to_at TIMESTAMPTZ)');
+  for (const row of rows) await db.run('INSERT INTO temp.main.model_pending VALUES ($1, $2, CAST($3 AS TIMESTAMPTZ), CAST($4 AS TIMESTAMPTZ))', [row.account, row.symbol, row.from_at, row.to_at ?? null]);
 }
 
 /** Runs the marts' steps as the build would: each with its parents' pending rows, monthly with daily's. */
@@ -291,6 +293,56 @@ describe('spot marts: incremental steps equal whole rebuilds', () => {
     await insert(F2);
     const results = await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
     expect(results.filter((result) => MART_IDS.includes(result.id)).map((result) => result.status)).toEqual(['ok', 'ok', 'ok']);
+    for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
+    await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
+    expect(await differences()).toEqual({});
+  });
+
+  it('through the build, uk matching a sell of 20 days before with a new buy: the sell is handed on as a bounded change, and the marts equal a whole rebuild', async () => {
+    // 25 Jan: 4 sold, 1 from the buy of 3 Feb (30-day rule), 3 from the pool. The night of 14 Feb
+    // buys 2 and sells 1: uk gives the sell of that day one (same day) and the sell of 25 Jan the
+    // other (the earliest disposal of the 30 days before), whose segments change; the sell of
+    // 5 Feb (from the pool, at the same average cost) does not.
+    const U = 'UKZUSD_SPBL';
+    const before: Fill[] = [
+      fill('a', U, '41', at('01-05'), 'buy', '10', '100'),
+      fill('a', U, '42', at('01-25'), 'sell', '4', '120'),
+      fill('a', U, '43', at('02-03'), 'buy', '1', '90'),
+      fill('a', U, '44', at('02-05'), 'sell', '1', '130'),
+    ];
+    const night: Fill[] = [fill('a', U, '45', at('02-14'), 'buy', '2', '95'), fill('a', U, '46', at('02-14', '15:00:00'), 'sell', '1', '140')];
+    await resetRaw();
+    const settings = settingsFor('account', false);
+    const insert = async (fills: readonly Fill[]) => {
+      for (const { account, record } of fills) await insertHistory(db, 'spot_fills', [record], { account });
+    };
+    await insert(before);
+    await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
+    await insert(night);
+    const results = await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
+    expect(results.filter((result) => ['intermediate.int_spot_lot_segments', 'marts.spot_lot_matches'].includes(result.id)).map((result) => result.how)).toEqual(['incremental', 'incremental']);
+    // What both recorded: the sell of 25 Jan alone (bounded), and the night from its first fill on.
+    const recorded = await queryRows(
+      db,
+      `select model, account, symbol, strftime(from_at at time zone 'UTC', '%m-%d %H:%M') as "from", strftime(to_at at time zone 'UTC', '%m-%d %H:%M') as "to"
+       from settings.model_changes
+       where model in ('intermediate.int_spot_lot_segments', 'marts.spot_lot_matches') and symbol = '${U}'
+           and change_seq > (select max(change_seq) from settings.model_changes where account is null)
+       order by all`,
+    );
+    expect(recorded).toEqual([
+      { model: 'intermediate.int_spot_lot_segments', account: 'a', symbol: U, from: '01-25 12:00', to: '01-25 12:00' },
+      { model: 'intermediate.int_spot_lot_segments', account: 'a', symbol: U, from: '02-14 12:00', to: null },
+      { model: 'marts.spot_lot_matches', account: 'a', symbol: U, from: '01-25 12:00', to: '01-25 12:00' },
+      { model: 'marts.spot_lot_matches', account: 'a', symbol: U, from: '02-14 12:00', to: null },
+    ]);
+    const ukOf = (sell: string) =>
+      queryRows(db, `select match_rule, buy_fill_id, cast(quantity as varchar) as quantity from marts.spot_lot_matches where cost_method = 'uk' and sell_fill_id = '${sell}' order by all`);
+    expect(await ukOf('42')).toEqual([
+      { match_rule: 'pool', buy_fill_id: null, quantity: '2.000000000000000000' },
+      { match_rule: 'thirty_day', buy_fill_id: '43', quantity: '1.000000000000000000' },
+      { match_rule: 'thirty_day', buy_fill_id: '45', quantity: '1.000000000000000000' },
+    ]);
     for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
     await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
     expect(await differences()).toEqual({});

@@ -281,6 +281,7 @@ export default declareModels('intermediate', [
     grain: 'one row per cost method, sell, match rule and lot (the pool and nothing known: no lot)',
     key: ['pool', 'symbol', 'cost_method', 'sell_seq', 'match_rule', 'lot_seq'],
     changes: { account: 'pool', symbol: 'symbol', at: 'sell_at' },
+    changeRanges: true,
     columns: [
       pool,
       { name: 'symbol', description: 'Spot symbol', notNull: true },

@@ -203,6 +203,12 @@ export default declareProgramModel({
     const migrating = Number(lotsTable?.present ?? 0) === 0;
     if (migrating) await db.run(`DELETE FROM ${STATE_TABLE} WHERE cost_method IN ('lifo', 'hifo')`);
     await writeComments(db, [STATE_DESCRIPTION, LOTS_DESCRIPTION]);
+    // What it reads changed from each from_at on, one row per pool and symbol (the trades hand on
+    // no bounded change; were one to, a replay from there changes every segment after it): its own
+    // bounded changes are uk's, added below.
+    await db.run(`CREATE OR REPLACE TEMP TABLE model_pending AS
+      SELECT account, symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at, CAST(NULL AS TIMESTAMPTZ) AS to_at
+      FROM temp.main.model_pending GROUP BY account, symbol`);
     const methods = await lotMethods(db);
     if (methods.length === 0) return;
     // A pending row naming one pool and symbol is that partition; only a wider one (every account
@@ -363,9 +369,14 @@ export default declareProgramModel({
         // ALL as one hash aggregate: 0.3 s on the 10M night's 828k rows a side, against 2 s for
         // EXCEPT ALL, which numbers the rows of each side). Only those are deleted and inserted.
         // uk matches a sell with the acquisitions of the 30 days after it, so the replay may have
-        // changed the segments of sells up to 30 days before from_at: the earliest sell whose uk
-        // segments differ (added or gone) moves the pending row's from_at back for the models that
-        // read this one.
+        // changed the segments of sells up to 30 days before from_at: only those whose uk segments
+        // differ (added or gone). They are handed on as bounded changes (the model declares
+        // changeRanges), one per pool, symbol and UTC day of such sells, from the first to the last
+        // of them, where no pending row already covers them from an earlier instant: a reader that
+        // reads ranges (spot_lot_matches, the check) redoes those sells, not every one since the
+        // first (on the 10M benchmark a sell of 28 Dec, matched night after night with the new
+        // day's buys, made its readers redo 25 days of SOLUSDT each night in late January); one
+        // that does not reads them as from the first on, as before.
         await db.run(`
           CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_diff AS
           SELECT pool, symbol, cost_method, sell_seq, match_rule, lot_seq, sell_at, quantity_e18, cost_e12, proceeds_e12, sum(side) AS side
@@ -380,15 +391,17 @@ export default declareProgramModel({
           FROM temp.main.int_spot_lot_uk_diff
           WHERE side < 0;
           CREATE OR REPLACE TEMP TABLE int_spot_lot_uk_changed AS
-          SELECT pool, symbol, min(sell_at) AS changed_at
+          SELECT pool, symbol, min(sell_at) AS from_at, max(sell_at) AS to_at
           FROM temp.main.int_spot_lot_uk_diff
-          GROUP BY pool, symbol;
-          UPDATE temp.main.model_pending AS p
-          SET from_at = least(p.from_at, coalesce((
-              SELECT min(c.changed_at) FROM temp.main.int_spot_lot_uk_changed AS c
-              WHERE (p.account IS NULL OR p.account = '*' OR p.account = c.pool) AND (p.symbol IS NULL OR p.symbol = c.symbol)
-          ), p.from_at))
-          WHERE p.from_at IS NOT NULL`);
+          GROUP BY pool, symbol, date_trunc('day', sell_at);
+          INSERT INTO temp.main.model_pending (account, symbol, from_at, to_at)
+          SELECT c.pool, c.symbol, c.from_at, c.to_at
+          FROM temp.main.int_spot_lot_uk_changed AS c
+          WHERE NOT EXISTS (
+              SELECT 1 FROM temp.main.model_pending AS p
+              WHERE p.to_at IS NULL AND (p.from_at IS NULL OR p.from_at <= c.from_at)
+                  AND (p.account IS NULL OR p.account = '*' OR p.account = c.pool) AND (p.symbol IS NULL OR p.symbol = c.symbol)
+          )`);
       }
     } finally {
       await db.run(

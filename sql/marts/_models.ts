@@ -499,6 +499,7 @@ export default declareModels('marts', [
     grain: 'one row per cost method, sell fill and lot (or pool) it consumed, plus one per unmatched sell part',
     key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'lot_account', 'buy_fill_id'],
     changes: { account: 'account', symbol: 'symbol', at: 'sell_at' },
+    changeRanges: true,
     closing: { notFrozen: 'lot-level detail (tens of millions of rows on a long history): its figures are frozen in spot_realized_pnl_daily and _monthly, and the closed pnl workbook keeps the matches it showed' },
     columns: [
       account,

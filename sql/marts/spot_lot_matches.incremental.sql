@@ -2,25 +2,26 @@
 -- run inside the model's transaction instead of CREATE OR REPLACE, it leaves the table equal to a
 -- whole rebuild.
 -- What changed: each row of temp.main.model_pending says that rows at or after from_at (NULL: from
--- the beginning) of an account ('*': every account, as pooling 'universal' hands it on) and a
--- symbol (NULL: every symbol) may have changed. The rows are keyed by sell, and a sell's matches
--- change only at or after its pool's frontier: its parents replaced the segments of those sells
--- (uk's 30-day look-ahead is already in the frontier they hand on).
--- How: spot_lot_matches_frontier holds per (account, symbol) the earliest from_at of the pending
--- rows that name it, for the pairs with a sell at or after the earliest of all (a filter on the
--- instant, no sort). Their rows of sells at or after it are deleted and inserted again by the
--- model's own SQL (the model template of the INSERT below) reading, instead of the whole tables,
--- those sells, their segments and the lots those segments name (the only rows read before the
--- frontier).
--- The pending rows are passed on unchanged.
+-- the beginning), up to to_at where it is not NULL, of an account ('*': every account, as pooling
+-- 'universal' hands it on) and a symbol (NULL: every symbol) may have changed. The rows are keyed
+-- by sell, and a sell's matches change only where its segments did: its parents replaced the
+-- segments of the sells at or after their pool's frontier, and uk's of some sells before it (its
+-- 30-day look-ahead), which they hand on as bounded rows (the model declares changeRanges, as
+-- int_spot_lot_segments does): those sells are redone, not every sell since the first of them.
+-- How: spot_lot_matches_frontier holds per (account, symbol) the ranges of the pending rows that
+-- name it, for the pairs with a sell at or after the earliest of all (a filter on the instant, no
+-- sort). Their rows of sells in a range are deleted and inserted again by the model's own SQL (the
+-- model template of the INSERT below) reading, instead of the whole tables, those sells, their
+-- segments and the lots those segments name (the only rows read before the frontier).
+-- The pending rows are passed on unchanged, ranges and all.
 
 create or replace temp table spot_lot_matches_scope as
 select
     coalesce(account, '*') as account,
     coalesce(symbol, '*') as symbol,
-    min(coalesce(from_at, cast('-infinity' as timestamptz))) as from_at
-from temp.main.model_pending
-group by all;
+    coalesce(from_at, cast('-infinity' as timestamptz)) as from_at,
+    to_at
+from temp.main.model_pending;
 
 create or replace temp table spot_lot_matches_frontier as
 with pairs as (
@@ -33,13 +34,12 @@ with pairs as (
     where side = 'sell' and event_at >= (select min(from_at) from temp.main.spot_lot_matches_scope)
 )
 
-select pairs.account, pairs.symbol, least(exact_pair.from_at, every_account.from_at, every_symbol.from_at, everything.from_at) as from_at
+-- (a pair's ranges: of its own rows, of every account's rows of its symbol, of every symbol's of
+-- its account, of everything's)
+select distinct pairs.account, pairs.symbol, scope.from_at, scope.to_at
 from pairs
-left join temp.main.spot_lot_matches_scope as exact_pair on exact_pair.account = pairs.account and exact_pair.symbol = pairs.symbol
-left join temp.main.spot_lot_matches_scope as every_account on every_account.account = '*' and every_account.symbol = pairs.symbol
-left join temp.main.spot_lot_matches_scope as every_symbol on every_symbol.account = pairs.account and every_symbol.symbol = '*'
-left join temp.main.spot_lot_matches_scope as everything on everything.account = '*' and everything.symbol = '*'
-where least(exact_pair.from_at, every_account.from_at, every_symbol.from_at, everything.from_at) is not null;
+inner join temp.main.spot_lot_matches_scope as scope
+    on (scope.account = pairs.account or scope.account = '*') and (scope.symbol = pairs.symbol or scope.symbol = '*');
 
 -- A constant instant (DuckDB reads only the row groups from there on): the earliest frontier, for
 -- the segments of the replaced sells.
@@ -47,15 +47,17 @@ set variable spot_lot_matches_low = (select min(from_at) from temp.main.spot_lot
 
 delete from marts.spot_lot_matches as m
 using temp.main.spot_lot_matches_frontier as f
-where m.sell_at >= getvariable('spot_lot_matches_low') and m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at;
+where m.sell_at >= getvariable('spot_lot_matches_low') and m.account = f.account and m.symbol = f.symbol
+    and m.sell_at >= f.from_at and (f.to_at is null or m.sell_at <= f.to_at);
 
 -- The sells whose rows are replaced: the columns of int_spot_trades the model reads (12 of its 24,
 -- leaving out 12 of its 13 amounts), here and in spot_lot_matches_trades below.
 create or replace temp table spot_lot_matches_sells as
 select t.pool, t.account, t.symbol, t.event_seq, t.base_coin, t.quote_coin, t.fill_id, t.side, t.event_at, t.event_date, t.lot_source, t.units_in_e18
 from intermediate.int_spot_trades as t
-inner join temp.main.spot_lot_matches_frontier as f on f.account = t.account and f.symbol = t.symbol
-where t.side = 'sell' and t.event_at >= f.from_at and t.event_at >= (select min(from_at) from temp.main.spot_lot_matches_frontier);
+semi join temp.main.spot_lot_matches_frontier as f
+    on f.account = t.account and f.symbol = t.symbol and t.event_at >= f.from_at and (f.to_at is null or t.event_at <= f.to_at)
+where t.side = 'sell' and t.event_at >= getvariable('spot_lot_matches_low');
 
 create or replace temp table spot_lot_matches_fifo_segments as
 select s.*

@@ -228,9 +228,11 @@ async function buildModel(db: Database, model: Model, context: BuildContext, onF
       if (rowsDiff) await changedRows(db, model);
       if (plan.how !== 'unchanged') {
         const handOn = plan.how === 'whole' && !stillEmpty && !rowsDiff && !(snapshotDiff && (await newSnapshotRows(db, model))) ? 'whole' : 'incremental';
-        await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn);
+        // (bounded changes only from a step that read them: temp.main.model_pending then has to_at)
+        const ranges = plan.how === 'incremental' && model.declaration?.changeRanges === true;
+        await passOn(db, model.id, context.readers.get(model.id) ?? [], handOn, ranges);
         // What the check of this build's changes reads (exledger check --changed), with the table it describes.
-        await recordChanges(db, model.id, handOn);
+        await recordChanges(db, model.id, handOn, ranges);
         const rawTables = rawInputs(model).tables;
         const lastChangeSeq = plan.how === 'whole' ? await lastRawChange(db) : plan.lastChangeSeq;
         await writeState(db, model.id, context.fingerprints.get(model.id)!, lastChangeSeq, plan.how, rawTables.length === 0 ? null : await rawRowCount(db, rawTables));
@@ -365,7 +367,7 @@ async function hasSnapshotRows(db: Database, model: Model): Promise<boolean> {
 
 async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {
   if (plan.rawTable !== undefined) return applyStagingChanges(db, model, plan.rawTable, plan.changes!);
-  await loadPending(db, model.id);
+  await loadPending(db, model.id, model.declaration?.changeRanges === true);
   if (model.program?.incremental !== undefined) await db.withMemoryReserved(PROGRAM_HEAP_RESERVE, () => model.program!.incremental!(db));
   else await db.run(expandModelSql(model.incrementalSql!, model));
 }

@@ -147,6 +147,18 @@ export interface ChangedPartition {
   monthStart: string | null;
   fromDate: string | null;
   fromMonth: string | null;
+  /**
+   * A bounded change (the record's to_at: a model declaring changeRanges changed only its rows up
+   * to it): that instant, in microseconds, the start of the reporting-zone day and month after
+   * its own (instants), its date and the first day of the month after (dates). Absent or null:
+   * every time from fromAt on.
+   */
+  toAt?: string | null;
+  toUs?: number | null;
+  dayEnd?: string | null;
+  monthEnd?: string | null;
+  toDate?: string | null;
+  toMonthEnd?: string | null;
 }
 
 /** A change record row of one model. */
@@ -182,9 +194,31 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
   const timeZone = zone?.n === '1' ? "coalesce((SELECT any_value(time_zone) FROM settings.reporting), 'UTC')" : "'UTC'";
   // The days as sql/macros/dates.sql's local_date and local_day_start give them, written out: a
   // project of other SQL (a test's) need not have those macros.
-  const rows = await db.all<{ seq: string; model: string; account: string | null; symbol: string | null; from_at: string | null; from_us: string | null; day_start: string | null; month_start: string | null; from_date: string | null; from_month: string | null }>(
+  // (a database the builds have not opened since the change ranges has no to_at: every row open-ended)
+  const [ranges] = await db.all<{ n: string }>(
+    "SELECT count(*) AS n FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'settings' AND table_name = 'model_changes' AND column_name = 'to_at'",
+  );
+  const toAt = ranges?.n === '1' ? 'c.to_at' : 'CAST(NULL AS TIMESTAMPTZ)';
+  const rows = await db.all<{
+    seq: string;
+    model: string;
+    account: string | null;
+    symbol: string | null;
+    from_at: string | null;
+    from_us: string | null;
+    day_start: string | null;
+    month_start: string | null;
+    from_date: string | null;
+    from_month: string | null;
+    to_at: string | null;
+    to_us: string | null;
+    day_end: string | null;
+    month_end: string | null;
+    to_date: string | null;
+    to_month_end: string | null;
+  }>(
     `WITH changes AS (
-       SELECT c.*, CAST(timezone(z.time_zone, c.from_at) AS DATE) AS from_date, z.time_zone
+       SELECT c.* EXCLUDE (to_at), ${toAt} AS to_at, CAST(timezone(z.time_zone, c.from_at) AS DATE) AS from_date, CAST(timezone(z.time_zone, ${toAt}) AS DATE) AS to_date, z.time_zone
        FROM settings.model_changes AS c
        CROSS JOIN (SELECT ${timeZone} AS time_zone) AS z
        WHERE c.change_seq > $1
@@ -195,7 +229,13 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
        CAST(timezone(time_zone, CAST(from_date AS TIMESTAMP)) AS VARCHAR) AS day_start,
        CAST(timezone(time_zone, CAST(date_trunc('month', from_date) AS TIMESTAMP)) AS VARCHAR) AS month_start,
        CAST(from_date AS VARCHAR) AS from_date,
-       CAST(CAST(date_trunc('month', from_date) AS DATE) AS VARCHAR) AS from_month
+       CAST(CAST(date_trunc('month', from_date) AS DATE) AS VARCHAR) AS from_month,
+       CAST(to_at AS VARCHAR) AS to_at,
+       epoch_us(to_at) AS to_us,
+       CAST(timezone(time_zone, CAST(to_date + 1 AS TIMESTAMP)) AS VARCHAR) AS day_end,
+       CAST(timezone(time_zone, CAST(date_trunc('month', to_date) + INTERVAL 1 MONTH AS TIMESTAMP)) AS VARCHAR) AS month_end,
+       CAST(to_date AS VARCHAR) AS to_date,
+       CAST(CAST(date_trunc('month', to_date) + INTERVAL 1 MONTH AS DATE) AS VARCHAR) AS to_month_end
      FROM changes`,
     [from],
   );
@@ -211,6 +251,12 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
     monthStart: row.month_start,
     fromDate: row.from_date,
     fromMonth: row.from_month,
+    toAt: row.to_at,
+    toUs: row.to_us === null ? null : Number(row.to_us),
+    dayEnd: row.day_end,
+    monthEnd: row.month_end,
+    toDate: row.to_date,
+    toMonthEnd: row.to_month_end,
   }));
   return {
     head: head === undefined ? undefined : { seq: Number(head.seq), at: head.at },
@@ -220,22 +266,40 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
 }
 
 /**
- * The partitions that changes select, merged: one per account and symbol, from its earliest
- * instant (null, from the start, wins). A change of every account or symbol stays as it is.
+ * The partitions that changes select, merged: one per account and symbol from its earliest
+ * instant on (null, from the start, wins), and the bounded ones (toAt) that start before it (or
+ * where there is none), each once. A change of every account or symbol stays as it is.
  */
 export function mergePartitions(changes: readonly ChangedPartition[]): ChangedPartition[] {
   const merged = new Map<string, ChangedPartition>();
+  const bounded = new Map<string, ChangedPartition>();
   for (const change of changes) {
     const key = `${change.account}\u0000${change.symbol ?? '\u0001'}`;
+    if (isBounded(change)) {
+      bounded.set(`${key}\u0000${change.fromUs}\u0000${change.toUs}`, partitionOf(change));
+      continue;
+    }
     const known = merged.get(key);
     if (known === undefined || (known.fromUs !== null && (change.fromUs === null || change.fromUs < known.fromUs))) merged.set(key, partitionOf(change));
   }
-  return [...merged.values()];
+  const partitions = [...merged.values()];
+  for (const change of bounded.values()) {
+    const open = merged.get(`${change.account}\u0000${change.symbol ?? '\u0001'}`);
+    if (open === undefined || (open.fromUs !== null && change.fromUs! < open.fromUs)) partitions.push(change);
+  }
+  return partitions;
+}
+
+/** Whether a change is bounded: only up to its toAt (which a change from the start never is). */
+function isBounded(change: ChangedPartition): boolean {
+  return change.toUs !== undefined && change.toUs !== null && change.fromUs !== null;
 }
 
 function partitionOf(change: ChangedPartition): ChangedPartition {
   const { account, symbol, fromAt, fromUs, dayStart, monthStart, fromDate, fromMonth } = change;
-  return { account, symbol, fromAt, fromUs, dayStart, monthStart, fromDate, fromMonth };
+  if (!isBounded(change)) return { account, symbol, fromAt, fromUs, dayStart, monthStart, fromDate, fromMonth };
+  const { toAt, toUs, dayEnd, monthEnd, toDate, toMonthEnd } = change;
+  return { account, symbol, fromAt, fromUs, dayStart, monthStart, fromDate, fromMonth, toAt, toUs, dayEnd, monthEnd, toDate, toMonthEnd };
 }
 
 /** DuckDB's text of a TIMESTAMPTZ in UTC (`2025-12-31 00:00:00.5+00`) as ISO 8601 (`2025-12-31T00:00:00.5Z`), for messages. */
@@ -298,6 +362,19 @@ function conditionSql(condition: ChangedCondition, partitions: readonly ChangedP
     }
     return undefined;
   };
+  // A bounded change's end: its instant, or the start of the day or month after it (cut), or its
+  // date, or the first day of the month after it (cut: month).
+  const until = (partition: ChangedPartition): string | undefined => {
+    if (!isBounded(partition)) return undefined;
+    if (condition.at !== undefined) {
+      if (condition.cut === 'row') return `${column(condition.at)} <= TIMESTAMPTZ ${sqlString(partition.toAt!)}`;
+      return `${column(condition.at)} < TIMESTAMPTZ ${sqlString((condition.cut === 'day' ? partition.dayEnd : partition.monthEnd)!)}`;
+    }
+    if (condition.date !== undefined) {
+      return condition.cut === 'month' ? `${column(condition.date)} < DATE ${sqlString(partition.toMonthEnd!)}` : `${column(condition.date)} <= DATE ${sqlString(partition.toDate!)}`;
+    }
+    return undefined;
+  };
   const alternatives = partitions.map((partition) => {
     const parts: string[] = [];
     // A row of pool '*' (pooling universal) belongs to every account's changes; a row without an
@@ -306,6 +383,8 @@ function conditionSql(condition: ChangedCondition, partitions: readonly ChangedP
     if (symbol !== undefined && partition.symbol !== null) parts.push(`(${symbol} = ${sqlString(partition.symbol)} OR ${symbol} IS NULL)`);
     const from = time(partition);
     if (from !== undefined) parts.push(from);
+    const to = until(partition);
+    if (to !== undefined) parts.push(to);
     return parts.length === 0 ? 'true' : parts.join(' AND ');
   });
   if (alternatives.includes('true')) return 'true';

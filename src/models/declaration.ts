@@ -87,6 +87,17 @@ const modelSchema = z
      */
     handOn: z.enum(['changed rows']).optional(),
     /**
+     * Whether the model's incremental step reads and hands on bounded changes: pending rows whose
+     * to_at is set say that only its rows from from_at to to_at changed (uk's replay of a sell of
+     * the 30 days before the night: that sell's segments, not every one since). Only a model whose
+     * rows each depend on the input rows of their own instant may say so (a sell's matches on that
+     * sell's segments); one that carries running sums forward must not (a changed day changes every
+     * day after it), and reads such a change as from its from_at on, as every model without it
+     * does. Its step must give to_at in temp.main.model_pending (NULL: every time from from_at on).
+     * @default false
+     */
+    changeRanges: z.literal(true).optional(),
+    /**
      * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
      * period's end are frozen in `closed.<name>`, and a later difference between its live rows
      * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and
@@ -119,6 +130,7 @@ const modelSchema = z
     const { cut: _, ...changed } = model.changes ?? {};
     for (const column of Object.values(changed)) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `changes: ${column} is not a declared column` });
     if (model.handOn === 'changed rows' && model.changes?.account === undefined) context.addIssue({ code: 'custom', message: "handOn 'changed rows' needs changes naming the account column" });
+    if (model.changeRanges === true && model.changes?.at === undefined) context.addIssue({ code: 'custom', message: 'changeRanges needs changes naming the instant column (at)' });
     if (model.closing !== undefined && 'period' in model.closing) {
       const { period, measures, key = [] } = model.closing;
       for (const column of [period, ...measures, ...key]) if (!names.includes(column)) context.addIssue({ code: 'custom', message: `closing: ${column} is not a declared column` });

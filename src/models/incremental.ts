@@ -45,8 +45,11 @@ export async function ensureStateTables(db: Database): Promise<void> {
   await db.run(`
     CREATE SCHEMA IF NOT EXISTS settings;
     CREATE TABLE IF NOT EXISTS settings.model_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, last_change_seq BIGINT NOT NULL, how VARCHAR NOT NULL, built_at TIMESTAMPTZ NOT NULL, raw_rows BIGINT);
-    CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ);
-    CREATE TABLE IF NOT EXISTS settings.model_changes (change_seq BIGINT NOT NULL, model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, recorded_at TIMESTAMPTZ NOT NULL);
+    CREATE TABLE IF NOT EXISTS settings.model_pending (model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, to_at TIMESTAMPTZ);
+    CREATE TABLE IF NOT EXISTS settings.model_changes (change_seq BIGINT NOT NULL, model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, recorded_at TIMESTAMPTZ NOT NULL, to_at TIMESTAMPTZ);
+    -- (databases from before the change ranges: their rows are all open-ended)
+    ALTER TABLE settings.model_pending ADD COLUMN IF NOT EXISTS to_at TIMESTAMPTZ;
+    ALTER TABLE settings.model_changes ADD COLUMN IF NOT EXISTS to_at TIMESTAMPTZ;
   `);
   await writeComments(db, STATE_TABLES);
 }
@@ -75,6 +78,7 @@ const STATE_TABLES: readonly TableDescription[] = [
       { name: 'account', description: 'Account changed; null: everything (a whole rebuild of what it reads)' },
       { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
       { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
+      { name: 'to_at', description: 'Latest time changed, for a change of some rows before the others (uk replaying a sell of the 30 days before); null: every time from from_at on', unit: 'UTC' },
     ],
   },
   {
@@ -89,6 +93,7 @@ const STATE_TABLES: readonly TableDescription[] = [
       { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
       { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
       { name: 'recorded_at', description: 'When the build recorded it', unit: 'UTC' },
+      { name: 'to_at', description: 'Latest time changed, for a change of some rows before the others (uk replaying a sell of the 30 days before); null: every time from from_at on', unit: 'UTC' },
     ],
   },
 ];
@@ -127,26 +132,55 @@ export async function pendingOf(db: Database, model: string): Promise<{ rows: nu
   return { rows: Number(row?.n ?? 0), everything: row?.everything === true };
 }
 
-/** Gathers a model's pending rows into temp.main.model_pending (one row per account and symbol, the earliest from_at; NULL is earliest). */
-export async function loadPending(db: Database, model: string): Promise<void> {
+/**
+ * Gathers a model's pending rows into temp.main.model_pending: one row per account and symbol, the
+ * earliest from_at (NULL is earliest), every time from there on.
+ *
+ * With `ranges` (a model declaring `changeRanges`, whose step reads them): also the bounded rows
+ * (to_at not NULL: only the rows from from_at to to_at changed) that start before their account's
+ * and symbol's open-ended row (or where there is none), each once; the open-ended rows' to_at is
+ * NULL. A model without `ranges` reads a bounded row as open-ended (every time from its from_at on:
+ * more than changed, never less).
+ */
+export async function loadPending(db: Database, model: string, ranges = false): Promise<void> {
+  if (!ranges) {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE model_pending AS
+       SELECT account, symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at
+       FROM settings.model_pending WHERE model = $1
+       GROUP BY account, symbol`,
+      [model],
+    );
+    return;
+  }
   await db.run(
     `CREATE OR REPLACE TEMP TABLE model_pending AS
-     SELECT account, symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at
-     FROM settings.model_pending WHERE model = $1
-     GROUP BY account, symbol`,
+     WITH rows AS (SELECT * FROM settings.model_pending WHERE model = $1),
+     open AS (
+       SELECT account, symbol, CASE WHEN bool_or(from_at IS NULL) THEN NULL ELSE min(from_at) END AS from_at, CAST(NULL AS TIMESTAMPTZ) AS to_at, true AS open
+       FROM rows WHERE to_at IS NULL
+       GROUP BY account, symbol
+     )
+     SELECT account, symbol, from_at, to_at FROM open
+     UNION
+     SELECT b.account, b.symbol, b.from_at, b.to_at
+     FROM rows AS b
+     LEFT JOIN open AS o ON o.account IS NOT DISTINCT FROM b.account AND o.symbol IS NOT DISTINCT FROM b.symbol
+     WHERE b.to_at IS NOT NULL AND (o.open IS NULL OR (o.from_at IS NOT NULL AND b.from_at < o.from_at))`,
     [model],
   );
 }
 
 /**
  * Hands on what changed to the models that read `model`, and drops its own pending rows: from
- * temp.main.model_pending after an incremental step, or "everything" after a whole rebuild.
+ * temp.main.model_pending after an incremental step (with `ranges`, its to_at column too; else
+ * every row open-ended), or "everything" after a whole rebuild.
  */
-export async function passOn(db: Database, model: string, readers: readonly string[], how: 'whole' | 'incremental'): Promise<void> {
+export async function passOn(db: Database, model: string, readers: readonly string[], how: 'whole' | 'incremental', ranges = false): Promise<void> {
   await db.run('DELETE FROM settings.model_pending WHERE model = $1', [model]);
   for (const reader of readers) {
-    if (how === 'whole') await db.run('INSERT INTO settings.model_pending VALUES ($1, NULL, NULL, NULL)', [reader]);
-    else await db.run(`INSERT INTO settings.model_pending SELECT $1, account, symbol, from_at FROM ${PENDING_TABLE}`, [reader]);
+    if (how === 'whole') await db.run('INSERT INTO settings.model_pending (model, account, symbol, from_at, to_at) VALUES ($1, NULL, NULL, NULL, NULL)', [reader]);
+    else await db.run(`INSERT INTO settings.model_pending (model, account, symbol, from_at, to_at) SELECT $1, account, symbol, from_at, ${ranges ? 'to_at' : 'NULL'} FROM ${PENDING_TABLE}`, [reader]);
   }
 }
 
@@ -160,12 +194,14 @@ export const CHANGES_KEPT_DAYS = 60;
  * Records what a model's build changed, in that build's transaction (so a killed build records
  * nothing, and a committed one always has its record): after a whole rebuild, everything (a row
  * with account NULL); after an incremental step, the rows it hands on (temp.main.model_pending:
- * its rows may differ from before only in those accounts and symbols, at or after from_at).
+ * its rows may differ from before only in those accounts and symbols, at or after from_at; with
+ * `ranges`, only up to to_at where it is not NULL).
  */
-export async function recordChanges(db: Database, model: string, how: 'whole' | 'incremental'): Promise<void> {
+export async function recordChanges(db: Database, model: string, how: 'whole' | 'incremental', ranges = false): Promise<void> {
   const next = '(SELECT coalesce(max(change_seq), 0) + 1 FROM settings.model_changes)';
-  if (how === 'whole') await db.run(`INSERT INTO settings.model_changes SELECT ${next}, $1, NULL, NULL, NULL, now()`, [model]);
-  else await db.run(`INSERT INTO settings.model_changes SELECT ${next}, $1, account, symbol, from_at, now() FROM ${PENDING_TABLE}`, [model]);
+  const columns = '(change_seq, model, account, symbol, from_at, recorded_at, to_at)';
+  if (how === 'whole') await db.run(`INSERT INTO settings.model_changes ${columns} SELECT ${next}, $1, NULL, NULL, NULL, now(), NULL`, [model]);
+  else await db.run(`INSERT INTO settings.model_changes ${columns} SELECT ${next}, $1, account, symbol, from_at, now(), ${ranges ? 'to_at' : 'NULL'} FROM ${PENDING_TABLE}`, [model]);
 }
 
 /** Drops the change records older than CHANGES_KEPT_DAYS (each build does, before its models). */
