@@ -23,15 +23,32 @@ select
     to_at
 from temp.main.model_pending;
 
+-- Constant instants (DuckDB reads only the row groups between them; it does not for a comparison
+-- inside an OR): from the earliest open-ended row on (low), and from the earliest bounded row to
+-- the latest end of one (bounded_low, bounded_high; on the 10M benchmark minutes of a day weeks
+-- before the night, which a read from the earliest of all would take 25 days of rows with). Each
+-- read below is one read from low on and one of the bounded window before low.
+set variable spot_lot_matches_low = (select coalesce(min(from_at), cast('infinity' as timestamptz)) from temp.main.spot_lot_matches_scope where to_at is null);
+set variable spot_lot_matches_bounded_low = (select coalesce(min(from_at), cast('infinity' as timestamptz)) from temp.main.spot_lot_matches_scope where to_at is not null);
+set variable spot_lot_matches_bounded_high = (select coalesce(max(to_at), cast('-infinity' as timestamptz)) from temp.main.spot_lot_matches_scope where to_at is not null);
+
 create or replace temp table spot_lot_matches_frontier as
 with pairs as (
     select distinct account, symbol
     from marts.spot_lot_matches
-    where sell_at >= (select min(from_at) from temp.main.spot_lot_matches_scope)
+    where sell_at >= getvariable('spot_lot_matches_low')
+    union
+    select distinct account, symbol
+    from marts.spot_lot_matches
+    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high')
     union
     select distinct account, symbol
     from intermediate.int_spot_trades
-    where side = 'sell' and event_at >= (select min(from_at) from temp.main.spot_lot_matches_scope)
+    where side = 'sell' and event_at >= getvariable('spot_lot_matches_low')
+    union
+    select distinct account, symbol
+    from intermediate.int_spot_trades
+    where side = 'sell' and event_at >= getvariable('spot_lot_matches_bounded_low') and event_at <= getvariable('spot_lot_matches_bounded_high')
 )
 
 -- (a pair's ranges: of its own rows, of every account's rows of its symbol, of every symbol's of
@@ -41,35 +58,58 @@ from pairs
 inner join temp.main.spot_lot_matches_scope as scope
     on (scope.account = pairs.account or scope.account = '*') and (scope.symbol = pairs.symbol or scope.symbol = '*');
 
--- A constant instant (DuckDB reads only the row groups from there on): the earliest frontier, for
--- the segments of the replaced sells.
-set variable spot_lot_matches_low = (select min(from_at) from temp.main.spot_lot_matches_frontier);
-
 delete from marts.spot_lot_matches as m
 using temp.main.spot_lot_matches_frontier as f
 where m.sell_at >= getvariable('spot_lot_matches_low') and m.account = f.account and m.symbol = f.symbol
     and m.sell_at >= f.from_at and (f.to_at is null or m.sell_at <= f.to_at);
 
+delete from marts.spot_lot_matches as m
+using temp.main.spot_lot_matches_frontier as f
+where m.sell_at >= getvariable('spot_lot_matches_bounded_low') and m.sell_at <= getvariable('spot_lot_matches_bounded_high') and m.sell_at < getvariable('spot_lot_matches_low')
+    and m.account = f.account and m.symbol = f.symbol and m.sell_at >= f.from_at and (f.to_at is null or m.sell_at <= f.to_at);
+
 -- The sells whose rows are replaced: the columns of int_spot_trades the model reads (12 of its 24,
 -- leaving out 12 of its 13 amounts), here and in spot_lot_matches_trades below.
 create or replace temp table spot_lot_matches_sells as
+with trades as (
+    select * from intermediate.int_spot_trades
+    where side = 'sell' and event_at >= getvariable('spot_lot_matches_low')
+    union all
+    select * from intermediate.int_spot_trades
+    where side = 'sell' and event_at >= getvariable('spot_lot_matches_bounded_low') and event_at <= getvariable('spot_lot_matches_bounded_high')
+        and event_at < getvariable('spot_lot_matches_low')
+)
+
 select t.pool, t.account, t.symbol, t.event_seq, t.base_coin, t.quote_coin, t.fill_id, t.side, t.event_at, t.event_date, t.lot_source, t.units_in_e18
-from intermediate.int_spot_trades as t
+from trades as t
 semi join temp.main.spot_lot_matches_frontier as f
-    on f.account = t.account and f.symbol = t.symbol and t.event_at >= f.from_at and (f.to_at is null or t.event_at <= f.to_at)
-where t.side = 'sell' and t.event_at >= getvariable('spot_lot_matches_low');
+    on f.account = t.account and f.symbol = t.symbol and t.event_at >= f.from_at and (f.to_at is null or t.event_at <= f.to_at);
 
 create or replace temp table spot_lot_matches_fifo_segments as
+with segments as (
+    select * from intermediate.int_spot_fifo_segments
+    where sell_at >= getvariable('spot_lot_matches_low')
+    union all
+    select * from intermediate.int_spot_fifo_segments
+    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high') and sell_at < getvariable('spot_lot_matches_low')
+)
+
 select s.*
-from intermediate.int_spot_fifo_segments as s
-semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
-where s.sell_at >= getvariable('spot_lot_matches_low');
+from segments as s
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
 create or replace temp table spot_lot_matches_lot_segments as
+with segments as (
+    select * from intermediate.int_spot_lot_segments
+    where sell_at >= getvariable('spot_lot_matches_low')
+    union all
+    select * from intermediate.int_spot_lot_segments
+    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high') and sell_at < getvariable('spot_lot_matches_low')
+)
+
 select s.*
-from intermediate.int_spot_lot_segments as s
-semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq
-where s.sell_at >= getvariable('spot_lot_matches_low');
+from segments as s
+semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
 -- The lots those segments name, once each: with their instant where a FIFO segment gives it.
 create or replace temp table spot_lot_matches_lots as
@@ -82,18 +122,24 @@ from (
 group by pool, symbol, lot_seq;
 
 -- The instants of the others (the lots of the other methods' segments), from reads of four narrow
--- columns: first the trades of the 40 days before the earliest frontier, where a night's lots
+-- columns: first the trades of the 40 days before the open-ended frontier, where a night's lots
 -- nearly all are (lifo's latest, uk's of the 30 days around its sells; on the 10M benchmark's
--- night every one), then the opening lots (no instant: only row groups holding a null are read),
--- then, only for lots still not found (hifo's dearest may be years old), every trade before those
--- 40 days.
+-- night every one), and those of the 40 days before the bounded window to its end, then the
+-- opening lots (no instant: only row groups holding a null are read), then, only for lots still
+-- not found (hifo's dearest may be years old), every trade before those 40 days.
 set variable spot_lot_matches_recent = getvariable('spot_lot_matches_low') - interval 40 day;
+set variable spot_lot_matches_bounded_recent = getvariable('spot_lot_matches_bounded_low') - interval 40 day;
 
 create or replace temp table spot_lot_matches_lot_keys as
 select pool, symbol, lot_seq, lot_at from temp.main.spot_lot_matches_lots where lot_at is not null
 union all
 select t.pool, t.symbol, t.event_seq, t.event_at
-from (select pool, symbol, event_seq, event_at from intermediate.int_spot_trades where event_at >= getvariable('spot_lot_matches_recent')) as t
+from (
+    select pool, symbol, event_seq, event_at from intermediate.int_spot_trades where event_at >= getvariable('spot_lot_matches_recent')
+    union all
+    select pool, symbol, event_seq, event_at from intermediate.int_spot_trades
+    where event_at >= getvariable('spot_lot_matches_bounded_recent') and event_at <= getvariable('spot_lot_matches_bounded_high') and event_at < getvariable('spot_lot_matches_recent')
+) as t
 semi join (select * from temp.main.spot_lot_matches_lots where lot_at is null) as s
     on s.pool = t.pool and s.symbol = t.symbol and s.lot_seq = t.event_seq
 union all
@@ -144,4 +190,7 @@ drop table temp.main.spot_lot_matches_scope;
 reset variable spot_lot_matches_low;
 reset variable spot_lot_matches_lots_query;
 reset variable spot_lot_matches_recent;
+reset variable spot_lot_matches_bounded_low;
+reset variable spot_lot_matches_bounded_high;
+reset variable spot_lot_matches_bounded_recent;
 reset variable spot_lot_matches_lots_older;
