@@ -157,6 +157,11 @@ async function runSteps(pending: readonly Pending[]): Promise<void> {
   await db.run('DROP TABLE temp.main.model_pending');
 }
 
+/** Inserts fills as a sync stores them (each logged as a raw change), so that the build takes them incrementally. */
+async function insertLogged(fills: readonly Fill[]): Promise<void> {
+  for (const { account, record } of fills) await insertHistory(db, 'spot_fills', [record], { account });
+}
+
 /** Per mart: rows only in the incremental table, rows only in the whole rebuild, and both counts. */
 async function differences(): Promise<Record<string, { onlyIncremental: unknown[]; onlyWhole: unknown[]; counts: [string, string] }>> {
   const found: Record<string, { onlyIncremental: unknown[]; onlyWhole: unknown[]; counts: [string, string] }> = {};
@@ -285,12 +290,9 @@ describe('spot marts: incremental steps equal whole rebuilds', () => {
     // int_spot_average_cost have steps this checks the build's whole path, and then the steps.
     await resetRaw();
     const settings = settingsFor('universal', true, PRICES);
-    const insert = async (fills: readonly Fill[]) => {
-      for (const { account, record } of fills) await insertHistory(db, 'spot_fills', [record], { account });
-    };
-    await insert(F1);
+    await insertLogged(F1);
     await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
-    await insert(F2);
+    await insertLogged(F2);
     const results = await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
     expect(results.filter((result) => MART_IDS.includes(result.id)).map((result) => result.status)).toEqual(['ok', 'ok', 'ok']);
     for (const name of MARTS) await db.run(`CREATE OR REPLACE TEMP TABLE incremental_${name} AS FROM marts.${name}`);
@@ -313,12 +315,9 @@ describe('spot marts: incremental steps equal whole rebuilds', () => {
     const night: Fill[] = [fill('a', U, '45', at('02-14'), 'buy', '2', '95'), fill('a', U, '46', at('02-14', '15:00:00'), 'sell', '1', '140')];
     await resetRaw();
     const settings = settingsFor('account', false);
-    const insert = async (fills: readonly Fill[]) => {
-      for (const { account, record } of fills) await insertHistory(db, 'spot_fills', [record], { account });
-    };
-    await insert(before);
+    await insertLogged(before);
     await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`), fullRefresh: true });
-    await insert(night);
+    await insertLogged(night);
     const results = await buildAll(db, settings, { select: MART_IDS.map((id) => `+${id}`) });
     expect(results.filter((result) => ['intermediate.int_spot_lot_segments', 'marts.spot_lot_matches'].includes(result.id)).map((result) => result.how)).toEqual(['incremental', 'incremental']);
     // What both recorded: the sell of 25 Jan alone (bounded), and the night from its first fill on.

@@ -85,30 +85,22 @@ from trades as t
 semi join temp.main.spot_lot_matches_frontier as f
     on f.account = t.account and f.symbol = t.symbol and t.event_at >= f.from_at and (f.to_at is null or t.event_at <= f.to_at);
 
-create or replace temp table spot_lot_matches_fifo_segments as
-with segments as (
-    select * from intermediate.int_spot_fifo_segments
+-- The rows of a segments table (by sell_at) in the two windows.
+create or replace temp macro spot_lot_matches_windows(segments) as table
+    select * from query_table(segments)
     where sell_at >= getvariable('spot_lot_matches_low')
     union all
-    select * from intermediate.int_spot_fifo_segments
-    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high') and sell_at < getvariable('spot_lot_matches_low')
-)
+    select * from query_table(segments)
+    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high') and sell_at < getvariable('spot_lot_matches_low');
 
+create or replace temp table spot_lot_matches_fifo_segments as
 select s.*
-from segments as s
+from spot_lot_matches_windows('intermediate.int_spot_fifo_segments') as s
 semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
 create or replace temp table spot_lot_matches_lot_segments as
-with segments as (
-    select * from intermediate.int_spot_lot_segments
-    where sell_at >= getvariable('spot_lot_matches_low')
-    union all
-    select * from intermediate.int_spot_lot_segments
-    where sell_at >= getvariable('spot_lot_matches_bounded_low') and sell_at <= getvariable('spot_lot_matches_bounded_high') and sell_at < getvariable('spot_lot_matches_low')
-)
-
 select s.*
-from segments as s
+from spot_lot_matches_windows('intermediate.int_spot_lot_segments') as s
 semi join temp.main.spot_lot_matches_sells as sell on sell.pool = s.pool and sell.symbol = s.symbol and sell.event_seq = s.sell_seq;
 
 -- The lots those segments name, once each: with their instant where a FIFO segment gives it.
@@ -187,6 +179,7 @@ drop table temp.main.spot_lot_matches_fifo_segments;
 drop table temp.main.spot_lot_matches_sells;
 drop table temp.main.spot_lot_matches_frontier;
 drop table temp.main.spot_lot_matches_scope;
+drop macro table temp.main.spot_lot_matches_windows;
 reset variable spot_lot_matches_low;
 reset variable spot_lot_matches_lots_query;
 reset variable spot_lot_matches_recent;
