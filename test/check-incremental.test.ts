@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, type Config } from '../src/config/config.ts';
 import { checkJob, type CheckRecord } from '../src/jobs/check-job.ts';
 import { readCheckResults } from '../src/models/check-results.ts';
-import { expandChanged, mergePartitions, parseChangedConditions, type ChangedPartition } from '../src/models/check-scope.ts';
+import { expandChanged, mergePartitions, parseChangedConditions, readChangeLog, type ChangedPartition } from '../src/models/check-scope.ts';
 import type { CheckScope, TestResult } from '../src/models/check.ts';
 import { COST_METHODS } from '../src/models/settings.ts';
 import { Database } from '../src/store/database.ts';
@@ -432,6 +432,26 @@ describe('{{ changed }} and {{ changed_keys }} in a test', () => {
     // An open-ended change from before it covers it: only that one is left.
     const earlier = { ...partition, fromAt: '2026-01-01 00:00:00+00', fromUs: Date.UTC(2026, 0, 1) * 1000 };
     expect(mergePartitions([bounded, earlier])).toEqual([earlier]);
+  });
+
+  it("reads the change record of a database from before the bounded changes (no to_at column) as open-ended, and one with it as it says", async () => {
+    const db = await Database.open(':memory:', { bookkeeping: false });
+    try {
+      await db.run(`CREATE SCHEMA settings;
+        CREATE TABLE settings.model_changes (change_seq BIGINT NOT NULL, model VARCHAR NOT NULL, account VARCHAR, symbol VARCHAR, from_at TIMESTAMPTZ, recorded_at TIMESTAMPTZ NOT NULL);
+        INSERT INTO settings.model_changes VALUES (1, 'marts.m', 'main', 'BTCUSDT_SPBL', '2026-01-02 08:00:00+00', now())`);
+      const before = (await readChangeLog(db, [{ seq: 0, at: '' }])).after(0, ['marts.m']);
+      expect(before.map(({ fromAt, toAt }) => ({ fromAt, toAt }))).toEqual([{ fromAt: '2026-01-02 08:00:00+00', toAt: null }]);
+      await db.run(`ALTER TABLE settings.model_changes ADD COLUMN to_at TIMESTAMPTZ;
+        INSERT INTO settings.model_changes VALUES (2, 'marts.m', 'main', 'BTCUSDT_SPBL', '2026-01-03 08:00:00+00', now(), '2026-01-03 09:30:00+00')`);
+      const after = (await readChangeLog(db, [{ seq: 0, at: '' }])).after(0, ['marts.m']);
+      expect(after.map(({ fromAt, toAt, dayEnd, toDate }) => ({ fromAt, toAt, dayEnd, toDate }))).toEqual([
+        { fromAt: '2026-01-02 08:00:00+00', toAt: null, dayEnd: null, toDate: null },
+        { fromAt: '2026-01-03 08:00:00+00', toAt: '2026-01-03 09:30:00+00', dayEnd: '2026-01-04 00:00:00+00', toDate: '2026-01-03' },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 
   it('with of: …, selects by the changes of the models it names only; without, by those of every model the test reads', () => {

@@ -199,6 +199,7 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
     "SELECT count(*) AS n FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'settings' AND table_name = 'model_changes' AND column_name = 'to_at'",
   );
   const toAt = ranges?.n === '1' ? 'c.to_at' : 'CAST(NULL AS TIMESTAMPTZ)';
+  const columns = ranges?.n === '1' ? 'c.*' : `c.*, ${toAt} AS to_at`;
   const rows = await db.all<{
     seq: string;
     model: string;
@@ -218,7 +219,7 @@ export async function readChangeLog(db: Database, marks: readonly ChangeMark[]):
     to_month_end: string | null;
   }>(
     `WITH changes AS (
-       SELECT c.* EXCLUDE (to_at), ${toAt} AS to_at, CAST(timezone(z.time_zone, c.from_at) AS DATE) AS from_date, CAST(timezone(z.time_zone, ${toAt}) AS DATE) AS to_date, z.time_zone
+       SELECT ${columns}, CAST(timezone(z.time_zone, c.from_at) AS DATE) AS from_date, CAST(timezone(z.time_zone, ${toAt}) AS DATE) AS to_date, z.time_zone
        FROM settings.model_changes AS c
        CROSS JOIN (SELECT ${timeZone} AS time_zone) AS z
        WHERE c.change_seq > $1
