@@ -54,6 +54,9 @@ export async function ensureStateTables(db: Database): Promise<void> {
   await writeComments(db, STATE_TABLES);
 }
 
+/** The end of a bounded change, in settings.model_pending and settings.model_changes alike. */
+const TO_AT_COLUMN = { name: 'to_at', description: 'Latest time changed, for a change of some rows before the others (uk replaying a sell of the 30 days before); null: every time from from_at on', unit: 'UTC' };
+
 /** What the incremental build's own tables mean, written as their comments (src/store/comments.ts). */
 const STATE_TABLES: readonly TableDescription[] = [
   {
@@ -78,7 +81,7 @@ const STATE_TABLES: readonly TableDescription[] = [
       { name: 'account', description: 'Account changed; null: everything (a whole rebuild of what it reads)' },
       { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
       { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
-      { name: 'to_at', description: 'Latest time changed, for a change of some rows before the others (uk replaying a sell of the 30 days before); null: every time from from_at on', unit: 'UTC' },
+      TO_AT_COLUMN,
     ],
   },
   {
@@ -93,7 +96,7 @@ const STATE_TABLES: readonly TableDescription[] = [
       { name: 'symbol', description: 'Symbol changed; null: every symbol of the account' },
       { name: 'from_at', description: 'Earliest time changed; null: from the start', unit: 'UTC' },
       { name: 'recorded_at', description: 'When the build recorded it', unit: 'UTC' },
-      { name: 'to_at', description: 'Latest time changed, for a change of some rows before the others (uk replaying a sell of the 30 days before); null: every time from from_at on', unit: 'UTC' },
+      TO_AT_COLUMN,
     ],
   },
 ];
