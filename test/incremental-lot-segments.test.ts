@@ -273,16 +273,18 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     await buildAll(db, settings, { select: WHOLE });
     const pool = pooling === 'universal' ? '*' : 'main';
     // Checkpoints of (pool, A) per method: the latest CHECKPOINTS_KEPT month starts (Mar, Apr, May),
-    // and the day starts of the last RECENT_DAYS days before the last fill (12 May): lifo and hifo
-    // (7 days) 12 May; uk (40 days, from 2 Apr) 20 Apr and 12 May (5 Apr and 5 May are month starts).
+    // the day starts of the last RECENT_DAYS days before the last fill (12 May): lifo and hifo
+    // (7 days) 12 May; uk (40 days, from 2 Apr) 20 Apr and 12 May (5 Apr and 5 May are month
+    // starts); and the end state, after the last fill (of 12 May).
     const kept = await queryRows(db, `SELECT cost_method, kind, strftime(DATE '1970-01-01' + next_day, '%d %b') AS day FROM settings.spot_lot_state WHERE pool = '${pool}' AND symbol = '${A}' ORDER BY cost_method, next_seq`);
     const months = (method: string) => (pooling === 'universal' ? ['01 Mar', '05 Apr', '05 May'] : ['10 Mar', '05 Apr', '05 May']).map((day) => ({ cost_method: method, kind: 'month', day }));
     expect(CHECKPOINTS_KEPT).toBe(3);
     expect(RECENT_DAYS).toEqual({ lifo: 7, hifo: 7, uk: 40 });
+    const end = (method: string) => ({ cost_method: method, kind: 'end', day: '12 May' });
     expect(kept).toEqual([
-      ...months('hifo'), { cost_method: 'hifo', kind: 'day', day: '12 May' },
-      ...months('lifo'), { cost_method: 'lifo', kind: 'day', day: '12 May' },
-      ...months('uk').slice(0, 2), { cost_method: 'uk', kind: 'day', day: '20 Apr' }, months('uk')[2], { cost_method: 'uk', kind: 'day', day: '12 May' },
+      ...months('hifo'), { cost_method: 'hifo', kind: 'day', day: '12 May' }, end('hifo'),
+      ...months('lifo'), { cost_method: 'lifo', kind: 'day', day: '12 May' }, end('lifo'),
+      ...months('uk').slice(0, 2), { cost_method: 'uk', kind: 'day', day: '20 Apr' }, months('uk')[2], { cost_method: 'uk', kind: 'day', day: '12 May' }, end('uk'),
     ]);
 
     // lifo's and hifo's open lots are stored as what changed at each checkpoint: the day state
@@ -317,8 +319,19 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     expect(late.differences).toEqual([]);
     expect(late.segments).toBeGreaterThan(20);
 
-    // A new day resumes lifo and hifo from the last day's checkpoint (12 May).
+    // A new day resumes lifo and hifo from the end state (after the sell of 12 May): it matches its
+    // own events alone, and the segments of the sells before it stay as they were, not deleted and
+    // written again (from the day start of 12 May, the sell of 12 May was matched again).
+    const stackRows = (where: string) =>
+      queryRows(
+        db,
+        `SELECT rowid::VARCHAR AS row, cost_method, sell_seq::VARCHAR AS sell FROM intermediate.int_spot_lot_segments
+         WHERE pool = '${pool}' AND symbol = '${A}' AND cost_method IN ('lifo', 'hifo')${where} ORDER BY ALL`,
+      );
+    const stackBefore = await stackRows('');
+    expect(stackBefore.length).toBeGreaterThan(8);
     await runIncremental(settings, F3_NEW_DAY);
+    expect(await stackRows(" AND sell_at < TIMESTAMPTZ '2025-05-20 00:00:00+00'")).toEqual(stackBefore);
     const newDay = await differencesFromWhole(settings);
     expect(newDay.differences).toEqual([]);
     expect(newDay.segments).toBeGreaterThan(late.segments);

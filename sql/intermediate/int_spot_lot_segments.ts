@@ -23,9 +23,14 @@
 // (checkpoints) before the first event of each month (kind 'month', the latest CHECKPOINTS_KEPT of
 // them) and of each of the partition's last RECENT_DAYS days (kind 'day'), exactly: uk's as JSON
 // (integers as decimal strings; compressed), lifo's and hifo's as their open lots in LOTS_TABLE,
-// each checkpoint writing the lots that changed since the one before. A night's new day, or a late
-// record inside the lookback, so resumes from the start of the day before it: on the 10M-fill
-// history the BTC partition's month holds 720k events, its day 23k.
+// each checkpoint writing the lots that changed since the one before. Besides, each walk saves the
+// state after the partition's last event (kind 'end'): a night's new events resume from there,
+// matching only themselves (lifo and hifo always, uk where they start a new day and no disposal of
+// the 30 days before took from the pool or found nothing); a late record inside the lookback
+// resumes from the start of the day before it: on the 10M-fill history the BTC partition's month
+// holds 720k events, its day 23k. (Until 2026-11-30 a night resumed from the start of the day
+// before its first event too: it matched the day before again, the 10M benchmark night's 27k
+// events twice.)
 // For each (pool, symbol) that temp.main.model_pending names, the step:
 //   1. finds the first event to replay: lifo and hifo, the first at or after from_at (a sell's
 //      segments depend only on the events before it); uk, the first of the earliest reporting-zone
@@ -37,13 +42,16 @@
 //      changes);
 //   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
 //      its own event and the one before are unchanged, so it is still where a whole build puts one
-//      (lifo and hifo: only the open lots the replay's sells can reach, lotState);
+//      (lifo and hifo: only the open lots the replay's sells can reach, lotState); or the end state
+//      where it is that event's (every event before it is unchanged: it is the state before it);
 //   3. deletes the segments of sells from the checkpoint on (lifo and hifo; uk's in 5) and the
 //      checkpoints after it (and their lots' rows);
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
 //      from the loaded state, appends their segments and their checkpoints, and keeps the latest
-//      CHECKPOINTS_KEPT month starts and the day starts of the last RECENT_DAYS days (by the
-//      partition's last event, which moved on);
+//      CHECKPOINTS_KEPT month starts, the day starts of the last RECENT_DAYS days (by the
+//      partition's last event, which moved on) and the new end state (an end state resumed from
+//      goes: where a whole walk puts a day or month start there, the walk resumed from it saved
+//      one, its first event being read with the day of the last one before it);
 //   5. with uk among the cost methods, compares uk's segments of the replayed sells (matched
 //      into a temporary table) with those they replace, writes only those that differ (gone:
 //      deleted, added: inserted), and moves each pending row's from_at back to the earliest sell
@@ -57,7 +65,7 @@
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { BIGINT, BOOLEAN, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
-import { LOT_METHODS, lotMatcher, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
+import { LOT_METHODS, lotMatcher, type CheckpointLots, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -83,8 +91,8 @@ const STATE_DESCRIPTION: TableDescription = {
     { name: 'symbol', description: 'Spot symbol' },
     { name: 'cost_method', description: 'Cost method (lifo, hifo, uk)' },
     { name: 'next_seq', description: 'The state is the one before this event (event_seq of intermediate.int_spot_trades)', unit: 'count' },
-    { name: 'kind', description: "month: before the first event of a month; day: before the first event of one of the partition's last days" },
-    { name: 'next_day', description: 'Day of that event', unit: 'days since 1970-01-01' },
+    { name: 'kind', description: "month: before the first event of a month; day: before the first event of one of the partition's last days; end: after the partition's last event" },
+    { name: 'next_day', description: 'Day of that event (end: of the last event)', unit: 'days since 1970-01-01' },
     {
       name: 'base_seq',
       description:
@@ -171,6 +179,8 @@ interface Resume {
   fromSeq: bigint;
   state?: string;
   lots?: ResumedLots;
+  /** Resuming from an end state: the day of the last event before fromSeq (MatchOptions.previousDay). */
+  previousDay?: number;
 }
 
 /** A lifo or hifo state to resume from: the matcher's fromLots (the lots the replay can reach). */
@@ -235,7 +245,7 @@ export default declareProgramModel({
       await db.run(`
         DELETE FROM temp.main.int_spot_lot_replay WHERE cost_method <> 'uk';
         INSERT INTO temp.main.int_spot_lot_replay
-        SELECT p.pool, p.symbol, m.cost_method, 1, NULL, NULL
+        SELECT p.pool, p.symbol, m.cost_method, 1, NULL, NULL, NULL
         FROM (SELECT DISTINCT pool, symbol FROM intermediate.int_spot_trades UNION SELECT DISTINCT pool, symbol FROM intermediate.int_spot_lot_segments) AS p
         CROSS JOIN (VALUES ${stacks.map((method) => `('${method}')`).join(', ')}) AS m (cost_method)`);
     }
@@ -271,8 +281,8 @@ export default declareProgramModel({
         WHERE c.pool = r.pool AND c.symbol = r.symbol AND c.cost_method = r.cost_method AND c.next_seq > r.from_seq;
         DELETE FROM ${LOTS_TABLE} AS v USING temp.main.int_spot_lot_replay AS r
         WHERE v.pool = r.pool AND v.symbol = r.symbol AND v.cost_method = r.cost_method AND v.from_seq > r.from_seq`);
-      const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state_seq: string | null }>(
-        'SELECT pool, symbol, cost_method, from_seq, state_seq FROM temp.main.int_spot_lot_replay',
+      const plan = await db.all<{ pool: string; symbol: string; cost_method: LotMethod; from_seq: string; state_seq: string | null; state_kind: string | null; from_day: number | null }>(
+        'SELECT pool, symbol, cost_method, from_seq, state_seq, state_kind, from_day FROM temp.main.int_spot_lot_replay',
       );
       // The units each lifo and hifo replay sells: how deep into its open lots it can reach (lotState).
       const sold = new Map<string, number>();
@@ -290,9 +300,10 @@ export default declareProgramModel({
       for (const row of plan) {
         const fromSeq = BigInt(row.from_seq);
         const key = resumeKey(row.pool, row.symbol, row.cost_method);
+        const previousDay = row.state_kind === 'end' && row.from_day !== null ? { previousDay: Number(row.from_day) } : {};
         if (row.state_seq === null) resumes.set(key, { fromSeq });
-        else if (row.cost_method === 'uk') resumes.set(key, { fromSeq, state: await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq) });
-        else resumes.set(key, { fromSeq, lots: await lotState(db, row.pool, row.symbol, row.cost_method, BigInt(row.state_seq), sold.get(key) ?? 0) });
+        else if (row.cost_method === 'uk') resumes.set(key, { fromSeq, state: await checkpointState(db, row.pool, row.symbol, row.cost_method, row.state_seq), ...previousDay });
+        else resumes.set(key, { fromSeq, lots: await lotState(db, row.pool, row.symbol, row.cost_method, BigInt(row.state_seq), sold.get(key) ?? 0), ...previousDay });
         const partition = `${row.pool}\u0000${row.symbol}`;
         const start = starts.get(partition);
         if (start === undefined || fromSeq < start.fromSeq) starts.set(partition, { pool: row.pool, symbol: row.symbol, fromSeq });
@@ -315,21 +326,27 @@ export default declareProgramModel({
       }
       // The checkpoints a whole walk keeps: the latest CHECKPOINTS_KEPT month starts, and the day
       // starts of the last RECENT_DAYS days (by the partition's last event, which moved on). A
-      // partition of which no event was read keeps its day starts.
+      // partition of which no event was read keeps its day starts. Of its end states, the latest
+      // (a walk that read events saved a new one), unless a day or month start was saved where it
+      // is (the walk resumed from it, whose first event began a day).
       const lastDayRows = lastDays.length === 0 ? 'select null::varchar, null::varchar, null::integer where false' : `values ${lastDays.map((row) => `(${quote(row.pool)}, ${quote(row.symbol)}, ${row.lastDay})`).join(', ')}`;
       await db.run(`
         DELETE FROM ${STATE_TABLE} AS c USING (
-            SELECT k.pool, k.symbol, k.cost_method, k.next_seq
+            SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.kind
             FROM (
                 SELECT k.pool, k.symbol, k.cost_method, k.next_seq, k.kind, k.next_day,
-                    row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency
+                    row_number() OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.kind ORDER BY k.next_seq DESC) AS recency,
+                    count(*) OVER (PARTITION BY k.pool, k.symbol, k.cost_method, k.next_seq) AS sharing
                 FROM ${STATE_TABLE} AS k
                 WHERE EXISTS (SELECT 1 FROM temp.main.int_spot_lot_replay AS r WHERE r.pool = k.pool AND r.symbol = k.symbol AND r.cost_method = k.cost_method)
             ) AS k
             LEFT JOIN (${lastDayRows}) AS l (pool, symbol, last_day) ON l.pool = k.pool AND l.symbol = k.symbol
-            WHERE NOT ((k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL})
+            WHERE NOT CASE
+                WHEN k.kind = 'end' THEN k.recency = 1 AND k.sharing = 1
+                ELSE (k.kind = 'month' AND k.recency <= ${CHECKPOINTS_KEPT}) OR (l.last_day IS NULL AND k.kind = 'day') OR ${IS_RECENT_SQL}
+            END
         ) AS old
-        WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq;
+        WHERE c.pool = old.pool AND c.symbol = old.symbol AND c.cost_method = old.cost_method AND c.next_seq = old.next_seq AND c.kind = old.kind;
         -- A lot's rows before its last one at or before the first checkpoint kept (and that one, where
         -- the lot is gone there) are in no kept state: they go (every row, where none is kept). A
         -- grouping, not a numbering of every row: most lots have one row.
@@ -577,7 +594,9 @@ firsts as (
         x.pool,
         x.symbol,
         x.from_at,
-        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_at >= x.from_at), ${PAST_EVERY_EVENT}) end as lot_start,
+        -- (past the last event before from_at when the change removed every event from it on: an
+        -- end state after a removed event is not that event's)
+        case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_at >= x.from_at), max(t.event_seq) filter (where t.event_at < x.from_at) + 1, ${PAST_EVERY_EVENT}) end as lot_start,
         case when x.from_at is null then 1 else coalesce(min(t.event_seq) filter (where t.event_date >= x.uk_from_date), ${PAST_EVERY_EVENT}) end as window_seq,
         -- (past the window's last event when the change removed every event from its day on:
         -- an acquisition it removed has an old seq from there)
@@ -623,18 +642,25 @@ replay as (
     cross join methods as m
 ),
 
--- The latest checkpoint before the replay's first event.
+-- The latest checkpoint before the replay's first event, or the end state before it (the state
+-- after every event before it: a night's new events resume there). Of two states at one seq (an
+-- end state and the day start saved where it was), the day start.
 resume as (
     select r.pool, r.symbol, r.cost_method, max(c.next_seq) as next_seq
     from replay as r
-    left join (select pool, symbol, cost_method, next_seq from ${STATE_TABLE}) as c
-        on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq < r.replay_seq
+    left join (select pool, symbol, cost_method, next_seq, kind from ${STATE_TABLE}) as c
+        on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method
+        and (c.next_seq < r.replay_seq or (c.kind = 'end' and c.next_seq = r.replay_seq))
     group by r.pool, r.symbol, r.cost_method
 )
 
-select r.pool, r.symbol, r.cost_method, coalesce(r.next_seq, 1) as from_seq, r.next_seq as state_seq, c.next_day as from_day
+select r.pool, r.symbol, r.cost_method, coalesce(r.next_seq, 1) as from_seq, r.next_seq as state_seq, c.kind as state_kind, c.next_day as from_day
 from resume as r
-left join (select pool, symbol, cost_method, next_seq, next_day from ${STATE_TABLE}) as c
+left join (
+    select pool, symbol, cost_method, next_seq, arg_min(kind, kind = 'end') as kind, arg_min(next_day, kind = 'end') as next_day
+    from ${STATE_TABLE}
+    group by all
+) as c
     on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method and c.next_seq = r.next_seq`;
 }
 
@@ -811,7 +837,7 @@ function startPartition(
     // Only the states kept are asked for (the latest CHECKPOINTS_KEPT month starts, known before
     // the walk, and the recent day starts), so each goes to the table as it is made: a
     // partition's states are never all held.
-    const save = (nextSeq: bigint, kind: 'month' | 'day', nextDay: number, state: string) => {
+    const save = (nextSeq: bigint, kind: 'month' | 'day' | 'end', nextDay: number, state: string) => {
       states.appendVarchar(pool);
       states.appendVarchar(symbol);
       states.appendVarchar(method);
@@ -828,22 +854,27 @@ function startPartition(
     if (method === 'uk') {
       matcher = lotMatcher(method, sink, {
         ...(resume.state === undefined ? {} : { from: resume.state }),
+        ...(resume.previousDay === undefined ? {} : { previousDay: resume.previousDay }),
         isCheckpoint,
         onCheckpoint: (nextSeq, state, previousDay, nextDay) => save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, state),
+        onEnd: (nextSeq, state, lastDay) => save(nextSeq, 'end', lastDay, state),
       });
     } else {
       // A state's open lots are the rows of LOTS_TABLE: each checkpoint adds the lots that changed
       // since the one before (the matcher's base, moved on at each).
+      const saveLots = (nextSeq: bigint, kind: 'month' | 'day' | 'end', day: number, held: CheckpointLots) => {
+        save(nextSeq, kind, day, LOTS_ELSEWHERE);
+        const { removed, taken, added } = held.changes();
+        for (const seq of removed) lots.add([pool, symbol, method, seq, nextSeq, true, null, null, null]);
+        for (const lot of [...taken, ...added]) lots.add([pool, symbol, method, lot.seq, nextSeq, false, lot.units, lot.cost, lot.taken]);
+        held.rebase();
+      };
       matcher = lotMatcher(method, sink, {
         ...(resume.lots === undefined ? {} : { fromLots: resume.lots }),
+        ...(resume.previousDay === undefined ? {} : { previousDay: resume.previousDay }),
         isCheckpoint,
-        onCheckpointLots: (nextSeq, held, previousDay, nextDay) => {
-          save(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, LOTS_ELSEWHERE);
-          const { removed, taken, added } = held.changes();
-          for (const seq of removed) lots.add([pool, symbol, method, seq, nextSeq, true, null, null, null]);
-          for (const lot of [...taken, ...added]) lots.add([pool, symbol, method, lot.seq, nextSeq, false, lot.units, lot.cost, lot.taken]);
-          held.rebase();
-        },
+        onCheckpointLots: (nextSeq, held, previousDay, nextDay) => saveLots(nextSeq, isMonthStart(previousDay, nextDay) ? 'month' : 'day', nextDay, held),
+        onEndLots: (nextSeq, held, lastDay) => saveLots(nextSeq, 'end', lastDay, held),
       });
     }
     matches.push({ fromSeq: resume.fromSeq, matcher });

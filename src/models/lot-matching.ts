@@ -155,7 +155,8 @@ export type SegmentSink = Pick<Segment[], 'push'>;
 /**
  * Where a match starts and where it saves its state, so that a later build can resume it
  * (int_spot_lot_segments' incremental step). A state is saved only between two days of events,
- * before the first event of the later day (`nextSeq`): it holds what the events before it left
+ * before the first event of the later day (`nextSeq`), and after the last event (onEnd, where the
+ * next night's events are matched from): it holds what the events before it left
  * (open lots; uk's pool and the units of later days' acquisitions already taken by 30-day matches
  * of earlier disposals), as JSON with every integer as a decimal string, so it is exact.
  */
@@ -177,6 +178,22 @@ export interface MatchOptions {
    * changes only.
    */
   onCheckpointLots?: (nextSeq: bigint, lots: CheckpointLots, previousDay: number, nextDay: number) => void;
+  /**
+   * Receives the state after the last event, at end() (lifo, hifo and uk; none when no event was
+   * read): the state before event `nextSeq` (the last one's seq + 1), `lastDay` the last event's
+   * day. uk's is its pool once every day read is settled, with nothing taken from later days: the
+   * state before the next day's first event wherever no disposal of the 30 days before that day
+   * took from the pool or found nothing (its caller resumes from it only there).
+   */
+  onEnd?: (nextSeq: bigint, state: string, lastDay: number) => void;
+  /** lifo and hifo: onEnd as onCheckpointLots gives a state (what changed since the last checkpoint or the base). */
+  onEndLots?: (nextSeq: bigint, lots: CheckpointLots, lastDay: number) => void;
+  /**
+   * Resuming from a state saved by onEnd or onEndLots: the day of the last event before it, so
+   * that a checkpoint falls before the first event read where a match over all the events puts
+   * one (a state saved between two days is resumed from without it: none falls there again).
+   */
+  previousDay?: number;
 }
 
 /** An open lot of a state: its buy's event_seq, its units and cost, and the units already taken from it. */
@@ -298,6 +315,8 @@ const lotsBySeq = (a: HeldLot, b: HeldLot) => compareSeq(a.seq, b.seq);
 class StackMatcher implements LotMatcher {
   private readonly lots: LotHeap | LotQueue | Lot[];
   private previousDay: number | undefined;
+  /** The last event's seq (undefined: none read yet). */
+  private lastSeq: bigint | undefined;
   /** The base's lots taken in full since (see CheckpointLots). */
   private removed: bigint[] = [];
 
@@ -307,6 +326,7 @@ class StackMatcher implements LotMatcher {
     private readonly options: MatchOptions,
   ) {
     this.lots = method === 'lifo' ? [] : method === 'fifo' ? new LotQueue() : new LotHeap();
+    this.previousDay = options.previousDay;
     // The open lots in the order they are held (a stack bottom up, a heap's array), so that a
     // resumed match holds them exactly as the whole one did.
     if (options.from !== undefined) for (const saved of (JSON.parse(options.from) as { lots: SavedLot[] }).lots) this.lots.push(restoreLot(saved));
@@ -330,6 +350,7 @@ class StackMatcher implements LotMatcher {
       else options.onCheckpoint?.(event.seq, JSON.stringify({ lots: held().map(saveLot) }), this.previousDay, event.day);
     }
     this.previousDay = event.day;
+    this.lastSeq = event.seq;
     if (event.side === 'buy') {
       if (event.unitsIn > 0n) lots.push(lotOf(event));
       return;
@@ -366,7 +387,13 @@ class StackMatcher implements LotMatcher {
     };
   }
 
-  end(): void {}
+  end(): void {
+    const { lots, options, lastSeq, previousDay } = this;
+    if (lastSeq === undefined || previousDay === undefined) return;
+    const held = Array.isArray(lots) ? lots : lots.held();
+    if (options.onEndLots !== undefined) options.onEndLots(lastSeq + 1n, this.checkpointLots(held), previousDay);
+    else options.onEnd?.(lastSeq + 1n, JSON.stringify({ lots: held.map(saveLot) }), previousDay);
+  }
 }
 
 /** Lots in the order they were acquired, taken from the front. */
@@ -513,6 +540,8 @@ class UkMatcher implements LotMatcher {
   private previousDay: number | undefined;
   /** What disposals before the saved state took by the 30-day rule, per later day, applied when that day is read. */
   private readonly laterTaken = new Map<number, bigint>();
+  /** The last event read: its seq and day (undefined: none yet). */
+  private last: { seq: bigint; day: number } | undefined;
 
   constructor(
     private readonly out: SegmentSink,
@@ -522,6 +551,7 @@ class UkMatcher implements LotMatcher {
     this.poolUnits = saved === undefined ? 0n : BigInt(saved.pool[0]);
     this.poolCost = saved === undefined ? 0n : BigInt(saved.pool[1]);
     for (const [day, taken] of saved?.later ?? []) this.laterTaken.set(day, BigInt(taken));
+    this.previousDay = options.previousDay;
   }
 
   push(event: TradeEvent): void {
@@ -530,6 +560,7 @@ class UkMatcher implements LotMatcher {
       this.settleBefore(event.day - THIRTY_DAYS);
     }
     const day = (this.building ??= { day: event.day, firstSeq: event.seq, pieces: [], units: 0n, cost: 0n, disposals: [], disposed: 0n });
+    this.last = { seq: event.seq, day: event.day };
     if (event.isOpening) {
       this.poolUnits += event.unitsIn;
       this.poolCost += event.cost;
@@ -550,6 +581,9 @@ class UkMatcher implements LotMatcher {
     this.settleBefore(Number.POSITIVE_INFINITY);
     const [day] = this.laterTaken.keys();
     if (day !== undefined) throw new Error(`uk lot matching: the saved state names day ${day}, which has no events to resume on`);
+    if (this.last !== undefined) {
+      this.options.onEnd?.(this.last.seq + 1n, JSON.stringify({ pool: [String(this.poolUnits), String(this.poolCost)], later: [] } satisfies UkState), this.last.day);
+    }
   }
 
   /** The day being read is complete: it joins the days to settle. */
