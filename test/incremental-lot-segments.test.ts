@@ -220,6 +220,15 @@ const F3_NEW_DAY = [
   fillOf('alt', 'NEWUSD_SPBL', '202', '2025-05-21T11:00:00Z', 'sell', '1', '6'),
 ];
 
+// Buys on three days of June, then a sell later on the last of them.
+const B = 'UKBUSD_SPBL';
+const F1_B = [
+  fillOf('main', B, '1', '2025-06-02T10:00:00Z', 'buy', '4', '100'),
+  fillOf('main', B, '2', '2025-06-03T10:00:00Z', 'buy', '2', '110'),
+  fillOf('main', B, '3', '2025-06-04T10:00:00Z', 'buy', '1', '120'),
+];
+const F2_B = [fillOf('main', B, '4', '2025-06-04T15:00:00Z', 'sell', '3', '130')];
+
 // uk: a sell of 25 Jan matched with the pool and, by the 30-day rule, with the buy of 3 Feb.
 // A buy of 14 Feb (20 days after the sell) moves part of that sell's match from the pool to it.
 const U = 'UKXUSD_SPBL';
@@ -392,6 +401,33 @@ describe.each(['account', 'universal'] as const)('int_spot_lot_segments incremen
     );
     // Pool after 25 Jan: 12 units for 1180 minus 1 unit (1180/12 = 98.333333333333); 11 for 1081.666666666667; one unit: 98.333333333333.
     expect(sell).toEqual({ cost: '98333333333333' });
+  });
+
+  it("uk: a fill later on the last day resumes from that day's start, not the day before's; lifo and hifo from the end state: as a whole build", async () => {
+    await resetDb();
+    await insertFills(F1_B);
+    await buildAll(db, settings, { select: WHOLE });
+    const pool = pooling === 'universal' ? '*' : 'main';
+    // (rowid: a state deleted and saved again is a new row)
+    const states = () =>
+      queryRows<{ row: string; method: string; kind: string; day: string }>(
+        db,
+        `SELECT rowid::VARCHAR AS row, cost_method AS method, kind, strftime(DATE '1970-01-01' + next_day, '%d %b') AS day FROM settings.spot_lot_state
+         WHERE pool = '${pool}' AND symbol = '${B}' ORDER BY cost_method, next_seq`,
+      );
+    const before = await states();
+    // Day starts of 3 and 4 Jun (2 Jun's first event is the partition's), then the end state.
+    expect(before.filter((state) => state.method === 'uk').map(({ kind, day }) => `${kind} ${day}`)).toEqual(['day 03 Jun', 'day 04 Jun', 'end 04 Jun']);
+    await runIncremental(settings, F2_B);
+    // The sell of 4 Jun changes that day's uk matches (one day, one disposal), and no disposal of
+    // the 30 days before took from the pool: uk replays 4 Jun from its start, whose state stays as
+    // it was (resumed from the day start of 3 Jun, the replay saved it again). lifo and hifo resume
+    // from the end state: their day starts stay too. Each end state is new.
+    const after = await states();
+    expect(after.filter((state) => state.kind !== 'end')).toEqual(before.filter((state) => state.kind !== 'end'));
+    expect(after.filter((state) => state.kind === 'end').map(({ method, row }) => before.some((old) => old.method === method && old.kind === 'end' && old.row === row))).toEqual([false, false, false]);
+    expect(await ukMatchesOf('4', B)).toEqual([{ rule: 'pool', lot: null, quantity: `2${E18}` }, { rule: 'same_day', lot: '3', quantity: `1${E18}` }]);
+    expect((await differencesFromWhole(settings)).differences).toEqual([]);
   });
 
   it('uk: a sell beyond what is held takes its units from a buy 12 days later, found by its unmatched part, past a day matched in full', async () => {

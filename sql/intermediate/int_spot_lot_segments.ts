@@ -40,10 +40,11 @@
 //      the 30 days after it, earliest first: one matched in full from acquisitions before the
 //      change cannot take from those of the change's days, and so neither it nor the pool after it
 //      changes);
-//   2. loads the latest checkpoint strictly before that event (none: the partition's first event):
-//      its own event and the one before are unchanged, so it is still where a whole build puts one
-//      (lifo and hifo: only the open lots the replay's sells can reach, lotState); or the end state
-//      where it is that event's (every event before it is unchanged: it is the state before it);
+//   2. loads the latest checkpoint strictly before that event (none: the partition's first event),
+//      or at it where that event is before the first changed one (uk): its own event and the one
+//      before are unchanged, so it is still where a whole build puts one (lifo and hifo: only the
+//      open lots the replay's sells can reach, lotState); or the end state where it is that
+//      event's (every event before it is unchanged: it is the state before it);
 //   3. deletes the segments of sells from the checkpoint on (lifo and hifo; uk's in 5) and the
 //      checkpoints after it (and their lots' rows);
 //   4. reads the partition's events from the checkpoint on (never those before it), matches them
@@ -637,20 +638,23 @@ methods (cost_method) as (
 ),
 
 replay as (
-    select s.pool, s.symbol, m.cost_method, case when m.cost_method = 'uk' then s.uk_start else s.lot_start end as replay_seq
+    select s.pool, s.symbol, m.cost_method, case when m.cost_method = 'uk' then s.uk_start else s.lot_start end as replay_seq, s.lot_start
     from starts as s
     cross join methods as m
 ),
 
--- The latest checkpoint before the replay's first event, or the end state before it (the state
--- after every event before it: a night's new events resume there). Of two states at one seq (an
--- end state and the day start saved where it was), the day start.
+-- The latest checkpoint before the replay's first event, or at it where that event is before the
+-- first changed one (lot_start: it and the one before are unchanged, so a day start there is still
+-- where a whole walk puts one; uk's replay of the change's day, or of a day before it, starts
+-- there, not a day earlier), or the end state before it (the state after every event before it: a
+-- night's new events resume there). Of two states at one seq (an end state and the day start saved
+-- where it was), the day start.
 resume as (
     select r.pool, r.symbol, r.cost_method, max(c.next_seq) as next_seq
     from replay as r
     left join (select pool, symbol, cost_method, next_seq, kind from ${STATE_TABLE}) as c
         on c.pool = r.pool and c.symbol = r.symbol and c.cost_method = r.cost_method
-        and (c.next_seq < r.replay_seq or (c.kind = 'end' and c.next_seq = r.replay_seq))
+        and (c.next_seq < r.replay_seq or (c.next_seq = r.replay_seq and (c.kind = 'end' or r.replay_seq < r.lot_start)))
     group by r.pool, r.symbol, r.cost_method
 )
 
