@@ -345,9 +345,8 @@ class StackMatcher implements LotMatcher {
   push(event: TradeEvent): void {
     const { lots, options } = this;
     if (this.previousDay !== undefined && event.day !== this.previousDay && options.isCheckpoint?.(this.previousDay, event.day) === true) {
-      const held = () => (Array.isArray(lots) ? lots : lots.held());
-      if (options.onCheckpointLots !== undefined) options.onCheckpointLots(event.seq, this.checkpointLots(held()), this.previousDay, event.day);
-      else options.onCheckpoint?.(event.seq, JSON.stringify({ lots: held().map(saveLot) }), this.previousDay, event.day);
+      if (options.onCheckpointLots !== undefined) options.onCheckpointLots(event.seq, this.checkpointLots(this.held()), this.previousDay, event.day);
+      else options.onCheckpoint?.(event.seq, JSON.stringify({ lots: this.held().map(saveLot) }), this.previousDay, event.day);
     }
     this.previousDay = event.day;
     this.lastSeq = event.seq;
@@ -388,11 +387,15 @@ class StackMatcher implements LotMatcher {
   }
 
   end(): void {
-    const { lots, options, lastSeq, previousDay } = this;
+    const { options, lastSeq, previousDay } = this;
     if (lastSeq === undefined || previousDay === undefined) return;
-    const held = Array.isArray(lots) ? lots : lots.held();
-    if (options.onEndLots !== undefined) options.onEndLots(lastSeq + 1n, this.checkpointLots(held), previousDay);
-    else options.onEnd?.(lastSeq + 1n, JSON.stringify({ lots: held.map(saveLot) }), previousDay);
+    if (options.onEndLots !== undefined) options.onEndLots(lastSeq + 1n, this.checkpointLots(this.held()), previousDay);
+    else options.onEnd?.(lastSeq + 1n, JSON.stringify({ lots: this.held().map(saveLot) }), previousDay);
+  }
+
+  /** The open lots in the order they are held. */
+  private held(): readonly Lot[] {
+    return Array.isArray(this.lots) ? this.lots : this.lots.held();
   }
 }
 
@@ -540,8 +543,8 @@ class UkMatcher implements LotMatcher {
   private previousDay: number | undefined;
   /** What disposals before the saved state took by the 30-day rule, per later day, applied when that day is read. */
   private readonly laterTaken = new Map<number, bigint>();
-  /** The last event read: its seq and day (undefined: none yet). */
-  private last: { seq: bigint; day: number } | undefined;
+  /** The last event read's seq (undefined: none yet; its day is the day being read's). */
+  private lastSeq: bigint | undefined;
 
   constructor(
     private readonly out: SegmentSink,
@@ -560,7 +563,7 @@ class UkMatcher implements LotMatcher {
       this.settleBefore(event.day - THIRTY_DAYS);
     }
     const day = (this.building ??= { day: event.day, firstSeq: event.seq, pieces: [], units: 0n, cost: 0n, disposals: [], disposed: 0n });
-    this.last = { seq: event.seq, day: event.day };
+    this.lastSeq = event.seq;
     if (event.isOpening) {
       this.poolUnits += event.unitsIn;
       this.poolCost += event.cost;
@@ -577,13 +580,17 @@ class UkMatcher implements LotMatcher {
   }
 
   end(): void {
+    const lastDay = this.building?.day;
     this.closeDay();
     this.settleBefore(Number.POSITIVE_INFINITY);
     const [day] = this.laterTaken.keys();
     if (day !== undefined) throw new Error(`uk lot matching: the saved state names day ${day}, which has no events to resume on`);
-    if (this.last !== undefined) {
-      this.options.onEnd?.(this.last.seq + 1n, JSON.stringify({ pool: [String(this.poolUnits), String(this.poolCost)], later: [] } satisfies UkState), this.last.day);
-    }
+    if (this.lastSeq !== undefined && lastDay !== undefined) this.options.onEnd?.(this.lastSeq + 1n, this.savedState([]), lastDay);
+  }
+
+  /** The state as saved: the pool now, and what earlier disposals took of the later days' acquisitions. */
+  private savedState(later: [number, string][]): string {
+    return JSON.stringify({ pool: [String(this.poolUnits), String(this.poolCost)], later } satisfies UkState);
   }
 
   /** The day being read is complete: it joins the days to settle. */
@@ -626,7 +633,7 @@ class UkMatcher implements LotMatcher {
         const taken = next.later === undefined ? 0n : next.acquisition.units - next.later.left - next.sameDay;
         if (taken > 0n) later.push([next.day, String(taken)]);
       }
-      options.onCheckpoint?.(today.firstSeq, JSON.stringify({ pool: [String(this.poolUnits), String(this.poolCost)], later } satisfies UkState), this.previousDay, today.day);
+      options.onCheckpoint?.(today.firstSeq, this.savedState(later), this.previousDay, today.day);
     }
     this.previousDay = today.day;
     // What the same-day rule and earlier disposals' 30-day matches left of today's acquisition joins the pool.
