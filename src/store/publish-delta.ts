@@ -107,7 +107,7 @@ export async function updateStandby(db: string, standby: string, placements: Rea
 
     const same = await sameSmallTables(session, plans);
     phase('compare the small tables');
-    const changed = plans.filter((plan) => plan.kind !== 'skip' && !same.has(plan.table.id));
+    const changed = plans.filter((plan): plan is Exclude<TablePlan, { kind: 'skip' }> => plan.kind !== 'skip' && !same.has(plan.table.id));
     let rows = 0;
     try {
       await session.transaction(async () => {
