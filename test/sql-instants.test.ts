@@ -21,13 +21,15 @@ const START = Date.UTC(2025, 0, 1);
 beforeAll(async () => {
   db = await Database.open(':memory:', { bookkeeping: false });
   await db.run(readFileSync(path.join(SQL_DIR, 'macros', 'instants.sql'), 'utf8'));
-  // k: the row's number; at: three runs of a trade every 10 s for two days (January, March and
-  // May 2025), a trade every 5 hours in between, and two rows without an instant.
+  // k: the row's number; event_at: three runs of a trade every 10 s for two days (January, March
+  // and May 2025), a trade every 5 hours in between, two rows without an instant, and ten days of
+  // a trade every 30 minutes (July).
   await db.run(`
     CREATE TABLE t AS
     SELECT i AS k, make_timestamptz((${START} + (i // 17280) * 60 * ${DAY_MS} + (i % 17280) * 10000) * 1000) AS event_at FROM range(51840) AS r(i)
     UNION ALL SELECT 100000 + i, make_timestamptz((${START} + i * 18000000) * 1000) FROM range(700) AS r(i)
-    UNION ALL SELECT 200000 + i, NULL FROM range(2) AS r(i)`);
+    UNION ALL SELECT 200000 + i, NULL FROM range(2) AS r(i)
+    UNION ALL SELECT 300000 + i, make_timestamptz((${START + 200 * DAY_MS} + i * 1800000) * 1000) FROM range(480) AS r(i)`);
 });
 afterAll(() => db?.close());
 
@@ -85,8 +87,16 @@ describe('rows_at_instants_sql (sql/macros/instants.sql)', () => {
     expect(ranges(read.text)).toBe(0);
   });
 
+  it('reads a run of more than 7 days by the list: a range would return every row of those days', async () => {
+    // 480 trades 30 minutes apart: one run of 10 days.
+    const read = await expectEveryRowOnce(Array.from({ length: 480 }, (_, i) => 300_000 + i));
+    expect(read.text).toContain(' in (');
+    expect(ranges(read.text)).toBe(0);
+    expect(read.returned.length).toBe(480);
+  });
+
   it('returns every row at the instants, once, for any set of them (runs, scattered, nulls)', async () => {
-    const key = fc.oneof(fc.integer({ min: 0, max: 51839 }), fc.integer({ min: 100_000, max: 100_699 }), fc.constant(200_000));
+    const key = fc.oneof(fc.integer({ min: 0, max: 51839 }), fc.integer({ min: 100_000, max: 100_699 }), fc.integer({ min: 300_000, max: 300_479 }), fc.constant(200_000));
     const run = fc.tuple(fc.integer({ min: 0, max: 51000 }), fc.integer({ min: 1, max: 800 })).map(([from, length]) => Array.from({ length }, (_, i) => from + i));
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(key.map((k) => [k]), run), { maxLength: 12 }), async (parts) => {
