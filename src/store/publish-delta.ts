@@ -279,12 +279,14 @@ async function lastMark(session: Database, table: string): Promise<Mark | undefi
 }
 
 async function differs(session: Database, table: string): Promise<boolean> {
-  const [row] = await session.all<{ n: string }>(
-    `SELECT count(*) AS n FROM (
-       (FROM ${SOURCE}.${table} EXCEPT ALL FROM ${STANDBY}.${table}) UNION ALL (FROM ${STANDBY}.${table} EXCEPT ALL FROM ${SOURCE}.${table})
-     )`,
-  );
+  const [row] = await session.all<{ n: string }>(`SELECT ${rowsThatDiffer(table)} AS n`);
   return row?.n !== '0';
+}
+
+/** SQL counting the rows `table` (`schema.name`, quoted as needed) holds in one copy and not the other, as often as held. */
+function rowsThatDiffer(table: string): string {
+  const [source, target] = [`${SOURCE}.${table}`, `${STANDBY}.${table}`];
+  return `(SELECT count(*) FROM ((FROM ${source} EXCEPT ALL FROM ${target}) UNION ALL (FROM ${target} EXCEPT ALL FROM ${source})))`;
 }
 
 /** What to do with one table: nothing, copy it whole, or replace the rows a condition selects. */
@@ -418,12 +420,7 @@ async function sameSmallTables(session: Database, plans: readonly TablePlan[]): 
   const small = plans.filter((plan) => plan.kind === 'difference' && plan.table.rows <= SMALL_TABLE_ROWS).map((plan) => plan.table);
   if (small.length === 0) return new Set();
   const rows = await session.all<{ id: string; n: string }>(
-    small
-      .map((table) => {
-        const [source, target] = [`${SOURCE}.${table.sql}`, `${STANDBY}.${table.sql}`];
-        return `SELECT ${sqlString(table.id)} AS id, (SELECT count(*) FROM ((FROM ${source} EXCEPT ALL FROM ${target}) UNION ALL (FROM ${target} EXCEPT ALL FROM ${source}))) AS n`;
-      })
-      .join('\nUNION ALL\n'),
+    small.map((table) => `SELECT ${sqlString(table.id)} AS id, ${rowsThatDiffer(table.sql)} AS n`).join('\nUNION ALL\n'),
   );
   return new Set(rows.filter((row) => row.n === '0').map((row) => row.id));
 }
