@@ -20,10 +20,11 @@
 // before it (0 before the first event). It reads those events only, and one row of its own table
 // per partition. Pending rows are passed on unchanged: the rows before the first replaced event are
 // as they were. A partition whose events are gone (named by a wide pending row) loses its rows.
-import { BIGINT, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { BIGINT, HUGEINT, TIMESTAMPTZ, VARCHAR } from '@duckdb/node-api';
 import { shareOf } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import type { Database } from '../../src/store/database.ts';
+import { ChunkColumns } from '../../src/store/chunk-columns.ts';
 import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
 
 /** The columns the walk reads, in this order, from int_spot_trades as t. */
@@ -174,24 +175,29 @@ async function walk(db: Database, sql: string, previous: ReadonlyMap<string, big
     let started = false;
     let cost = 0n;
     try {
-      for await (const rows of db.streamCommitted(sql)) {
-        for (const row of rows) {
-          if (!started || row[0] !== pool || row[1] !== symbol) {
+      // The events a column at a time (EVENT_COLUMNS, in order), read from the chunks' vectors.
+      for await (const chunk of db.streamCommittedChunks(sql)) {
+        const columns = new ChunkColumns(chunk);
+        const [pools, symbols, seqs, sells] = [columns.strings(0), columns.strings(1), columns.bigints(2), columns.booleans(3)];
+        const [inventories, befores, costs, ats] = [columns.hugeints(4), columns.hugeints(5), columns.hugeints(6), columns.bigints(7)];
+        for (let row = 0; row < columns.rows; row++) {
+          if (!started || pools[row] !== pool || symbols[row] !== symbol) {
             started = true;
-            pool = row[0] as string;
-            symbol = row[1] as string;
+            pool = pools[row] as string;
+            symbol = symbols[row] as string;
             cost = previous.get(partitionKey(pool, symbol)) ?? 0n;
           }
           let disposed: bigint | null = null;
-          if (row[3] === true) {
-            const before = row[5] as bigint;
-            const kept = before === 0n ? cost : shareOf(cost, row[4] as bigint, before);
+          if (sells[row] === true) {
+            const before = befores[row] as bigint;
+            const kept = before === 0n ? cost : shareOf(cost, inventories[row] as bigint, before);
             disposed = cost - kept;
             cost = kept;
           } else {
-            cost += row[6] as bigint;
+            cost += costs[row] as bigint;
           }
-          rowsOut.add([pool, symbol, row[2] as bigint, row[7] as DuckDBTimestampTZValue | null, disposed, cost]);
+          // (event_at as its microseconds: RowChunks writes a TIMESTAMPTZ from them.)
+          rowsOut.add([pool, symbol, seqs[row] as bigint, ats[row] ?? null, disposed, cost]);
         }
       }
       rowsOut.flushSync();

@@ -70,6 +70,7 @@ import { LOT_METHODS, lotMatcher, type CheckpointLots, type HeldLot, type LotMat
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
 import type { Database } from '../../src/store/database.ts';
+import { ChunkColumns } from '../../src/store/chunk-columns.ts';
 import { closeQuietly, RowChunks } from '../../src/store/row-chunks.ts';
 
 /**
@@ -757,14 +758,29 @@ async function matchPartitions(
     const lastDays: LastDay[] = [];
     let partition: PartitionMatch | undefined;
     try {
-      for await (const rows of db.streamCommitted(sql)) {
-        for (const row of rows) {
-          const [pool, symbol] = row as [string, string];
+      // The events a column at a time (EVENT_COLUMNS, in order), read from the chunks' vectors.
+      for await (const chunk of db.streamCommittedChunks(sql)) {
+        const columns = new ChunkColumns(chunk);
+        const [pools, symbols, seqs, openings, sides, days] = [columns.strings(0), columns.strings(1), columns.bigints(2), columns.booleans(3), columns.strings(4), columns.numbers(5)];
+        const [unitsIn, costs, quantitiesOut, proceeds, ats] = [columns.hugeints(6), columns.hugeints(7), columns.hugeints(8), columns.hugeints(9), columns.bigints(10)];
+        for (let row = 0; row < columns.rows; row++) {
+          const pool = pools[row] as string;
+          const symbol = symbols[row] as string;
           if (partition === undefined || partition.pool !== pool || partition.symbol !== symbol) {
             if (partition !== undefined) lastDays.push(finishPartition(partition));
             partition = startPartition(segments, ukSegments, states, lots, pool, symbol, methods, ends, resumeOf);
           }
-          const event = eventOf(row);
+          const event: TradeEvent = {
+            seq: seqs[row] as bigint,
+            isOpening: openings[row] as boolean,
+            side: sides[row] === 'sell' ? 'sell' : 'buy',
+            day: Number(days[row]),
+            unitsIn: unitsIn[row] as bigint,
+            cost: costs[row] as bigint,
+            quantityOut: quantitiesOut[row] as bigint,
+            proceeds: proceeds[row] as bigint,
+            at: ats[row] ?? null,
+          };
           for (const match of partition.matches) if (event.seq >= match.fromSeq) match.matcher.push(event);
         }
       }
@@ -890,20 +906,6 @@ function startPartition(
 function finishPartition(partition: PartitionMatch): LastDay {
   for (const { matcher } of partition.matches) matcher.end();
   return { pool: partition.pool, symbol: partition.symbol, lastDay: partition.lastDay };
-}
-
-function eventOf(row: DuckDBValue[]): TradeEvent {
-  return {
-    seq: row[2] as bigint,
-    isOpening: row[3] as boolean,
-    side: row[4] === 'sell' ? 'sell' : 'buy',
-    day: Number(row[5]),
-    unitsIn: row[6] as bigint,
-    cost: row[7] as bigint,
-    quantityOut: row[8] as bigint,
-    proceeds: row[9] as bigint,
-    at: row[10] as bigint | null,
-  };
 }
 
 /** The columns of LOTS_TABLE, in order. */

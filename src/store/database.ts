@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
 import { diskFullOf } from '../disk-full.ts';
 import { heapGarbage } from '../heap-garbage.ts';
 import { DatabaseBusyError, type DiskFullError } from '../errors.ts';
@@ -111,13 +111,21 @@ export class Database {
    * bound as the rows go through (src/heap-garbage.ts).
    */
   async *streamCommitted(sql: string, values?: DuckDBValue[]): AsyncGenerator<DuckDBValue[][]> {
+    for await (const chunk of this.streamCommittedChunks(sql, values)) yield chunk.getRows();
+  }
+
+  /**
+   * streamCommitted's chunks themselves, each valid until the next is asked for: to read a column
+   * at a time (src/store/chunk-columns.ts) where millions of rows go through.
+   */
+  async *streamCommittedChunks(sql: string, values?: DuckDBValue[]): AsyncGenerator<DuckDBDataChunk> {
     const reader = await this.instance.connect();
     try {
       const result = await this.guarded(() => reader.stream(sql, values));
       for (;;) {
         const chunk = await this.guarded(() => result.fetchChunk());
         if (chunk === null || chunk.rowCount === 0) return;
-        yield chunk.getRows();
+        yield chunk;
         // What the reader made of the rows it was given is garbage once it asks for more.
         heapGarbage.check();
       }
