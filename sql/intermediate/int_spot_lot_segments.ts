@@ -65,7 +65,7 @@
 // without the day starts a whole build would keep before its new last day (the next change there
 // resumes from an older checkpoint; every segment is the same).
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BIGINT, BOOLEAN, DuckDBTimestampTZValue, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, HUGEINT, TIMESTAMPTZ, VARCHAR, type DuckDBAppender, type DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
 import { LOT_METHODS, lotMatcher, type CheckpointLots, type HeldLot, type LotMatcher, type LotMethod, type Segment, type TradeEvent } from '../../src/models/lot-matching.ts';
 import { declareProgramModel } from '../../src/models/program-model.ts';
 import { writeComments, type TableDescription } from '../../src/store/comments.ts';
@@ -849,7 +849,7 @@ function startPartition(
       push: (...found: Segment[]): number => {
         for (const segment of found) {
           if (segment.sellAt === undefined || segment.sellAt === null) throw new Error(`int_spot_lot_segments: sell ${segment.sellSeq} of ${pool} ${symbol} has no instant`);
-          target.add([pool, symbol, method, segment.sellSeq, segment.rule, segment.lotSeq, new DuckDBTimestampTZValue(segment.sellAt), segment.quantity, segment.cost, segment.proceeds]);
+          target.add([pool, symbol, method, segment.sellSeq, segment.rule, segment.lotSeq, segment.sellAt, segment.quantity, segment.cost, segment.proceeds]);
         }
         return 0;
       },

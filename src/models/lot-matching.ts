@@ -54,7 +54,10 @@ export interface Segment {
 
 /** round(m * n / d), halves away from zero, for d > 0. */
 export function shareOf(m: bigint, n: bigint, d: bigint): bigint {
+  // (The two ends, without a bigint made: a lot's first take starts from none of it, a last one
+  // ends at all of it.)
   if (n === d) return m;
+  if (n === 0n) return 0n;
   const product = m * n;
   const magnitude = product < 0n ? -product : product;
   const rounded = (2n * magnitude + d) / (2n * d);
