@@ -2,15 +2,11 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunkColumns } from '../src/store/chunk-columns.ts';
 import { Database } from '../src/store/database.ts';
+import { INT128_MAX, INT128_MIN, INT64_MAX, INT64_MIN, sqlLiteral } from './support/sql-literal.ts';
 
 // ChunkColumns reads a result's vectors from their bytes (a string equal to the row before it
 // not decoded again, a HUGEINT inside int64 as one bigint): every value must equal what
 // node-api's own reading (getRows, through db.values) gives for the same query.
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const INT128_MIN = -(2n ** 127n);
-const INT128_MAX = 2n ** 127n - 1n;
 
 type Row = { s: string | null; b: bigint | null; n: bigint | null; h: bigint | null; f: boolean | null; t: bigint | null };
 
@@ -22,13 +18,6 @@ beforeEach(async () => {
 });
 afterEach(() => db.close());
 
-function literal(value: string | bigint | boolean | null, type: string): string {
-  if (value === null) return `NULL::${type}`;
-  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
-  if (type === 'TIMESTAMPTZ') return `make_timestamp((${value})::BIGINT)::TIMESTAMPTZ`;
-  return `(${String(value)})::${type}`;
-}
-
 const QUERY = 'SELECT s, b, n, h, f, t FROM t ORDER BY i';
 
 /** The rows as ChunkColumns reads them, and as node-api's getRows does (the TIMESTAMPTZ as its microseconds). */
@@ -37,7 +26,7 @@ async function bothWays(rows: readonly Row[]): Promise<{ columns: unknown[][]; v
   for (let start = 0; start < rows.length; start += 500) {
     const values = rows
       .slice(start, start + 500)
-      .map((r, i) => `(${start + i}, ${literal(r.s, 'VARCHAR')}, ${literal(r.b, 'BIGINT')}, ${literal(r.n, 'BIGINT')}, ${literal(r.h, 'HUGEINT')}, ${literal(r.f, 'BOOLEAN')}, ${literal(r.t, 'TIMESTAMPTZ')})`)
+      .map((r, i) => `(${start + i}, ${sqlLiteral(r.s, 'VARCHAR')}, ${sqlLiteral(r.b, 'BIGINT')}, ${sqlLiteral(r.n, 'BIGINT')}, ${sqlLiteral(r.h, 'HUGEINT')}, ${sqlLiteral(r.f, 'BOOLEAN')}, ${sqlLiteral(r.t, 'TIMESTAMPTZ')})`)
       .join(', ');
     await db.run(`INSERT INTO t VALUES ${values}`);
   }

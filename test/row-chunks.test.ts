@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../src/store/database.ts';
 import { RowChunks } from '../src/store/row-chunks.ts';
+import { INT128_MAX, INT128_MIN, INT64_MAX, INT64_MIN, sqlLiteral } from './support/sql-literal.ts';
 
 // RowChunks writes each value into DuckDB's vector memory itself (typed arrays copied whole, a
 // constant vector for a string the chunk's rows share, its own validity masks): every value must
@@ -12,11 +13,6 @@ const COLUMNS = 's VARCHAR, b BIGINT, t TIMESTAMPTZ, h HUGEINT, f BOOLEAN';
 const TYPES = [VARCHAR, BIGINT, TIMESTAMPTZ, HUGEINT, BOOLEAN];
 type Row = [string | null, bigint | null, bigint | null, bigint | null, boolean | null];
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const INT128_MIN = -(2n ** 127n);
-const INT128_MAX = 2n ** 127n - 1n;
-
 let db: Database;
 beforeEach(async () => {
   db = await Database.open(':memory:', { bookkeeping: false });
@@ -25,13 +21,6 @@ beforeEach(async () => {
   await db.run(`CREATE TABLE appended (n INTEGER, ${COLUMNS}); CREATE TABLE inserted (n INTEGER, ${COLUMNS})`);
 });
 afterEach(() => db.close());
-
-function literal(value: string | bigint | boolean | null, type: string): string {
-  if (value === null) return `NULL::${type}`;
-  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
-  if (type === 'TIMESTAMPTZ') return `make_timestamp((${value})::BIGINT)::TIMESTAMPTZ`;
-  return `(${String(value)})::${type}`;
-}
 
 /** Appends the rows with RowChunks and inserts them as SQL literals; returns the rows that differ (both ways) and the counts. */
 async function appendAndCompare(rows: readonly Row[]): Promise<{ differ: number; appended: number }> {
@@ -43,7 +32,7 @@ async function appendAndCompare(rows: readonly Row[]): Promise<{ differ: number;
   for (let start = 0; start < rows.length; start += 500) {
     const values = rows
       .slice(start, start + 500)
-      .map(([s, b, t, h, f], i) => `(${start + i}, ${literal(s, 'VARCHAR')}, ${literal(b, 'BIGINT')}, ${literal(t, 'TIMESTAMPTZ')}, ${literal(h, 'HUGEINT')}, ${literal(f, 'BOOLEAN')})`)
+      .map(([s, b, t, h, f], i) => `(${start + i}, ${sqlLiteral(s, 'VARCHAR')}, ${sqlLiteral(b, 'BIGINT')}, ${sqlLiteral(t, 'TIMESTAMPTZ')}, ${sqlLiteral(h, 'HUGEINT')}, ${sqlLiteral(f, 'BOOLEAN')})`)
       .join(', ');
     await db.run(`INSERT INTO inserted VALUES ${values}`);
   }
