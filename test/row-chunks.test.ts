@@ -76,6 +76,15 @@ describe('RowChunks', () => {
     expect(summary).toEqual({ pools: '2048', null_strings: '90', null_hugeints: '0', null_booleans: '1000' });
   });
 
+  it('leaves no NULL of one chunk in the next: a chunk of NULLs, then one without any', async () => {
+    const rows: Row[] = [];
+    for (let n = 0; n < 2048; n++) rows.push(n % 2 === 0 ? [null, null, null, null, null] : ['x', 1n, 2n, 3n, true]);
+    for (let n = 0; n < 2048; n++) rows.push(['y', BigInt(n), BigInt(n), BigInt(n), n % 3 === 0]);
+    expect(await appendAndCompare(rows)).toEqual({ differ: 0, appended: 4096 });
+    const [nulls] = await db.all<{ n: string }>('SELECT count(*) AS n FROM appended WHERE n >= 2048 AND (s IS NULL OR b IS NULL OR t IS NULL OR h IS NULL OR f IS NULL)');
+    expect(nulls).toEqual({ n: '0' });
+  });
+
   it('keeps any rows exact (property)', async () => {
     const value = fc.record({
       s: fc.option(fc.constantFrom('main', '*', 'BTCUSDT_SPBL', 'same_day', 'a longer partition name 🙂'), { nil: null }),
