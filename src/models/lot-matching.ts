@@ -529,7 +529,7 @@ class LotHeap {
 }
 
 /** Whether lot x comes out of the heap before lot y: a higher unit cost, or the same and earlier. */
-function exactlyBefore(x: Pick<Lot, 'amount' | 'units' | 'seq'>, y: Pick<Lot, 'amount' | 'units' | 'seq'>): boolean {
+function exactlyBefore(x: Lot, y: Lot): boolean {
   const difference = x.amount * y.units - y.amount * x.units;
   return difference > 0n || (difference === 0n && x.seq < y.seq);
 }
