@@ -109,6 +109,10 @@ const EDGES = [
   fill('EDGEDUSD_SPBL', '901', '2025-12-20T23:30:00Z', 'sell', '1', '50'),
   fill('EDGEDUSD_SPBL', '902', '2026-01-19T23:30:00Z', 'buy', '1', '40'),
   fill('EDGEDUSD_SPBL', '903', '2026-01-20T00:30:00Z', 'buy', '1', '45'),
+  // A sell after local midnight in summer: buy 1 @ 10 on 1 Jul, sell 1 @ 15 at 23:30 UTC, which is
+  // 00:30 on 2 Jul in London (BST).
+  fill('EDGEEUSD_SPBL', '951', '2025-07-01T10:00:00Z', 'buy', '1', '10'),
+  fill('EDGEEUSD_SPBL', '952', '2025-07-01T23:30:00Z', 'sell', '1', '15'),
 ];
 
 beforeAll(async () => {
@@ -284,6 +288,14 @@ describe('edge cases, every lot method', () => {
     // the buy of 20 Jan (day 31) joins the pool. lifo takes the opening lot (60 / 2 = 30): 50 - 30 = 20.
     expect((await matches('EDGEDUSD_SPBL', 'uk')).map((row) => [row.match_rule, row.buy_fill_id, row.cost, row.realized_pnl])).toEqual([['thirty_day', '902', '40', '10']]);
     expect((await matches('EDGEDUSD_SPBL', 'lifo')).map((row) => [row.lot_source, row.cost, row.realized_pnl])).toEqual([['opening', '30', '20']]);
+  });
+
+  it('a sell is on its day in the reporting zone, every method (23:30 UTC in summer is the next day in London)', async () => {
+    for (const method of ['fifo', 'average', 'lifo', 'hifo', 'uk']) {
+      expect(await daily('EDGEEUSD_SPBL', method)).toEqual([
+        { day: '2025-07-02', quantity_sold: '1', proceeds: '15', cost: '10', realized_pnl: '5', unmatched_quantity: '0', open_quantity: '0', open_cost: '0' },
+      ]);
+    }
   });
 
   it('the SQL checks pass on every method', async () => {

@@ -56,10 +56,10 @@ delete from marts.spot_realized_pnl_daily as d
 using temp.main.spot_daily_frontier as f
 where d.account = f.account and d.symbol = f.symbol and d.trade_date >= f.from_date;
 
--- The trades of the days replaced (the 16 columns of int_spot_trades the model reads, of 24), and
+-- The trades of the days replaced (the 17 columns of int_spot_trades the model reads, of 24), and
 -- their segments and average costs.
 create or replace temp table spot_daily_trades as
-select t.pool, t.account, t.symbol, t.base_coin, t.quote_coin, t.event_seq, t.lot_source, t.event_at, t.event_date, t.units_in_e18, t.cost_e12,
+select t.pool, t.account, t.symbol, t.base_coin, t.quote_coin, t.event_seq, t.side, t.lot_source, t.event_at, t.event_date, t.units_in_e18, t.cost_e12,
     t.quantity_out_e18, t.unmatched_e18, t.proceeds_e12, t.matched_proceeds_e12, t.inventory_e18
 from intermediate.int_spot_trades as t
 inner join temp.main.spot_daily_frontier as f on f.account = t.account and f.symbol = t.symbol
