@@ -53,7 +53,7 @@ trade_days as (
     select
         account,
         symbol,
-        event_date,
+        event_date as trade_date,
         any_value(base_coin) as base_coin,
         any_value(quote_coin) as quote_coin,
         sum(case when lot_source = 'opening' then units_in_e18 else 0 end) as opening_quantity_e18,
@@ -122,72 +122,31 @@ average_days as (
     group by t.account, t.symbol, t.event_date
 ),
 
--- Each day once per cost method.
+-- Each day once per cost method (by name: each method has its own cost, the lot methods their own
+-- matched and unmatched parts).
 days as (
-    select
-        d.account,
-        'fifo' as cost_method,
-        d.symbol,
-        d.event_date as trade_date,
-        d.base_coin,
-        d.quote_coin,
-        d.opening_quantity_e18,
-        d.opening_cost_e12,
-        d.quantity_bought_e18,
-        d.cost_bought_e12,
-        d.quantity_sold_e18,
-        d.proceeds_e12,
-        coalesce(c.cost_e12, 0) as cost_e12,
-        d.unmatched_quantity_e18,
-        d.unmatched_proceeds_e12,
-        d.open_quantity_e18,
-        cast(null as hugeint) as average_open_cost_e12
+    select d.*, 'fifo' as cost_method, coalesce(c.cost_e12, 0) as cost_e12, cast(null as hugeint) as average_open_cost_e12
     from trade_days as d
-    left join sell_days as c on c.cost_method = 'fifo' and c.account = d.account and c.symbol = d.symbol and c.event_date = d.event_date
+    left join sell_days as c on c.cost_method = 'fifo' and c.account = d.account and c.symbol = d.symbol and c.event_date = d.trade_date
     where list_contains((select cost_methods from chosen), 'fifo')
-    union all
-    select
-        d.account,
-        'average' as cost_method,
-        d.symbol,
-        d.event_date as trade_date,
-        d.base_coin,
-        d.quote_coin,
-        d.opening_quantity_e18,
-        d.opening_cost_e12,
-        d.quantity_bought_e18,
-        d.cost_bought_e12,
-        d.quantity_sold_e18,
-        d.proceeds_e12,
-        a.cost_e12,
-        d.unmatched_quantity_e18,
-        d.unmatched_proceeds_e12,
-        d.open_quantity_e18,
-        a.average_open_cost_e12
+    union all by name
+    select d.*, 'average' as cost_method, a.cost_e12, a.average_open_cost_e12
     from trade_days as d
-    inner join average_days as a on a.account = d.account and a.symbol = d.symbol and a.event_date = d.event_date
-    union all
+    inner join average_days as a on a.account = d.account and a.symbol = d.symbol and a.event_date = d.trade_date
+    union all by name
     select
-        d.account,
+        d.* replace (
+            coalesce(c.quantity_sold_e18, 0) as quantity_sold_e18,
+            coalesce(c.proceeds_e12, 0) as proceeds_e12,
+            coalesce(c.unmatched_e18, 0) as unmatched_quantity_e18,
+            coalesce(c.unmatched_proceeds_e12, 0) as unmatched_proceeds_e12
+        ),
         m.cost_method,
-        d.symbol,
-        d.event_date as trade_date,
-        d.base_coin,
-        d.quote_coin,
-        d.opening_quantity_e18,
-        d.opening_cost_e12,
-        d.quantity_bought_e18,
-        d.cost_bought_e12,
-        coalesce(c.quantity_sold_e18, 0) as quantity_sold_e18,
-        coalesce(c.proceeds_e12, 0) as proceeds_e12,
         coalesce(c.cost_e12, 0) as cost_e12,
-        coalesce(c.unmatched_e18, 0) as unmatched_quantity_e18,
-        coalesce(c.unmatched_proceeds_e12, 0) as unmatched_proceeds_e12,
-        d.open_quantity_e18,
         cast(null as hugeint) as average_open_cost_e12
     from trade_days as d
     cross join lot_methods as m
-    left join sell_days as c on c.cost_method = m.cost_method and c.account = d.account and c.symbol = d.symbol and c.event_date = d.event_date
+    left join sell_days as c on c.cost_method = m.cost_method and c.account = d.account and c.symbol = d.symbol and c.event_date = d.trade_date
 ),
 
 pnl as (
