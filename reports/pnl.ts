@@ -64,8 +64,7 @@ export const pnlReport = defineReport({
       name: 'Spot lot detail',
       description: 'Per lot-based cost method (fifo, lifo, hifo, uk): each sell fill against the buy fills, opening lot or uk pool it consumed, and the rule that matched them; unmatched parts have no cost',
       mart: 'marts.spot_lot_matches',
-      // (a view: bounding its sell_at reads the period's segments only, src/export/period.ts)
-      period: { column: 'sell_date', grain: 'day', instant: 'sell_at' },
+      period: { column: 'sell_date', grain: 'day' },
       streams: ['spot_fills'],
       orderBy: ['cost_method', 'quote_coin', 'account', 'symbol', 'sell_at', 'sell_fill_id', 'lot_source', 'buy_at', 'buy_fill_id'],
       columns: [

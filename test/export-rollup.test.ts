@@ -285,23 +285,17 @@ describe('workbooks at volume: rolled-up sheets and their full detail', () => {
   });
 
   it('shows "unknown" on a line over a row whose amount is unknown, never the sum of the others', async () => {
-    // A lot match sold beyond the inventory has no cost: give one of the month's matches none (a
-    // FIFO one, in its segment: the lot matches are a view over the segments).
+    // A lot match sold beyond the inventory has no cost: give one of the month's matches none.
     const [row] = await db.all<{ sell_fill_id: string; cost_method: string; lot_source: string; buy_fill_id: string | null }>(
-      `SELECT sell_fill_id, cost_method, lot_source, buy_fill_id FROM marts.spot_lot_matches
-       WHERE sell_date BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE) AND cost IS NOT NULL AND cost_method = 'fifo' AND lot_source = 'fill' ORDER BY sell_at LIMIT 1`,
+      `SELECT sell_fill_id, cost_method, lot_source, buy_fill_id FROM marts.spot_lot_matches WHERE sell_date BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE) AND cost IS NOT NULL ORDER BY sell_at LIMIT 1`,
       [period.from, period.to],
     );
-    const segment = `(pool, symbol, sell_seq, lot_seq) IN (
-       SELECT sell.pool, sell.symbol, sell.event_seq, lot.event_seq FROM intermediate.int_spot_trades AS sell JOIN intermediate.int_spot_trades AS lot ON lot.pool = sell.pool AND lot.symbol = sell.symbol
-       WHERE sell.fill_id = $1 AND sell.side = 'sell' AND lot.fill_id = $2 AND lot.lot_source = 'fill')`;
     const pnl = REPORTS.find((report) => report.name === 'pnl')!;
     const spec = pnl.sheets.find((sheet) => sheet.name === 'Spot lot detail')!;
     const match = 'sell_fill_id = $1 AND cost_method = $2 AND lot_source = $3 AND buy_fill_id IS NOT DISTINCT FROM $4';
-    const saved = await db.all<{ cost_e12: string }>(`SELECT CAST(cost_e12 AS VARCHAR) AS cost_e12 FROM intermediate.int_spot_fifo_segments WHERE ${segment}`, [row!.sell_fill_id, row!.buy_fill_id]);
+    const saved = await db.all<{ cost: string }>(`SELECT CAST(cost AS VARCHAR) AS cost FROM marts.spot_lot_matches WHERE ${match}`, [row!.sell_fill_id, row!.cost_method, row!.lot_source, row!.buy_fill_id]);
     expect(saved.length).toBe(1);
-    await db.run(`UPDATE intermediate.int_spot_fifo_segments SET cost_e12 = NULL WHERE ${segment}`, [row!.sell_fill_id, row!.buy_fill_id]);
-    expect(await db.all(`SELECT cost FROM marts.spot_lot_matches WHERE ${match}`, [row!.sell_fill_id, row!.cost_method, row!.lot_source, row!.buy_fill_id])).toEqual([{ cost: null }]);
+    await db.run(`UPDATE marts.spot_lot_matches SET cost = NULL WHERE ${match}`, [row!.sell_fill_id, row!.cost_method, row!.lot_source, row!.buy_fill_id]);
     try {
       const result = await writeReport(db, pnl, { streams: STREAMS, coinFormats: COIN_FORMATS, period, outDir: path.join(fixture!.workspace.dir, 'unknown'), now, detailRowLimit: LIMIT });
       const shown = (await readWorkbook(result.file)).getWorksheet('Spot lot detail')!;
@@ -324,7 +318,7 @@ describe('workbooks at volume: rolled-up sheets and their full detail', () => {
       });
       expect((total[0]!.getCell(cost).value as { result: unknown }).result).toBe('unknown');
     } finally {
-      await db.run(`UPDATE intermediate.int_spot_fifo_segments SET cost_e12 = CAST($3 AS HUGEINT) WHERE ${segment}`, [row!.sell_fill_id, row!.buy_fill_id, saved[0]!.cost_e12]);
+      await db.run(`UPDATE marts.spot_lot_matches SET cost = CAST($5 AS DECIMAL(38, 12)) WHERE ${match}`, [row!.sell_fill_id, row!.cost_method, row!.lot_source, row!.buy_fill_id, saved[0]!.cost]);
     }
   });
 

@@ -12,8 +12,7 @@ import { buildAll, insertHistory, openModelDb, queryRows, spotFill } from './sup
 import { spotLedgerArbitrary, type SpotFill, type SpotLedger } from './support/spot-reference.ts';
 
 /**
- * Incremental steps of the spot marts (sql/marts/<name>.incremental.sql) against whole rebuilds
- * (marts.spot_lot_matches, a view over the segments and the trades, has none: it is compared too),
+ * Incremental steps of the spot marts (sql/marts/<name>.incremental.sql) against whole rebuilds,
  * called as the build calls them (docs/plans/incremental-builds.md, "The contract"):
  *   1. fills F1, whole build;
  *   2. fills F2 (new days, late fills older than kept ones, fills at the instant of kept ones, new
@@ -36,7 +35,7 @@ const MART_IDS = MARTS.map((name) => `marts.${name}`);
 const UPSTREAMS = { select: MART_IDS.map((id) => `+${id}`), exclude: MART_IDS, fullRefresh: true };
 /** Each mart's step as the build runs it: its `{{ model(…) }}` template expanded to the model's own SQL. */
 const STEPS = new Map(
-  (['spot_realized_pnl_daily', 'spot_realized_pnl_monthly'] as const).map((name) => {
+  MARTS.map((name) => {
     const model = loadProject().models.find((candidate) => candidate.id === `marts.${name}`)!;
     return [name, expandModelSql(model.incrementalSql!, model)];
   }),
@@ -150,6 +149,8 @@ async function setPending(rows: readonly Pending[]): Promise<void> {
 
 /** Runs the marts' steps as the build would: each with its parents' pending rows, monthly with daily's. */
 async function runSteps(pending: readonly Pending[]): Promise<void> {
+  await setPending(pending);
+  await db.transaction(() => db.run(STEPS.get('spot_lot_matches')!));
   await setPending(pending);
   await db.transaction(() => db.run(STEPS.get('spot_realized_pnl_daily')!));
   await db.transaction(() => db.run(STEPS.get('spot_realized_pnl_monthly')!));

@@ -495,13 +495,11 @@ export default declareModels('marts', [
   {
     name: 'spot_lot_matches',
     tags: ['spot', 'report'],
-    description:
-      'Lot matches of every lot-based cost method (fifo, lifo, hifo, uk): the units each sell took from each buy, opening lot or pool, and each part sold beyond what was known. A view, computed when read: bound sell_at (and symbol) to read a period fast.',
+    description: 'Lot matches of every lot-based cost method (fifo, lifo, hifo, uk): the units each sell took from each buy, opening lot or pool, and each part sold beyond what was known.',
     grain: 'one row per cost method, sell fill and lot (or pool) it consumed, plus one per unmatched sell part',
     key: ['account', 'cost_method', 'symbol', 'sell_fill_id', 'lot_source', 'lot_account', 'buy_fill_id'],
     changes: { account: 'account', symbol: 'symbol', at: 'sell_at' },
     changeRanges: true,
-    materialized: 'view',
     closing: { notFrozen: 'lot-level detail (tens of millions of rows on a long history): its figures are frozen in spot_realized_pnl_daily and _monthly, and the closed pnl workbook keeps the matches it showed' },
     columns: [
       account,

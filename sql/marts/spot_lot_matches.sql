@@ -6,24 +6,18 @@
 -- Key: (account, cost_method, symbol, sell_fill_id, lot_source, lot_account, buy_fill_id). account is
 -- the selling account; lot_account the lot's (another account's under pooling 'universal').
 -- Inputs: intermediate.int_spot_fifo_segments, intermediate.int_spot_lot_segments, intermediate.int_spot_trades.
--- A view (materialized: 'view' in _models.ts; docs/analysts.md "Lot matches"): 39.7M rows on the
--- 10M benchmark history with four lot methods, which a full build took 69 to 110 s to write and a
--- night ~3 s to bring up to date, computed instead when read. sell_at is the segments' own (the
--- sell's instant), so that a bound on it (a month's report, the check of a night's changes) and a
--- symbol reach the segments' scan: a month reads in ~1 s, where a filter on sell_date alone reads
--- every segment (~9 s).
 -- Convention: see int_spot_trades (cost of a buy q*p for q - fee units, proceeds q*p - fee).
 with segments as (
-    select pool, symbol, 'fifo' as cost_method, sell_seq, sell_at, case when lot_seq is null then 'unmatched' else 'lot' end as match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
+    select pool, symbol, 'fifo' as cost_method, sell_seq, case when lot_seq is null then 'unmatched' else 'lot' end as match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
     from intermediate.int_spot_fifo_segments
     union all
-    select pool, symbol, cost_method, sell_seq, sell_at, match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
+    select pool, symbol, cost_method, sell_seq, match_rule, lot_seq, quantity_e18, cost_e12, proceeds_e12
     from intermediate.int_spot_lot_segments
 ),
 
 -- Sells and lots read apart, each only its rows and columns (one shared CTE would be kept in memory whole).
 sell_trades as (
-    select pool, account, symbol, event_seq, base_coin, quote_coin, fill_id, event_date
+    select pool, account, symbol, event_seq, base_coin, quote_coin, fill_id, event_at, event_date
     from intermediate.int_spot_trades
     where side = 'sell'
 ),
@@ -42,7 +36,7 @@ final as (
         sell.base_coin,
         sell.quote_coin,
         sell.fill_id as sell_fill_id,
-        s.sell_at,
+        sell.event_at as sell_at,
         sell.event_date as sell_date,
         cast(date_trunc('month', sell.event_date) as date) as sell_month,
         case s.match_rule when 'unmatched' then 'unmatched' when 'pool' then 'pool' else lot.lot_source end as lot_source,

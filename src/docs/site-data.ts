@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { LastCheck, RecordedTestResult } from '../models/check-results.ts';
 import { rawInputs } from '../models/incremental.ts';
-import { LAYERS, materializationOf, type Layer, type Project } from '../models/project.ts';
+import { LAYERS, MATERIALIZATION, type Layer, type Project } from '../models/project.ts';
 import { splitColumnComment } from '../store/comments.ts';
 import type { Database } from '../store/database.ts';
 import { quoteIdentifier } from '../store/sql-text.ts';
@@ -172,7 +172,7 @@ export async function collectSiteData(db: Database, project: Project, lastCheck:
       id: model.id,
       layer: model.layer,
       name: model.name,
-      materialization: materializationOf(model),
+      materialization: MATERIALIZATION[model.layer],
       file: relative(model.file),
       sql: model.sql,
       declared: declaration !== undefined,

@@ -89,15 +89,7 @@ export function periodFilter(sheet: Pick<SheetSpec, 'period' | 'mart'>, period: 
     return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE) AND adjusted_date < CAST($1 AS DATE)`, values: [period.from, period.to] };
   }
   const [from, to] = sheet.period.grain === 'day' ? [period.from, period.to] : [monthOf(period.from), monthOf(period.to)];
-  const days = `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`;
-  if (sheet.period.instant === undefined) return { where: days, values: [from, to] };
-  // The instants of those days in any zone: from the day before the first, UTC, to the end of the
-  // day after the last (constants, which the scans compare with each row group's bounds).
-  const instant = sheet.period.instant;
-  return {
-    where: `${days} AND ${instant} >= CAST(CAST($1 AS DATE) - 1 AS TIMESTAMP) AT TIME ZONE 'UTC' AND ${instant} < CAST(CAST($2 AS DATE) + 2 AS TIMESTAMP) AT TIME ZONE 'UTC'`,
-    values: [from, to],
-  };
+  return { where: `${sheet.period.column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)`, values: [from, to] };
 }
 
 /**

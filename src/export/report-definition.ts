@@ -74,13 +74,6 @@ export interface PeriodFilter {
    * figures already.
    */
   grain: 'day' | 'month' | 'nearest' | 'booked';
-  /**
-   * With `day`: the mart's instant (TIMESTAMPTZ) whose reporting-zone day the column is. The rows
-   * are then also bounded by it, a day wider than the period on each side in UTC (no zone is a day
-   * from UTC), which DuckDB's scans can use where a date computed from it cannot be: a view's
-   * (marts.spot_lot_matches) underlying tables are read for the period only.
-   */
-  instant?: string;
 }
 
 /** A detail sheet: the rows of one mart in the period, as an Excel table. */
@@ -440,10 +433,7 @@ const sheetSchema = z.strictObject({
   name: z.string().min(1).max(28).regex(/^[^:\\/?*[\]]+$/, 'no : \\ / ? * [ or ]').refine((name) => name !== 'Summary', 'the Summary sheet is the writer\'s'),
   description: z.string().min(1),
   mart: z.string().regex(/^marts\.[a-z_][a-z0-9_]*$/, 'marts.<name>'),
-  period: z
-    .strictObject({ column: identifier, grain: z.enum(['day', 'month', 'nearest', 'booked']), instant: identifier.optional() })
-    .refine((period) => period.instant === undefined || period.grain === 'day', 'instant bounds a period of days only (grain: day)')
-    .nullable(),
+  period: z.strictObject({ column: identifier, grain: z.enum(['day', 'month', 'nearest', 'booked']) }).nullable(),
   orderBy: z.array(identifier),
   columns: z.array(columnSchema).min(1),
   totalsPer: z.array(identifier).optional(),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadProject, materializationOf, type Layer } from '../models/project.ts';
+import { loadProject, MATERIALIZATION, type Layer } from '../models/project.ts';
 import { selectModels, selectTests, type ModelSelection } from '../models/select.ts';
 
 /** A model as `exledger ls` lists it. */
@@ -51,7 +51,7 @@ export function listJob(selection: ModelSelection = {}): Listing {
       id: model.id,
       layer: model.layer,
       name: model.name,
-      materialization: materializationOf(model),
+      materialization: MATERIALIZATION[model.layer],
       tags: [...(model.declaration?.tags ?? [])],
       references: [...model.references],
       file: relative(model.file),

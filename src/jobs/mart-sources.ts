@@ -2,9 +2,8 @@
  * Where a mart row's figures come from: for each mart with a `reference` column (sql/macros/
  * references.sql), the queries `exledger explain <reference>` runs to list the row's source records
  * (docs/workbooks.md "From a figure to its sources"). Each query reads the mart row itself as `m`
- * (`WHERE m.reference = $1`: the reference is never written into SQL) and joins the records it
- * sums, so the comparisons are on typed columns, in the reporting zone as the mart's; or, where
- * those records or the mart are a view, takes the row's values as parameters (`rowParameters`).
+ * (`WHERE m.reference = $1`, the only parameter: the reference is never written into SQL) and joins
+ * the records it sums, so the comparisons are on typed columns, in the reporting zone as the mart's.
  * A query whose condition on `m` does not hold (a funding row has no fills) returns nothing.
  */
 
@@ -22,20 +21,12 @@ export interface SourceQuery {
   title: string;
   /** Where the records are (a model id). */
   model: string;
-  /** SELECT … FROM marts.<mart> AS m JOIN … WHERE m.reference = $1 … (or with rowParameters), its rows in a stable order (no ORDER BY: added). */
+  /** SELECT … FROM marts.<mart> AS m JOIN … WHERE m.reference = $1 …, its rows in a stable order (no ORDER BY: added). */
   sql: string;
   /** Order of the listed rows. */
   orderBy: string;
   /** The row's figures these records add up to. */
   sums: readonly SourceSum[];
-  /**
-   * Columns of the mart row passed as $1, $2, … instead of the reference (their text; NULL as
-   * NULL), in this order. For a
-   * source read from a view (marts.spot_lot_matches): its tables are read only where a condition
-   * compares a column with a constant, which a join from `m` is not (a day's lot matches: 0.05 s
-   * so, 12 to 22 s through the join, on the 10M benchmark history).
-   */
-  rowParameters?: readonly string[];
 }
 
 /** The reporting zone's day of an instant, as the marts take it (sql/macros/dates.sql). */
@@ -154,19 +145,14 @@ function spotPnl(period: 'trade_date' | 'trade_month'): SourceQuery[] {
       // The lots each sell took, by the row's cost method (average has no lots: its cost is the pool's average).
       title: 'lots consumed by the sells (exledger explain <lot match> for each)',
       model: 'marts.spot_lot_matches',
-      // The row's account, method, symbol and period as constants ($1 to $4), and the instants of
-      // the period a day wider each side in UTC (no zone is a day from UTC), so that the view reads
-      // that symbol's segments of those days only.
       sql: `SELECT l.reference, l.sell_fill_id, l.sell_at, l.match_rule, l.lot_source, l.lot_account, l.buy_fill_id, l.buy_at, l.quantity, l.cost,
               CASE WHEN l.lot_source <> 'unmatched' THEN l.proceeds END AS proceeds, l.realized_pnl,
               CASE WHEN l.lot_source <> 'unmatched' THEN l.quantity END AS matched_quantity,
               CASE WHEN l.lot_source = 'unmatched' THEN l.quantity END AS unmatched_quantity,
               CASE WHEN l.lot_source = 'unmatched' THEN l.proceeds END AS unmatched_proceeds
-            FROM marts.spot_lot_matches AS l
-            WHERE l.account = $1 AND l.cost_method = $2 AND l.symbol = $3 AND ${monthly ? 'l.sell_month' : 'l.sell_date'} = CAST($4 AS DATE)
-              AND l.sell_at >= CAST(CAST($4 AS DATE) - 1 AS TIMESTAMP) AT TIME ZONE 'UTC'
-              AND l.sell_at < CAST(CAST($4 AS DATE) + ${monthly ? "INTERVAL 1 MONTH + INTERVAL 1 DAY" : '2'} AS TIMESTAMP) AT TIME ZONE 'UTC'`,
-      rowParameters: ['account', 'cost_method', 'symbol', period],
+            FROM ${mart} AS m JOIN marts.spot_lot_matches AS l
+              ON l.account = m.account AND l.cost_method = m.cost_method AND l.symbol = m.symbol AND ${monthly ? 'l.sell_month = m.trade_month' : 'l.sell_date = m.trade_date'}
+            WHERE m.reference = $1`,
       orderBy: 'sell_at, sell_fill_id, buy_at, buy_fill_id',
       sums: [
         { figure: 'cost', column: 'cost' },
@@ -196,12 +182,11 @@ export const MART_SOURCES: Readonly<Record<string, readonly SourceQuery[]>> = {
     {
       title: 'the sell fill and the buy fill whose lot it took',
       model: 'staging.spot_fills',
-      // The match's symbol, account, sell fill, lot account and buy fill ($1 to $5): the mart is a view.
-      sql: `SELECT CASE WHEN f.fill_id = $3 AND f.account = $2 THEN 'sell' ELSE 'lot' END AS role, f.account, f.fill_id, f.side, f.c_time_at,
+      sql: `SELECT CASE WHEN f.fill_id = m.sell_fill_id AND f.account = m.account THEN 'sell' ELSE 'lot' END AS role, f.account, f.fill_id, f.side, f.c_time_at,
               f.fill_quantity, f.fill_price, f.fill_total_amount, f.fees, f.order_id
-            FROM staging.spot_fills AS f
-            WHERE f.symbol = $1 AND ((f.account = $2 AND f.fill_id = $3) OR (f.account = $4 AND f.fill_id = $5))`,
-      rowParameters: ['symbol', 'account', 'sell_fill_id', 'lot_account', 'buy_fill_id'],
+            FROM marts.spot_lot_matches AS m JOIN staging.spot_fills AS f ON f.symbol = m.symbol
+              AND ((f.account = m.account AND f.fill_id = m.sell_fill_id) OR (f.account = m.lot_account AND f.fill_id = m.buy_fill_id))
+            WHERE m.reference = $1`,
       orderBy: 'c_time_at, fill_id',
       sums: [],
     },

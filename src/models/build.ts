@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
-import { loadProject, materializationOf, SQL_DIR, type MacroFile, type Model } from './project.ts';
+import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
 import { applyStagingChanges, changesAfter, ensureStateTables, explainedByLog, fingerprints, lastRawChange, loadPending, passOn, pendingOf, pruneChanges, rawInputs, rawRowCount, readState, recordChanges, settingsDigests, writeState } from './incremental.ts';
 import { selectModels } from './select.ts';
 import { otherBuildSettings, recordModelBuild, writeSettings, type ModelSettings } from './settings.ts';
@@ -168,13 +168,13 @@ async function buildProject(
     const blocker = model.references.find((reference) => failed.has(reference));
     if (blocker !== undefined) {
       failed.set(model.id, blocker);
-      report({ id: model.id, materialization: materializationOf(model), status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
+      report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'skipped', ms: 0, message: `reads ${blocker}, which ${failed.get(blocker) === blocker ? 'failed' : 'was not built'}` });
       continue;
     }
     const unusable = context.settings === undefined ? undefined : await unusableUpstream(db, model, byId, building, context.settings);
     if (unusable !== undefined) {
       failed.set(model.id, model.id);
-      report({ id: model.id, materialization: materializationOf(model), status: 'failed', ms: 0, message: unusable });
+      report({ id: model.id, materialization: MATERIALIZATION[model.layer], status: 'failed', ms: 0, message: unusable });
       continue;
     }
     report(await buildModel(db, model, context, () => failed.set(model.id, model.id)));
@@ -203,7 +203,7 @@ async function unusableUpstream(db: Database, model: Model, byId: ReadonlyMap<st
 }
 
 async function buildModel(db: Database, model: Model, context: BuildContext, onFailure: () => void): Promise<ModelResult> {
-  const materialization = materializationOf(model);
+  const materialization = MATERIALIZATION[model.layer];
   const started = performance.now();
   try {
     const plan = await planModel(db, model, context);
@@ -284,8 +284,7 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   const whole = (why: string): Plan => ({ how: 'whole', why, lastChangeSeq: 0 });
   if (context.fullRefresh) return whole('full refresh');
   const existing = context.relations.get(model.id);
-  if (state === undefined || existing === undefined) return whole('first build');
-  if (existing !== materializationOf(model)) return whole(`it is now kept as a ${materializationOf(model)}`);
+  if (state === undefined || existing === undefined || existing === 'view') return whole('first build');
   if (state.fingerprint !== context.fingerprints.get(model.id)) return whole('its SQL, a macro, a setting it reads or a model upstream changed');
   // Raw tables are read by staging (and, in a hand-built project, may be by any model).
   const inputs = rawInputs(model);
@@ -303,9 +302,6 @@ async function planModel(db: Database, model: Model, context: BuildContext): Pro
   const pending = await pendingOf(db, model.id);
   if (pending.rows === 0) return { how: 'unchanged', lastChangeSeq };
   if (pending.everything) return { ...whole('a model it reads was rebuilt whole'), inputsOnly: true };
-  // A view is computed when read: it is up to date already, and what its inputs changed is what it
-  // changed, handed on to the check and the publish as an incremental step's would be.
-  if (materializationOf(model) === 'view') return { how: 'incremental', lastChangeSeq };
   if (model.incrementalSql === undefined && model.program?.incremental === undefined) {
     // Rows per account and snapshot (a row per pair of consecutive snapshots): a new snapshot adds rows.
     return { ...whole('its inputs changed (it has no incremental step)'), inputsOnly: true, newSnapshots: await hasSnapshotRows(db, model) };
@@ -372,7 +368,6 @@ async function hasSnapshotRows(db: Database, model: Model): Promise<boolean> {
 async function applyIncremental(db: Database, model: Model, plan: Plan): Promise<void> {
   if (plan.rawTable !== undefined) return applyStagingChanges(db, model, plan.rawTable, plan.changes!);
   await loadPending(db, model.id, model.declaration?.changeRanges === true);
-  if (materializationOf(model) === 'view') return;
   if (model.program?.incremental !== undefined) await db.withMemoryReserved(PROGRAM_HEAP_RESERVE, () => model.program!.incremental!(db));
   else await db.run(expandModelSql(model.incrementalSql!, model));
 }
@@ -419,16 +414,14 @@ const PROGRAM_HEAP_RESERVE = 1e9;
  * gets its declared descriptions as comments (CREATE OR REPLACE drops the previous ones).
  */
 async function createModel(db: Database, model: Model): Promise<void> {
-  const materialization = materializationOf(model);
+  const materialization = MATERIALIZATION[model.layer];
   if (model.program !== undefined) {
     await db.run(`CREATE OR REPLACE TABLE ${model.id} (${model.program.columns})`);
     await db.withMemoryReserved(PROGRAM_HEAP_RESERVE, () => model.program!.build(db));
   } else {
-    // A database built before staging became tables has views by those names; one built before a
-    // model became a view (marts.spot_lot_matches, 2026-12-01) has its table.
+    // A database built before staging became tables has views by those names.
     const [existing] = await db.all<{ table_type: string }>('SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_catalog = current_database()', [model.layer, model.name]);
     if (materialization === 'table' && existing?.table_type === 'VIEW') await db.run(`DROP VIEW ${model.id}`);
-    if (materialization === 'view' && existing?.table_type === 'BASE TABLE') await db.run(`DROP TABLE ${model.id}`);
     await db.run(`CREATE OR REPLACE ${materialization === 'view' ? 'VIEW' : 'TABLE'} ${model.id} AS\n${model.sql}`);
   }
   if (model.declaration === undefined) return;

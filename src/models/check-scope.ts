@@ -23,10 +23,6 @@ import { CHANGES_KEPT_DAYS } from './incremental.ts';
  *   (its day, with `date`); left out, every row of the changed partitions;
  * - `cut: day` or `cut: month`: the instant is moved back to the start of its reporting-zone day or
  *   month first, so that tables of instants and tables of days or months select the same periods.
- * - `instant` (with `date`): the instant column whose reporting-zone day `date` is. The rows are
- *   then also bounded by it, from the start of the earliest changed day (or month), the same rows:
- *   a constant on an instant reaches a view's tables (marts.spot_lot_matches, whose sell_date is
- *   computed), where one on a date computed from it does not.
  *
  * - `of: m1 m2`: only the changes of these models (among those the test reads) select the rows;
  *   left out, the changes of every model the test reads do. For a test comparing groups across
@@ -60,8 +56,6 @@ export interface ChangedCondition {
   symbol?: string;
   at?: string;
   date?: string;
-  /** With `date`: the instant column whose reporting-zone day it is (a bound on it beside the date's). */
-  instant?: string;
   /** @default 'row': the instant itself */
   cut: 'row' | 'day' | 'month';
   /** changed_keys: the model whose changed rows give the keys. */
@@ -96,7 +90,7 @@ export function parseChangedConditions(sql: string, file: string): ChangedCondit
   for (const match of sql.matchAll(PLACEHOLDER)) {
     const kind = match[1] as ChangedCondition['kind'];
     const fail = (message: string) => new ConfigError(file, `{{ ${kind}(…) }}: ${message}`);
-    const keys = kind === 'changed' ? ['account', 'symbol', 'at', 'date', 'instant', 'cut', 'of'] : ['table', 'alias', 'key', 'account', 'symbol', 'at', 'date', 'cut', 'of'];
+    const keys = kind === 'changed' ? ['account', 'symbol', 'at', 'date', 'cut', 'of'] : ['table', 'alias', 'key', 'account', 'symbol', 'at', 'date', 'cut', 'of'];
     const condition: ChangedCondition = { kind, cut: 'row' };
     for (const part of match[2]!.split(',').map((text) => text.trim()).filter((text) => text !== '')) {
       const [key, value, ...rest] = part.split(':').map((text) => text.trim());
@@ -122,11 +116,10 @@ export function parseChangedConditions(sql: string, file: string): ChangedCondit
       } else {
         // changed_keys compares the changed rows' own columns: plain names.
         if (!(kind === 'changed' ? COLUMN : NAME).test(value)) throw fail(`${key} names a column${kind === 'changed' ? ' (name or alias.name)' : ` of ${condition.table ?? 'the table'}`}, not "${value}"`);
-        condition[key as 'account' | 'symbol' | 'at' | 'date' | 'instant'] = value;
+        condition[key as 'account' | 'symbol' | 'at' | 'date'] = value;
       }
     }
     if (condition.at !== undefined && condition.date !== undefined) throw fail('give at (an instant) or date (a day), not both');
-    if (condition.instant !== undefined && condition.date === undefined) throw fail('instant names the instant of the date column: give date too');
     if (kind === 'changed_keys' && (condition.table === undefined || condition.alias === undefined || condition.key === undefined)) throw fail('table, alias and key are required');
     conditions.push(condition);
   }
@@ -399,11 +392,7 @@ function conditionSql(condition: ChangedCondition, partitions: readonly ChangedP
   // The earliest instant as a constant beside them: DuckDB skips the row groups before it (it does
   // not for a comparison inside an OR).
   const first = earliestPartition(partitions);
-  let earliest = first !== undefined && partitions.every((partition) => time(partition) !== undefined) ? time(first) : undefined;
-  if (earliest !== undefined && condition.instant !== undefined) {
-    // (the date at or after the earliest changed day: its instant at or after that day's start in the reporting zone)
-    earliest += ` AND ${column(condition.instant)} >= TIMESTAMPTZ ${sqlString((condition.cut === 'month' ? first!.monthStart : first!.dayStart)!)}`;
-  }
+  const earliest = first !== undefined && partitions.every((partition) => time(partition) !== undefined) ? time(first) : undefined;
   return `${earliest === undefined ? '' : `${earliest} AND `}(${[...new Set(alternatives)].join(' OR ')})`;
 }
 

@@ -98,17 +98,6 @@ const modelSchema = z
      */
     changeRanges: z.literal(true).optional(),
     /**
-     * `view`: the model is kept as a view, computed each time it is read, instead of a table
-     * (every model's default, src/models/project.ts MATERIALIZATION). For a model of many rows that
-     * no other model reads, whose rows are a join of tables kept anyway, and whose usual reads are
-     * narrow (a month, a symbol, a sell): its build then writes nothing, and a night brings it up
-     * to date by handing on what its inputs changed (its `changes`, for the check and the
-     * publish). A view's declared `changes.at` must be a column its inputs' scans can filter on.
-     * Only a model whose readers are reports, explain and analysts: a model that reads it would
-     * compute it again. @default a table
-     */
-    materialized: z.literal('view').optional(),
-    /**
      * How a mart is closed (docs/workbooks.md "Closing a period"): its rows up to a closed
      * period's end are frozen in `closed.<name>`, and a later difference between its live rows
      * and the frozen ones is a prior-period adjustment (marts.period_adjustments), per key and

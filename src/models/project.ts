@@ -43,11 +43,6 @@ export const PROGRAM_MODELS: ReadonlyMap<string, ProgramModel> = new Map([INT_CO
  */
 export const MATERIALIZATION: Readonly<Record<Layer, 'view' | 'table'>> = { staging: 'table', intermediate: 'table', marts: 'table' };
 
-/** How a model is materialized: its layer's way, unless its declaration says `materialized: 'view'`. */
-export function materializationOf(model: Pick<Model, 'layer' | 'declaration'>): 'view' | 'table' {
-  return model.declaration?.materialized ?? MATERIALIZATION[model.layer];
-}
-
 /** One model: one `select` in sql/<layer>/<name>.sql (or a program in sql/<layer>/<name>.ts), materialized as <layer>.<name>. */
 export interface Model {
   /** `<layer>.<name>`, the relation it becomes. */

@@ -4,8 +4,8 @@ import type { Database } from './database.ts';
 /**
  * When DuckDB gives back the room of deleted rows. At a checkpoint it "vacuums" each table that
  * changed: it merges row groups that deletions thinned out and writes them again. An incremental
- * build deletes the rows it replaces (on the 10M benchmark history a night replaced ~140k rows of
- * marts.spot_lot_matches, then a table, from uk's look-back of a few days), and after a whole rebuild those rows
+ * build deletes the rows it replaces (on the 10M benchmark history a night replaces ~140k rows of
+ * marts.spot_lot_matches, from uk's look-back of a few days), and after a whole rebuild those rows
  * lie spread over many row groups (a row group holds a few days of one method and symbol), so
  * vacuuming at every checkpoint rewrote row groups of millions of rows each night: 5.8 s of the
  * night's build (traced at load 3.5: spot_lot_matches 3.3 s, the lot segments 2.5 s), and 3 to 5 s
@@ -69,7 +69,7 @@ export async function deadRows(db: Database, catalog?: string): Promise<ThinnedT
 }
 
 /**
- * What a build or publish says when its checkpoints compact: `compacting intermediate.int_spot_lot_segments
+ * What a build or publish says when its checkpoints compact: `compacting marts.spot_lot_matches
  * (12% of its rows deleted and still stored): its thinned row groups are written again as it changes`.
  */
 export function describeCompaction(tables: readonly ThinnedTable[]): string {

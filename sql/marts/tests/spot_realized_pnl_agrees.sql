@@ -15,7 +15,7 @@ with matches as (
         sum(quantity) filter (where lot_source = 'unmatched') as unmatched_quantity,
         sum(proceeds) filter (where lot_source = 'unmatched') as unmatched_proceeds
     from marts.spot_lot_matches
-    where {{ changed(account: account, symbol: symbol, date: sell_date, instant: sell_at, of: marts.spot_lot_matches marts.spot_realized_pnl_daily) }}
+    where {{ changed(account: account, symbol: symbol, date: sell_date, of: marts.spot_lot_matches marts.spot_realized_pnl_daily) }}
     group by all
 ),
 
