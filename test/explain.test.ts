@@ -1,9 +1,11 @@
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishedPath } from '../src/store/publish.ts';
-import { runCli } from './support/cli-process.ts';
+import { promisify } from 'node:util';
+import { BIN, cronEnvironment, runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, spotFill } from './support/model-db.ts';
 
 /**
@@ -93,6 +95,28 @@ describe('exledger explain', () => {
     const result = await runCli(['explain', 'fees_daily/main/spot/USDT/1999-01-01', '--db', db], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: <reference>: "fees_daily\/main\/spot\/USDT\/1999-01-01" is not a row of marts\.fees_daily of this database\n {2}fix: give .*a mart row \(its reference column, <mart>\/<key values>/);
+  });
+
+  it('a reference a script took from `exledger sql --csv` (its CRLF line end: $(…) keeps the CR) or a copied cell: the row it names', async () => {
+    // As a shell script does it: sh, the commands as cron runs them (no terminal, PATH and HOME only).
+    const script = `R=$(node "$BIN" sql --csv "SELECT reference FROM marts.spot_lot_matches ORDER BY reference LIMIT 1" --db "$DB" | tail -n 1)
+      case "$R" in *"$(printf '\\r')") echo "R ends in a CR";; esac
+      node "$BIN" explain "$R" --db "$DB"`;
+    const shell = await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: cronEnvironment({ BIN, DB: db }) });
+    // The reference as the script holds it: with the CR (RFC 4180's line end) that $(…) keeps.
+    expect(shell.stdout).toMatch(/^R ends in a CR$/m);
+    expect(shell.stdout).toMatch(/^spot_lot_matches\/main\/fifo\/BTCUSDT_SPBL\/3\/fill\/main\/1: a row of marts\.spot_lot_matches$/m);
+    expect(shell.stdout).toMatch(/^ {2}buy_fill_id: 1$/m);
+    // Pasted from a workbook's Reference cell, with spaces and a line end around it.
+    const pasted = await runCli(['explain', ' spot/main/3\t\r\n', '--db', db], { cwd: dir });
+    expect(pasted.code, pasted.stderr).toBe(0);
+    expect(pasted.stdout).toMatch(/^spot\/main\/3: Spot sell BTCUSDT_SPBL fill 3 /m);
+  });
+
+  it('a reference not in the database, with a character a terminal does not show: the error shows it', async () => {
+    const result = await runCli(['explain', 'fees_daily/main/spot/US\rDT/2026-02-20', '--db', db], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: <reference>: "fees_daily\/main\/spot\/US\\rDT\/2026-02-20" is not a row of marts\.fees_daily of this database\n/);
   });
 
   it('a reference that is not in the database: one error naming it and the forms, exit 2', async () => {

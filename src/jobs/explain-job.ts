@@ -69,8 +69,23 @@ export async function explainJob(config: Readonly<Config>, reference: string): P
   }
 }
 
-/** Resolves a reference on an open database (the published copy, or a test's). */
+/**
+ * Resolves a reference on an open database (the published copy, or a test's). A reference not
+ * found is looked for again without the spaces and line ends around it, which no reference has at
+ * its ends but a copied one often does: a line of `exledger sql --csv` ends in CRLF (RFC 4180), and
+ * a shell's `$(…)` keeps the CR; a cell copied from a workbook brings a line end.
+ */
 export async function explainReference(db: Database, reference: string): Promise<Explanation> {
+  const trimmed = reference.trim();
+  try {
+    return await explainExactly(db, reference);
+  } catch (error) {
+    if (!(error instanceof ReferenceNotFound) || trimmed === reference || trimmed === '') throw error;
+  }
+  return await explainExactly(db, trimmed);
+}
+
+async function explainExactly(db: Database, reference: string): Promise<Explanation> {
   if (reference.startsWith('holdings/')) return await explainHolding(db, reference);
   if (reference.startsWith('summary/')) {
     const summary = await explainSummary(db, reference);
@@ -109,7 +124,11 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
   return { kind: 'mart', reference, mart: `marts.${mart}`, row, sources };
 }
 
-const notFound = (reference: string, what: string) => new ConfigError('<reference>', `"${reference}" is not ${what} of this database`, { hint: `give ${REFERENCE_FORMS}` });
+/** A reference that names nothing of the database (explainReference tries it again trimmed). */
+class ReferenceNotFound extends ConfigError {}
+
+/** The reference quoted with its control characters escaped (a CR, a tab), which a terminal would not show. */
+const notFound = (reference: string, what: string) => new ReferenceNotFound('<reference>', `${JSON.stringify(reference)} is not ${what} of this database`, { hint: `give ${REFERENCE_FORMS}` });
 
 async function journalMethod(db: Database): Promise<CostMethod> {
   const [row] = await db.all<{ cost_method: CostMethod }>('SELECT any_value(cost_method) AS cost_method FROM settings.journal');
