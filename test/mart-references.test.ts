@@ -48,6 +48,32 @@ describe("a reference's values (sql/macros/references.sql)", () => {
   });
 });
 
+describe('explain finds a row by its reference, reading only the row groups its key values can be in', () => {
+  it("compares the reference's text key values, unescaped, and its empty ones as NULL: the row it names, and only that one", async () => {
+    const db = await Database.open(':memory:', { bookkeeping: false });
+    try {
+      await db.run(readFileSync(new URL('../sql/macros/references.sql', import.meta.url), 'utf8'));
+      // A lot match's key, the account holding both escaped characters; the two rows differ only in lot_account (one NULL).
+      const key = MARTS.models.find((model) => model.name === 'spot_lot_matches')!.key;
+      await db.run(`CREATE SCHEMA marts; CREATE SCHEMA staging;
+        CREATE TABLE staging.spot_fills (account VARCHAR, symbol VARCHAR, fill_id VARCHAR, side VARCHAR, c_time_at TIMESTAMPTZ, fill_quantity DECIMAL(38, 18), fill_price DECIMAL(38, 18), fill_total_amount DECIMAL(38, 18), fees DECIMAL(38, 18), order_id VARCHAR);
+        CREATE TABLE marts.spot_lot_matches AS
+          SELECT *, 'spot_lot_matches/' || concat_ws('/', ${key.map((column) => `ref_part(${column})`).join(', ')}) AS reference
+          FROM (VALUES ('a/b%2F', 'fifo', 'BTCUSDT_SPBL', '7', 'unmatched', NULL, NULL, 1), ('a/b%2F', 'fifo', 'BTCUSDT_SPBL', '7', 'unmatched', 'x', NULL, 2))
+            AS t(${key.join(', ')}, n)`);
+      const references = await db.all<{ reference: string; n: number }>('SELECT reference, n FROM marts.spot_lot_matches ORDER BY n');
+      expect(references.map((row) => row.reference)).toEqual(['spot_lot_matches/a%2Fb%252F/fifo/BTCUSDT_SPBL/7/unmatched//', 'spot_lot_matches/a%2Fb%252F/fifo/BTCUSDT_SPBL/7/unmatched/x/']);
+      for (const { reference, n } of references) {
+        const explanation = await explainReference(db, reference);
+        expect(explanation.kind === 'mart' && explanation.row).toMatchObject({ account: 'a/b%2F', n });
+      }
+      await expect(explainReference(db, 'spot_lot_matches/a%2Fb%2F/fifo/BTCUSDT_SPBL/7/unmatched//')).rejects.toThrow(/is not a row of marts\.spot_lot_matches/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 /** The decimal text of a value as DuckDB gives it, exact; null stays null. */
 const exact = (value: string | boolean | null | undefined): Rational | null => (value === null || value === undefined ? null : parseDecimal(String(value)));
 

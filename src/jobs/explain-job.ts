@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { lotsTaken, type CoinEvent } from '../books/coin-lots.ts';
 import type { Config } from '../config/config.ts';
+import MARTS_DECLARATIONS from '../../sql/marts/_models.ts';
 import { ConfigError } from '../errors.ts';
 import type { CostMethod } from '../models/settings.ts';
 import { unitsText } from '../export/ledger-rounding.ts';
@@ -100,7 +101,8 @@ async function explainExactly(db: Database, reference: string): Promise<Explanat
 /** A mart row by its reference, and the source records of each kind its sources name. */
 async function explainMartRow(db: Database, mart: string, reference: string): Promise<Explanation> {
   // mart is a key of MART_SOURCES (a fixed name), never text of the reference written into SQL.
-  const [row] = await db.all<Row>(`SELECT * FROM marts.${mart} WHERE reference = $1`, [reference]);
+  const narrowed = await keyConditions(db, mart, reference);
+  const [row] = await db.all<Row>(`SELECT * FROM marts.${mart} WHERE reference = $1${narrowed.where}`, [reference, ...narrowed.values]);
   if (row === undefined) throw notFound(reference, `a row of marts.${mart}`);
   const sources: ExplainedSource[] = [];
   for (const query of MART_SOURCES[mart]!) {
@@ -122,6 +124,42 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
     });
   }
   return { kind: 'mart', reference, mart: `marts.${mart}`, row, sources };
+}
+
+/**
+ * The row's text key columns compared with their values in the reference (sql/macros/references.sql:
+ * `<mart>/<key values>` in the declared key's order, '%' and '/' escaped, NULL as nothing), beside
+ * `reference = $1`, which alone decides: DuckDB skips the row groups whose ranges of those columns
+ * cannot hold them, where the reference, different on every row, is read and compared row by row
+ * (a lot match of marts.spot_lot_matches' 39.7M rows on the 10M benchmark history: 0.03 s, against
+ * 0.5 s by the reference alone, 4.9 s with its column not yet in memory). Other key columns (days,
+ * months, instants) are left to the reference.
+ */
+async function keyConditions(db: Database, mart: string, reference: string): Promise<{ where: string; values: (string | null)[] }> {
+  const key = MARTS_DECLARATIONS.models.find((model) => model.name === mart)?.key ?? [];
+  const parts = reference.split('/').slice(1);
+  if (parts.length !== key.length) return { where: '', values: [] };
+  const text = new Set(
+    (
+      await db.all<{ column_name: string }>(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'marts' AND table_name = $1 AND data_type = 'VARCHAR'",
+        [mart],
+      )
+    ).map((column) => column.column_name),
+  );
+  let where = '';
+  const values: (string | null)[] = [];
+  key.forEach((column, at) => {
+    if (!text.has(column)) return;
+    const part = parts[at]!;
+    if (part === '') {
+      where += ` AND "${column}" IS NULL`;
+      return;
+    }
+    values.push(part.replace(/%2F/g, '/').replace(/%25/g, '%'));
+    where += ` AND "${column}" = $${values.length + 1}`;
+  });
+  return { where, values };
 }
 
 /** A reference that names nothing of the database (explainReference tries it again trimmed). */
