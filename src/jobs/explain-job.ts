@@ -133,9 +133,10 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
  * cannot hold them, where the reference, different on every row, is read and compared row by row
  * (a lot match of marts.spot_lot_matches' 39.7M rows on the 10M benchmark history: 0.03 s, against
  * 0.5 s by the reference alone, 4.9 s with its column not yet in memory, on 2026-12-01's database;
- * 0.38 s against 0.50 s warm on 2026-12-02's, whose row groups hold wider ranges of fill ids after
- * nine nights: docs/benchmarks.md). Other key columns (days, months, instants) are left to the
- * reference.
+ * 0.38 s against 0.50 s warm on 2026-12-02's, after nine nights, the difference not understood:
+ * DuckDB keeps only a text column's first 8 characters as a row group's range, and the benchmark's
+ * fill ids all begin 10000000; docs/benchmarks.md). Other key columns (days, months, instants) are
+ * left to the reference.
  */
 async function keyConditions(db: Database, mart: string, reference: string): Promise<{ where: string; values: (string | null)[] }> {
   const key = MARTS_DECLARATIONS.models.find((model) => model.name === mart)?.key ?? [];
