@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishedPath } from '../src/store/publish.ts';
-import { promisify } from 'node:util';
 import { BIN, cronEnvironment, runCli } from './support/cli-process.ts';
 import { buildAll, insertHistory, openModelDb, spotFill } from './support/model-db.ts';
 
