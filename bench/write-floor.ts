@@ -4,7 +4,11 @@
  * first read into an in-memory temp table (not timed), then copied from it into a new database
  * file (`create table … as select * from` the temp table, timed, with its commit). The sum is what
  * any build that keeps these tables spends writing them, whatever its SQL: beside the build's own
- * target it tells whether the target can be met without keeping less. Once timed, each table is
+ * target it tells whether the target can be met without keeping less. The tables are written as
+ * the build writes them: without DuckDB's bitpacking (src/store/storage-settings.ts) and with
+ * preserve_insertion_order off (src/jobs/build-job.ts). (Until 2026-12-02 the floor used DuckDB's
+ * defaults, bitpacking and insertion order kept: the rows measured so were of another write than
+ * the build's.) Once timed, each table is
  * dropped from the new file and the file checkpointed (not timed), so that its blocks hold the next
  * one: the disk needs room for the largest table, not for all of them (the 30M history's tables
  * are ~30 GB). The new file is removed at the end, also when a write fails.
@@ -21,6 +25,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../src/store/database.ts';
+import { SET_WRITE_COMPRESSION } from '../src/store/storage-settings.ts';
 import { removeDatabaseFiles } from './build-data.ts';
 import { measureScript, type MeasuredScript } from './measure-command.ts';
 
@@ -60,6 +65,8 @@ const NOT_MEASURED = 'write floor not measured:';
  */
 export async function measureWriteFloor(db: Database, target: string, maxTableRows = FLOOR_MAX_TABLE_ROWS): Promise<WriteFloorOutput> {
   removeDatabaseFiles(target);
+  await db.run(SET_WRITE_COMPRESSION);
+  await db.run('SET preserve_insertion_order = false');
   await db.run(`attach '${target.replaceAll("'", "''")}' as write_floor`);
   try {
     const tables = await db.all<{ schema_name: string; table_name: string; columns: string }>(

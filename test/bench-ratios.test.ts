@@ -23,6 +23,7 @@ import { runSortBaseline } from '../bench/sort-baseline.ts';
 import { floorFailure, measureWriteFloor } from '../bench/write-floor.ts';
 import { refreshStaging } from '../src/models/build.ts';
 import type { Database } from '../src/store/database.ts';
+import { WRITE_DISABLED_COMPRESSION } from '../src/store/storage-settings.ts';
 import { buildAll, openModelDb, queryRows } from './support/model-db.ts';
 
 const GB = 1024 ** 3;
@@ -157,7 +158,13 @@ describe('the write floor (bench/write-floor.ts)', () => {
       await writeBuildData(db, { spotFills: 2_000, futuresFills: 500, fundingBills: 100 });
       expect((await buildAll(db)).filter((result) => result.status !== 'ok')).toEqual([]);
       const target = path.join(dir, 'floor.duckdb');
+      const before = await queryRows<{ compression: string; ordered: string }>(db, "SELECT current_setting('disabled_compression_methods') AS compression, current_setting('preserve_insertion_order')::VARCHAR AS ordered");
+      expect(before).toEqual([{ compression: '', ordered: 'true' }]);
       const floor = await measureWriteFloor(db, target);
+      // It wrote as the build writes: without bitpacking, insertion order not kept.
+      const during = await queryRows<{ compression: string; ordered: string }>(db, "SELECT current_setting('disabled_compression_methods') AS compression, current_setting('preserve_insertion_order')::VARCHAR AS ordered");
+      // (DuckDB names the method its own way: BitPacking.)
+      expect(during.map((setting) => ({ ...setting, compression: setting.compression.toLowerCase() }))).toEqual([{ compression: WRITE_DISABLED_COMPRESSION, ordered: 'false' }]);
       const expected = await queryRows<{ name: string; rows: string }>(
         db,
         `SELECT schema_name || '.' || table_name AS name, estimated_size AS rows FROM duckdb_tables()

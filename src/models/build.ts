@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DiskFullError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import { SET_WRITE_COMPRESSION } from '../store/storage-settings.ts';
 import { columnDisagreement, commentStatements, type LayerDeclaration } from './declaration.ts';
 import { loadProject, MATERIALIZATION, SQL_DIR, type MacroFile, type Model } from './project.ts';
 import { applyStagingChanges, changesAfter, ensureStateTables, explainedByLog, fingerprints, lastRawChange, loadPending, passOn, pendingOf, pruneChanges, rawInputs, rawRowCount, readState, recordChanges, settingsDigests, writeState } from './incremental.ts';
@@ -96,15 +97,12 @@ export async function buildModels(db: Database, settings: ModelSettings, options
 }
 
 /**
- * Storage settings for the build's tables, undone afterwards (the connection may serve other work).
- * Bitpacking is left out: the models' amounts are HUGEINT units (and DECIMAL(38,x), the same
- * 128-bit integers), and analysing them for bitpacking is most of the time DuckDB 1.5 takes to
- * write such a column (measured: copying int_spot_trades, 1M rows, 3.4 s with it, 1.9 s without);
- * the integer and date columns it would have packed stay as RLE, constant or plain values.
+ * Storage settings for the build's tables (src/store/storage-settings.ts: bitpacking left out),
+ * undone afterwards (the connection may serve other work).
  */
 async function useBuildStorageSettings(db: Database): Promise<() => Promise<void>> {
   const [previous] = await db.all<{ value: string }>("SELECT current_setting('disabled_compression_methods') AS value");
-  await db.run("SET disabled_compression_methods = 'bitpacking'");
+  await db.run(SET_WRITE_COMPRESSION);
   return async () => {
     await db.run(`SET disabled_compression_methods = '${(previous?.value ?? '').replace(/'/g, "''")}'`);
   };

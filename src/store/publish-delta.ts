@@ -6,6 +6,7 @@ import { sqlString } from './comments.ts';
 import { chooseCompaction, type ThinnedTable } from './compaction.ts';
 import { Database } from './database.ts';
 import { quoteIdentifier } from './sql-text.ts';
+import { SET_WRITE_COMPRESSION } from './storage-settings.ts';
 
 /**
  * The incremental publish (docs/plans/incremental-publish.md): brings the standby copy of the
@@ -67,10 +68,10 @@ export async function updateStandby(db: string, standby: string, placements: Rea
   const session = await Database.open(':memory:', { bookkeeping: false });
   try {
     await session.run(`SET temp_directory = ${sqlString(`${db}.tmp`)}`);
-    // As the build writes its tables (src/models/build.ts useBuildStorageSettings): analysing the
-    // 128-bit amounts for bitpacking is most of the time DuckDB takes to write them, here in the
-    // checkpoint that rewrites each changed table's last row groups.
-    await session.run("SET disabled_compression_methods = 'bitpacking'");
+    // As the build writes its tables (src/store/storage-settings.ts): analysing the 128-bit amounts
+    // for bitpacking is most of the time DuckDB takes to write them, here in the checkpoint that
+    // rewrites each changed table's last row groups.
+    await session.run(SET_WRITE_COMPRESSION);
     try {
       // A read lock: nobody opens the database for writing while the standby is brought up to date.
       await session.run(`ATTACH ${sqlString(db)} AS ${SOURCE} (READ_ONLY)`);
