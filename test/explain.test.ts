@@ -89,6 +89,15 @@ describe('exledger explain', () => {
       ['2', '0.500000000000000000', '2000.000000000000'],
     ]);
     expect(lots.totals.find((total) => total.figure === 'realized_pnl')).toMatchObject({ value: '2492.500000000000', total: '2492.500000000000' });
+    // A lot match: the sell fill and the buy fill whose lot it took, each found by its instant too.
+    const match = await runCli(['explain', 'spot_lot_matches/main/fifo/BTCUSDT_SPBL/3/fill/main/2', '--db', db, '--json'], { cwd: dir });
+    expect(match.code, match.stderr).toBe(0);
+    const fills = (JSON.parse(match.stdout) as { explanation: { sources: { model: string; count: number; rows: Record<string, unknown>[] }[] } }).explanation.sources;
+    expect(fills.map((source) => [source.model, source.count])).toEqual([['staging.spot_fills', 2]]);
+    expect(fills[0]!.rows.map((row) => [row.role, row.fill_id, row.side, row.c_time_at])).toEqual([
+      ['lot', '2', 'buy', '2026-01-15 10:00:00+00'],
+      ['sell', '3', 'sell', '2026-02-20 10:00:00+00'],
+    ]);
   });
 
   it('a mart row\'s reference that is not in the database: one error naming the mart and the forms, exit 2', async () => {

@@ -106,14 +106,17 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
   if (row === undefined) throw notFound(reference, `a row of marts.${mart}`);
   const sources: ExplainedSource[] = [];
   for (const query of MART_SOURCES[mart]!) {
+    const { sql, values } = narrowSource(query.sql, mart, reference, narrowed);
+    // The row's instants as constants (SourceQuery.instants); an unknown one matches nothing, as its column would.
+    for (const column of query.instants ?? []) await db.run(`SET VARIABLE explain_${column} = CAST($1 AS TIMESTAMPTZ)`, [row[column] === null || row[column] === undefined ? null : String(row[column])]);
     const summed = query.sums.filter((sum) => sum.column !== 'count');
     const [totals] = await db.all<Record<string, string | null>>(
-      `SELECT count(*) AS n${summed.map((sum, at) => `, CAST(sum(${sum.column}) AS VARCHAR) AS s${at}`).join('')} FROM (${query.sql})`,
-      [reference],
+      `SELECT count(*) AS n${summed.map((sum, at) => `, CAST(sum(${sum.column}) AS VARCHAR) AS s${at}`).join('')} FROM (${sql})`,
+      values,
     );
     const count = Number(totals?.n ?? 0);
     if (count === 0) continue;
-    const rows = await db.all<Row>(`SELECT * FROM (${query.sql}) ORDER BY ${query.orderBy} LIMIT ${SOURCE_ROW_LIMIT}`, [reference]);
+    const rows = await db.all<Row>(`SELECT * FROM (${sql}) ORDER BY ${query.orderBy} LIMIT ${SOURCE_ROW_LIMIT}`, values);
     const value = (figure: string) => (row[figure] === null || row[figure] === undefined ? null : String(row[figure]));
     sources.push({
       title: query.title,
@@ -124,6 +127,18 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
     });
   }
   return { kind: 'mart', reference, mart: `marts.${mart}`, row, sources };
+}
+
+/**
+ * A source query (MART_SOURCES) whose mart row `m` is read as the row itself was found: by the
+ * reference and the key conditions beside it, so that DuckDB skips the row groups they exclude
+ * instead of comparing every row's reference (twice per kind of source: counted, then listed).
+ * The reference alone still decides (`m.reference = $1` stays).
+ */
+export function narrowSource(sql: string, mart: string, reference: string, narrowed: { where: string; values: (string | null)[] }): { sql: string; values: (string | null)[] } {
+  const from = `FROM marts.${mart} AS m`;
+  if (narrowed.where === '' || !sql.includes(from)) return { sql, values: [reference] };
+  return { sql: sql.replaceAll(from, `FROM (SELECT * FROM marts.${mart} WHERE reference = $1${narrowed.where}) AS m`), values: [reference, ...narrowed.values] };
 }
 
 /**
