@@ -199,7 +199,7 @@ async function measureFloor(build: RatioRow, built: string): Promise<RatioRow> {
     what:
       output === undefined
         ? `only writing the tables the build keeps: ${floorFailure(run)}`
-        : `only writing the ${output.tables.length} tables the build keeps (${output.rows.toLocaleString('en-US')} rows) from memory into a new file: no SQL, the writes' time alone (the peak holds a whole table in memory)`,
+        : `only writing the ${output.tables.length} tables the build keeps (${output.rows.toLocaleString('en-US')} rows) from memory into a new file, as the build writes them: no SQL, the writes' time alone (the peak holds a whole table in memory)`,
     measured,
     ...(build.baseline === undefined ? {} : { baseline: build.baseline }),
   };
