@@ -60,7 +60,8 @@ export const FLOOR_MAX_TABLE_ROWS = 50_000_000;
 const NOT_MEASURED = 'write floor not measured:';
 
 /**
- * Writes every model table of the open database `db` into `target` (a new file), timing each write;
+ * Writes every model table of the open database `db` into `target` (a new file), timing each write
+ * with the build's write settings (set on `db`'s connection, and left so: it is the floor's own);
  * refuses (NOT_MEASURED) a database whose largest model table has more than `maxTableRows` rows.
  */
 export async function measureWriteFloor(db: Database, target: string, maxTableRows = FLOOR_MAX_TABLE_ROWS): Promise<WriteFloorOutput> {

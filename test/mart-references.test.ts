@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { explainReference, SOURCE_ROW_LIMIT, type Explanation } from '../src/jobs/explain-job.ts';
-import { narrowSource } from '../src/jobs/explain-job.ts';
+import { explainReference, narrowSource, SOURCE_ROW_LIMIT, type Explanation } from '../src/jobs/explain-job.ts';
 import { MART_SOURCES } from '../src/jobs/mart-sources.ts';
 import MARTS from '../sql/marts/_models.ts';
 import { openDemoLikeDatabase, type DemoLikeDatabase } from './support/demo-like-db.ts';
