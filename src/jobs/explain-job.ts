@@ -104,11 +104,13 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
   const narrowed = await keyConditions(db, mart, reference);
   const [row] = await db.all<Row>(`SELECT * FROM marts.${mart} WHERE reference = $1${narrowed.where}`, [reference, ...narrowed.values]);
   if (row === undefined) throw notFound(reference, `a row of marts.${mart}`);
+  /** A value of the row as text; null where it is unknown. */
+  const value = (column: string) => (row[column] === null || row[column] === undefined ? null : String(row[column]));
   const sources: ExplainedSource[] = [];
   for (const query of MART_SOURCES[mart]!) {
     const { sql, values } = narrowSource(query.sql, mart, reference, narrowed);
     // The row's instants as constants (SourceQuery.instants); an unknown one matches nothing, as its column would.
-    for (const column of query.instants ?? []) await db.run(`SET VARIABLE explain_${column} = CAST($1 AS TIMESTAMPTZ)`, [row[column] === null || row[column] === undefined ? null : String(row[column])]);
+    for (const column of query.instants ?? []) await db.run(`SET VARIABLE explain_${column} = CAST($1 AS TIMESTAMPTZ)`, [value(column)]);
     const summed = query.sums.filter((sum) => sum.column !== 'count');
     const [totals] = await db.all<Record<string, string | null>>(
       `SELECT count(*) AS n${summed.map((sum, at) => `, CAST(sum(${sum.column}) AS VARCHAR) AS s${at}`).join('')} FROM (${sql})`,
@@ -117,7 +119,6 @@ async function explainMartRow(db: Database, mart: string, reference: string): Pr
     const count = Number(totals?.n ?? 0);
     if (count === 0) continue;
     const rows = await db.all<Row>(`SELECT * FROM (${sql}) ORDER BY ${query.orderBy} LIMIT ${SOURCE_ROW_LIMIT}`, values);
-    const value = (figure: string) => (row[figure] === null || row[figure] === undefined ? null : String(row[figure]));
     sources.push({
       title: query.title,
       model: query.model,
